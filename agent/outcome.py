@@ -1,0 +1,134 @@
+"""The outcome of one question, as data: what the API returns, what the trace records.
+
+A refusal is a valid outcome, not an error: ``status`` says which of the three it is.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Status = Literal["answered", "insufficient_evidence", "conflicting_evidence"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class SeedHit(_Frozen):
+    """A recall hit that lies inside an evidence window."""
+
+    start: int
+    end: int
+    kind: str
+    score: float
+
+
+class GrowthStep(_Frozen):
+    """One move that grew a window: where it went, what it took in, and the score around it."""
+
+    move: str = Field(description="left | right | anchor | parent | merge")
+    unit_kind: str
+    reason: str
+    start: int
+    end: int
+    score_before: float
+    score_after: float
+
+
+class Evidence(_Frozen):
+    """A window of reading material: ``text == document_text[start:end]`` of ``doc_id@version``."""
+
+    evidence_id: str
+    doc_id: str
+    version: str
+    title: str
+    section: list[str]
+    start: int
+    end: int
+    text: str
+    seeds: list[SeedHit] = []
+    steps: list[GrowthStep] = []
+
+
+class Citation(_Frozen):
+    """Where one answer sentence comes from, to the character."""
+
+    n: int
+    evidence_id: str
+    doc_id: str
+    version: str
+    section: list[str]
+    start: int
+    end: int
+    quote: str
+
+
+class Answer(_Frozen):
+    """An extractive answer: sentences from the evidence, in document order, each cited."""
+
+    text: str
+    citations: list[Citation]
+
+
+class Missing(_Frozen):
+    """A typed missing piece, with the detail a caller can show or search for."""
+
+    kind: str
+    detail: str
+    value: str | None = None
+    doc_id: str | None = None
+    version: str | None = None
+    start: int | None = None
+    end: int | None = None
+
+
+class ConflictSide(_Frozen):
+    value: str
+    citation: Citation
+
+
+class Conflict(_Frozen):
+    """Two sources on one slot, the verdict, and who decided it."""
+
+    slot: str
+    values: list[ConflictSide]
+    verdict: Literal["conflict", "compatible", "superseded"]
+    adjudicator: Literal["llm", "rules"]
+    reason: str
+    scope: str | None = None
+
+
+class Signals(_Frozen):
+    """The scores that decided the outcome."""
+
+    relevance: float
+    bm25: float
+    coverage: float
+    slot_coverage: float
+    boundary: float
+    score: float
+    recalls: int
+    slides: int
+    llm_calls: int = 0
+
+
+class TraceRef(_Frozen):
+    id: str
+    hash: str
+
+
+class Outcome(_Frozen):
+    """The answer to one question: answered, insufficient_evidence or conflicting_evidence."""
+
+    run_id: str
+    status: Status
+    question: str
+    answer: Answer | None = None
+    evidence: list[Evidence] = []
+    missing: list[Missing] = []
+    conflicts: list[Conflict] = []
+    signals: Signals
+    trace: TraceRef | None = None
+    latency_ms: float = 0.0

@@ -1,0 +1,88 @@
+"""Typed values the policies exchange: slots, missing pieces, conflict candidates and verdicts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+SlotKind = Literal["model", "amount", "duration", "date", "percentage", "clause", "quoted", "phrase", "count"]
+
+MissingKind = Literal[
+    "uncovered_slot",
+    "missing_scope",
+    "truncated_unit",
+    "orphan_row",
+    "orphan_item",
+    "unresolved_reference",
+    "no_relevant_evidence",
+    "budget_exhausted",
+    "conflict",
+    "access_restricted",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """Something the question names that the evidence must contain.
+
+    ``value`` is the surface form in the question; ``norm`` is the normalised form used to
+    match it (NFKC, lower case, no spaces); ``alternatives`` are other normalised forms that
+    also count (e.g. "3年" and "三年").
+    """
+
+    kind: SlotKind
+    value: str
+    norm: str
+    alternatives: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class MissingPiece:
+    """A typed gap in the evidence, with the detail a caller can show or search for."""
+
+    kind: MissingKind
+    detail: str
+    value: str | None = None
+    doc_id: str | None = None
+    version: str | None = None
+    start: int | None = None
+    end: int | None = None
+
+
+VerdictKind = Literal["conflict", "compatible", "superseded"]
+
+
+@dataclass(frozen=True, slots=True)
+class ValueMention:
+    """A value for a slot as one evidence window states it, with its exact place."""
+
+    evidence_id: str
+    doc_id: str
+    version: str
+    value: str
+    norm: str
+    start: int
+    end: int
+    quote: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConflictCandidate:
+    """Two windows that give different values for the same slot of the question."""
+
+    slot: str
+    kind: str
+    left: ValueMention
+    right: ValueMention
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """How one candidate was judged, by whom, and on which quotes."""
+
+    candidate: ConflictCandidate
+    verdict: VerdictKind
+    adjudicator: Literal["llm", "rules"]
+    reason: str
+    scope: str | None = None
+    quotes: tuple[str, ...] = ()

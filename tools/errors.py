@@ -1,0 +1,68 @@
+"""Every exception evidence-loop raises on purpose, in one tree.
+
+    EvidenceLoopError                 base: anything the user can act on
+    ├── InputError                    bad input; nothing was written
+    │   ├── MalformedRecordError      a corpus.jsonl / questions.jsonl line is not valid (file, line)
+    │   ├── UnsupportedFormatError    a file type or document format we do not parse
+    │   ├── DecodeError               bytes that are not UTF-8
+    │   ├── DocumentTooLargeError     over the configured size limit
+    │   └── VersionClashError         same doc_id and version, different text, without --replace
+    ├── NotFoundError                 an unknown document, version, run id or trace
+    ├── IndexStateError               the index folder is missing, corrupt or from another schema
+    ├── TraceError                    a trace that cannot be read or does not verify
+    └── LLMError                      the conflict adjudicator's model failed after retries
+
+"Insufficient evidence" and "conflicting evidence" are outcomes, never exceptions.
+"""
+
+from __future__ import annotations
+
+
+class EvidenceLoopError(Exception):
+    """Base of every error evidence-loop raises on purpose."""
+
+
+class InputError(EvidenceLoopError):
+    """Bad input; nothing was written."""
+
+
+class MalformedRecordError(InputError):
+    """A JSON Lines record that cannot be used; names the file and the line."""
+
+    def __init__(self, path: str, line: int, reason: str) -> None:
+        super().__init__(f"{path}:{line}: {reason}")
+        self.path = path
+        self.line = line
+        self.reason = reason
+
+
+class UnsupportedFormatError(InputError):
+    """A file type or document format that evidence-loop does not parse."""
+
+
+class DecodeError(InputError):
+    """Bytes that are not valid UTF-8."""
+
+
+class DocumentTooLargeError(InputError):
+    """A document over the configured size limit."""
+
+
+class VersionClashError(InputError):
+    """The same doc_id and version with different text, without replace."""
+
+
+class NotFoundError(EvidenceLoopError):
+    """An unknown document, version, run id or trace."""
+
+
+class IndexStateError(EvidenceLoopError):
+    """The index folder is missing, corrupt, or written by another schema version."""
+
+
+class TraceError(EvidenceLoopError):
+    """A trace that cannot be read, or whose hash chain does not verify."""
+
+
+class LLMError(EvidenceLoopError):
+    """The conflict adjudicator's model failed after its retries."""

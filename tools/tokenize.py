@@ -1,0 +1,75 @@
+"""Bilingual tokenization for BM25: Chinese segmented into words, English lower-cased and stemmed.
+
+Text is NFKC-normalised and lower-cased, then cut into runs: runs of CJK characters go to the
+jieba segmenter (rjieba), other runs are split into words; English stop words are dropped and the
+rest Snowball-stemmed. Mixed text ("X200 保修几年") is handled run by run.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+import rjieba
+import Stemmer
+
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_RUN_RE = re.compile(rf"[{_CJK}]+|[^\W_]+(?:[.\-][^\W_]+)*")
+_CJK_RUN_RE = re.compile(rf"[{_CJK}]+")
+_WORD_RE = re.compile(r"[^\W_]+")
+
+STOPWORDS_EN: frozenset[str] = frozenset(
+    "a an and are as at be but by for from has have how i if in into is it its me my of on or our so "
+    "that the their then there these they this to was we were what when where which who why will with "
+    "you your do does did can could should would".split()
+)
+STOPWORDS_ZH: frozenset[str] = frozenset(
+    "的 了 吗 呢 吧 啊 是 在 和 与 及 或 我 你 您 他 她 它 我们 你们 这 那 这个 那个 怎么 怎样 如何 什么 "
+    "哪些 哪个 为什么 是否 可以 能 能否 会 要 需要 请问 一下 有 没有 吗 么 呀 嘛 就 都 也 还 把 被 对 从".split()
+)
+
+_STEMMER = Stemmer.Stemmer("english")
+
+
+def normalize(text: str) -> str:
+    """NFKC and lower case: the form every comparison in the project uses."""
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    return str(_STEMMER.stemWord(word))
+
+
+def _cut_cjk(run: str) -> list[str]:
+    return [w for w in rjieba.cut(run) if w.strip()]
+
+
+def words(text: str) -> list[str]:
+    """Surface words in order: CJK words from segmentation, other words as written (normalised)."""
+    out: list[str] = []
+    for match in _RUN_RE.finditer(normalize(text)):
+        run = match.group()
+        if _CJK_RUN_RE.fullmatch(run):
+            out.extend(_cut_cjk(run))
+        else:
+            out.extend(_WORD_RE.findall(run))
+    return out
+
+
+def is_cjk(word: str) -> bool:
+    """True when the word is made of CJK characters only."""
+    return bool(_CJK_RUN_RE.fullmatch(word))
+
+
+def index_tokens(text: str) -> list[str]:
+    """Tokens for BM25: stop words dropped, English stemmed, Chinese words kept as segmented."""
+    out: list[str] = []
+    for word in words(text):
+        if is_cjk(word):
+            if word not in STOPWORDS_ZH:
+                out.append(word)
+        elif word not in STOPWORDS_EN:
+            out.append(_stem(word))
+    return out
