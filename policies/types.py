@@ -64,6 +64,8 @@ class ValueMention:
     start: int
     end: int
     quote: str
+    context_start: int | None = None  # the sentence that states the value (absolute offsets)
+    context_end: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,3 +88,4 @@ class Verdict:
     reason: str
     scope: str | None = None
     quotes: tuple[str, ...] = ()
+    superseded_by: str | None = None  # evidence_id of the side that wins a "superseded" verdict

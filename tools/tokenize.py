@@ -3,6 +3,10 @@
 Text is NFKC-normalised and lower-cased, then cut into runs: runs of CJK characters go to the
 jieba segmenter (rjieba), other runs are split into words; English stop words are dropped and the
 rest Snowball-stemmed. Mixed text ("X200 保修几年") is handled run by run.
+
+Two token lists come out of it: :func:`index_tokens` (words only, for term coverage) and
+:func:`recall_tokens` (words plus CJK character bigrams, for BM25 recall), because the segmenter
+may cut the same phrase differently in a question and in a document ("保修期" vs "保修 期").
 """
 
 from __future__ import annotations
@@ -15,9 +19,9 @@ import rjieba
 import Stemmer
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_RUN_RE = re.compile(rf"[{_CJK}]+|[^\W_]+(?:[.\-][^\W_]+)*")
+_RUN_RE = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+(?:[.\-][^\W_{_CJK}]+)*")
 _CJK_RUN_RE = re.compile(rf"[{_CJK}]+")
-_WORD_RE = re.compile(r"[^\W_]+")
+_WORD_RE = re.compile(rf"[^\W_{_CJK}]+")
 
 STOPWORDS_EN: frozenset[str] = frozenset(
     "a an and are as at be but by for from has have how i if in into is it its me my of on or our so "
@@ -25,8 +29,9 @@ STOPWORDS_EN: frozenset[str] = frozenset(
     "you your do does did can could should would".split()
 )
 STOPWORDS_ZH: frozenset[str] = frozenset(
-    "的 了 吗 呢 吧 啊 是 在 和 与 及 或 我 你 您 他 她 它 我们 你们 这 那 这个 那个 怎么 怎样 如何 什么 "
-    "哪些 哪个 为什么 是否 可以 能 能否 会 要 需要 请问 一下 有 没有 吗 么 呀 嘛 就 都 也 还 把 被 对 从".split()
+    "的 了 吗 呢 吧 啊 是 在 和 与 及 或 我 你 您 他 她 它 我们 你们 这 那 这个 那个 "
+    "怎么 怎样 如何 什么 哪些 哪个 为什么 是否 可以 能 能否 会 要 需要 请问 一下 "
+    "有 没有 么 呀 嘛 就 都 也 还 把 被 对 从".split()
 )
 
 _STEMMER = Stemmer.Stemmer("english")
@@ -73,3 +78,21 @@ def index_tokens(text: str) -> list[str]:
         elif word not in STOPWORDS_EN:
             out.append(_stem(word))
     return out
+
+
+def cjk_bigrams(text: str) -> list[str]:
+    """Overlapping character pairs of every CJK run; a one-character run is kept as that character."""
+    out: list[str] = []
+    for run in _CJK_RUN_RE.findall(normalize(text)):
+        out.extend([run[i : i + 2] for i in range(len(run) - 1)] or [run])
+    return out
+
+
+def recall_tokens(text: str) -> list[str]:
+    """Tokens for BM25 recall: :func:`index_tokens` followed by :func:`cjk_bigrams`.
+
+    The bigrams let a query match a document whose words the segmenter cut differently; a
+    two-character word also appears as its own bigram, which doubles its weight on purpose
+    (whole words are the stronger evidence).
+    """
+    return index_tokens(text) + cjk_bigrams(text)

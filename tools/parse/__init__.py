@@ -1,24 +1,41 @@
 """Document parsing into a section tree and units with exact offsets.
 
-PLACEHOLDER: one unit per non-empty line, one root section. Replaced by the real parser.
+``parse_document`` is the one entry point. A format reader turns the text into blocks
+(``plain.py``, ``markdown.py``, ``html.py``; sentences come from ``sentences.py``), the section
+tree is built from the heading blocks (``sections.py``), and the blocks are numbered into units
+with their links (``assemble.py``). For every unit ``doc.text[u.start:u.end] == u.text``; for text
+and Markdown the units cover every non-whitespace character exactly once, for HTML every
+non-whitespace character of the visible text.
 """
 
 from __future__ import annotations
 
-from tools.types import DocumentInput, ParsedDocument, Section, Unit
+from collections.abc import Callable
+
+from tools.errors import UnsupportedFormatError
+from tools.parse.assemble import assemble_units
+from tools.parse.blocks import Block
+from tools.parse.html import scan_html
+from tools.parse.markdown import scan_markdown
+from tools.parse.plain import scan_plain
+from tools.parse.sections import build_sections
+from tools.types import DocumentInput, ParsedDocument
+
+_READERS: dict[str, Callable[[str], list[Block]]] = {
+    "text": scan_plain,
+    "markdown": scan_markdown,
+    "html": scan_html,
+}
+
+__all__ = ["parse_document"]
 
 
 def parse_document(doc: DocumentInput) -> ParsedDocument:
     """Split a document into sections and units; ``text[u.start:u.end] == u.text`` for every unit."""
-    text = doc.text
-    units: list[Unit] = []
-    pos = 0
-    for line in text.splitlines(keepends=True):
-        stripped = line.strip()
-        if stripped:
-            start = pos + line.index(stripped)
-            end = start + len(stripped)
-            units.append(Unit(doc.doc_id, doc.version, len(units), "sentence", 0, start, end, text[start:end]))
-        pos += len(line)
-    root = Section(0, None, 0, doc.title, 0, len(text), ())
-    return ParsedDocument(doc.doc_id, doc.version, doc.title, doc.format, text, (root,), tuple(units))
+    reader = _READERS.get(doc.format)
+    if reader is None:
+        raise UnsupportedFormatError(f"unknown document format {doc.format!r} for {doc.doc_id!r}")
+    blocks = [block for block in reader(doc.text) if block.spans]
+    sections, block_sections = build_sections(doc.text, doc.title, blocks)
+    units = assemble_units(doc, blocks, block_sections)
+    return ParsedDocument(doc.doc_id, doc.version, doc.title, doc.format, doc.text, sections, units)

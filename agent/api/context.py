@@ -1,0 +1,106 @@
+"""What every endpoint shares: the service it fronts, the keys, the limits; and the caller dependency."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, Protocol, TypeVar
+
+import anyio
+import anyio.to_thread
+from fastapi import Depends
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from agent.api.auth import LOCAL, Caller, Keyring, Scope
+from agent.api.limits import Limits
+from agent.api.problems import ApiProblem
+from agent.outcome import Outcome
+from agent.replay import ReplayReport
+from tools.snapshot import Snapshot
+from tools.store import DocumentInfo, IngestReport
+from tools.types import DocumentInput
+from traces import Trace, VerifyResult
+
+T = TypeVar("T")
+
+
+class Backend(Protocol):
+    """What the API needs from :class:`agent.service.Service` (tests may hand in the real one only)."""
+
+    def ask(self, question: str, groups: Collection[str] = ..., *, caller: str | None = ...) -> Outcome: ...
+    def ingest(self, docs: Iterable[DocumentInput], *, replace: bool = ...) -> IngestReport: ...
+    def delete(self, doc_id: str) -> None: ...
+    def documents(self) -> Sequence[DocumentInfo]: ...
+    def snapshot(self) -> Snapshot: ...
+    def trace(self, run_id: str) -> Trace: ...
+    def verify(self, run_id: str) -> VerifyResult: ...
+    def replay(self, run_id: str) -> ReplayReport: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ApiContext:
+    """One app's service, keys (None: unauthenticated local mode) and limits.
+
+    ``write_lock`` makes an ingest's access check and its write one step, so no other write of the
+    same process lands between them.
+    """
+
+    service: Backend
+    keyring: Keyring | None
+    limits: Limits
+    ask_slots: anyio.CapacityLimiter
+    write_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    async def in_thread(self, work: Callable[[], T], *, timeout_s: float | None = None) -> T:
+        """Run blocking work in a worker thread; past ``timeout_s`` answer 504 and abandon it.
+
+        Python cannot stop a thread: an abandoned question finishes in the background and is dropped.
+        """
+        if timeout_s is None:
+            return await anyio.to_thread.run_sync(work)
+        try:
+            with anyio.fail_after(timeout_s):
+                return await anyio.to_thread.run_sync(work, abandon_on_cancel=True, limiter=self.ask_slots)
+        except TimeoutError:
+            raise ApiProblem(
+                504, "timeout", "Request timed out", f"no result within {timeout_s:g} s; try again later"
+            ) from None
+
+
+def caller_dependency(ctx: ApiContext) -> Callable[..., Caller]:
+    """The dependency that turns ``Authorization: Bearer <key>`` into a :class:`Caller` (or a 401)."""
+    bearer = HTTPBearer(auto_error=False, description="an API key created with `evloop keys add`")
+
+    def caller(credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> Caller:
+        if ctx.keyring is None:
+            return LOCAL
+        if credentials is None:
+            raise _unauthenticated("send the API key as `Authorization: Bearer <key>`")
+        found = ctx.keyring.authenticate(credentials.credentials)
+        if found is None:
+            raise _unauthenticated("the API key is not valid")
+        return found
+
+    return caller
+
+
+def require(ctx: ApiContext, *scopes: Scope) -> Callable[..., Caller]:
+    """A dependency for a caller holding at least one of ``scopes`` (403 otherwise)."""
+    authenticated = caller_dependency(ctx)
+
+    def scoped(caller: Annotated[Caller, Depends(authenticated)]) -> Caller:
+        if not any(caller.has(scope) for scope in scopes):
+            raise ApiProblem(
+                403,
+                "missing-scope",
+                "Missing scope",
+                f"this key lacks the scope {' or '.join(repr(s) for s in scopes)}",
+            )
+        return caller
+
+    return scoped
+
+
+def _unauthenticated(detail: str) -> ApiProblem:
+    return ApiProblem(401, "unauthenticated", "Unauthenticated", detail, headers={"WWW-Authenticate": "Bearer"})

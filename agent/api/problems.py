@@ -1,0 +1,161 @@
+"""Every 4xx and 5xx as ``application/problem+json`` (RFC 9457): type, title, status, detail.
+
+``type`` is ``about:blank`` for plain HTTP errors (the title is then the status phrase) and
+``urn:evloop:problem:<slug>`` for ours. A 500 says nothing about its cause: the traceback goes to
+the server log, never to the caller.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from http import HTTPStatus
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from tools.errors import (
+    DecodeError,
+    DocumentTooLargeError,
+    EvidenceLoopError,
+    IndexStateError,
+    LLMError,
+    MalformedRecordError,
+    NotFoundError,
+    TraceError,
+    UnsupportedFormatError,
+    VersionClashError,
+)
+
+PROBLEM_JSON = "application/problem+json"
+log = logging.getLogger("evloop.api")
+
+# Most specific first: (class, status, slug, title).
+_ERRORS: tuple[tuple[type[EvidenceLoopError], int, str, str], ...] = (
+    (MalformedRecordError, 400, "malformed-record", "Malformed document record"),
+    (UnsupportedFormatError, 415, "unsupported-format", "Unsupported document format"),
+    (DecodeError, 400, "not-utf8", "Document is not UTF-8"),
+    (DocumentTooLargeError, 413, "document-too-large", "Document too large"),
+    (VersionClashError, 409, "version-clash", "Version already stored with other text"),
+    (NotFoundError, 404, "not-found", "Not found"),
+    (IndexStateError, 503, "index-unavailable", "Index unavailable"),
+    (TraceError, 409, "trace-unreadable", "Trace cannot be read"),
+    (LLMError, 502, "adjudicator-failed", "Conflict adjudicator failed"),
+    (EvidenceLoopError, 400, "bad-input", "Bad input"),
+)
+# Messages of these name server paths and operator commands: the log gets them, the caller does not.
+_OPERATOR_ONLY: tuple[type[EvidenceLoopError], ...] = (IndexStateError, LLMError)
+
+
+class Problem(BaseModel):
+    """An RFC 9457 problem document; ``errors`` lists validation failures when there are several."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str = "about:blank"
+    title: str
+    status: int
+    detail: str
+    errors: list[dict[str, object]] | None = None
+
+
+class ApiProblem(Exception):
+    """Raised by the endpoints for a problem of our own: ``slug`` names it, ``detail`` explains it."""
+
+    def __init__(
+        self, status: int, slug: str, title: str, detail: str, headers: Mapping[str, str] | None = None
+    ) -> None:
+        super().__init__(detail)
+        self.status, self.slug, self.title, self.detail = status, slug, title, detail
+        self.headers = dict(headers or {})
+
+
+def problem_response(
+    status: int,
+    detail: str,
+    *,
+    slug: str | None = None,
+    title: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    errors: list[dict[str, object]] | None = None,
+) -> JSONResponse:
+    """A problem+json response; without a slug, ``about:blank`` with the status phrase as title."""
+    body: dict[str, object] = {
+        "type": f"urn:evloop:problem:{slug}" if slug else "about:blank",
+        "title": title or _phrase(status),
+        "status": status,
+        "detail": detail,
+    }
+    if errors is not None:
+        body["errors"] = errors
+    return JSONResponse(body, status_code=status, headers=dict(headers or {}), media_type=PROBLEM_JSON)
+
+
+def _phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "Error"
+
+
+def _validation_errors(exc: RequestValidationError) -> list[dict[str, object]]:
+    """Where and what, without echoing the input back (it may be large, or another document's text)."""
+    return [
+        {"loc": [str(part) for part in err.get("loc", ())], "msg": str(err.get("msg", "")), "type": err["type"]}
+        for err in exc.errors()
+    ]
+
+
+async def _on_http(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    detail = exc.detail if isinstance(exc.detail, str) else _phrase(exc.status_code)
+    return problem_response(exc.status_code, detail, headers=exc.headers)
+
+
+async def _on_validation(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    errors = _validation_errors(exc)
+    first = errors[0] if errors else {"loc": [], "msg": "invalid request"}
+    where = ".".join(str(p) for p in first["loc"])  # type: ignore[attr-defined]
+    detail = f"{where}: {first['msg']}" if where else str(first["msg"])
+    return problem_response(422, detail, slug="invalid-request", title="Invalid request", errors=errors)
+
+
+async def _on_api_problem(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ApiProblem)
+    return problem_response(exc.status, exc.detail, slug=exc.slug, title=exc.title, headers=exc.headers)
+
+
+async def _on_project_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, EvidenceLoopError)
+    status, slug, title = next((s, g, t) for cls, s, g, t in _ERRORS if isinstance(exc, cls))
+    if isinstance(exc, _OPERATOR_ONLY):
+        log.error("%s on %s %s: %s", type(exc).__name__, request.method, request.url.path, exc)
+        detail = f"{title.lower()}; the server log has the details"
+    else:
+        detail = " ".join(str(exc).split()) or title
+    return problem_response(status, detail, slug=slug, title=title)
+
+
+async def _on_crash(request: Request, exc: Exception) -> JSONResponse:
+    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    return problem_response(500, "the server failed to handle this request; it has been logged", slug="internal")
+
+
+def install(app: FastAPI) -> None:
+    """Register the problem+json handlers on ``app``."""
+    app.add_exception_handler(StarletteHTTPException, _on_http)
+    app.add_exception_handler(RequestValidationError, _on_validation)
+    app.add_exception_handler(ApiProblem, _on_api_problem)
+    app.add_exception_handler(EvidenceLoopError, _on_project_error)
+    app.add_exception_handler(Exception, _on_crash)
+
+
+# The shared OpenAPI description of every error response.
+PROBLEM_RESPONSES: dict[int | str, dict[str, object]] = {
+    "4XX": {"model": Problem, "description": "Client error", "content": {PROBLEM_JSON: {}}},
+    "5XX": {"model": Problem, "description": "Server error", "content": {PROBLEM_JSON: {}}},
+}

@@ -1,0 +1,94 @@
+"""POST /v1/ask, and the probes GET /healthz and GET /readyz."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Annotated
+
+from fastapi import APIRouter, Depends
+
+from agent.api.auth import Caller, GroupsNotGranted, narrow
+from agent.api.context import ApiContext, require
+from agent.api.problems import PROBLEM_RESPONSES, ApiProblem
+from agent.api.schemas import AskOptions, AskRequest, Health, Ready
+from agent.outcome import Outcome
+from tools.errors import EvidenceLoopError
+
+READY_PROBE = "ready"
+
+
+def ask_router(ctx: ApiContext) -> APIRouter:
+    """The question endpoint: every outcome, refusals included, is a 200."""
+    router = APIRouter(tags=["ask"], responses=PROBLEM_RESPONSES)
+    asker = require(ctx, "ask")
+
+    @router.post("/v1/ask", response_model=Outcome, summary="Answer a question from the knowledge base")
+    async def ask(body: AskRequest, caller: Annotated[Caller, Depends(asker)]) -> Outcome:
+        """Answered, insufficient_evidence or conflicting_evidence, all with HTTP 200 and a ``run_id``.
+
+        The caller's key bounds the groups the question is read with; ``groups`` may only narrow them.
+        """
+        if len(body.question) > ctx.limits.question_chars:
+            raise ApiProblem(
+                422,
+                "question-too-long",
+                "Question too long",
+                f"the question has {len(body.question)} characters; the limit is {ctx.limits.question_chars}",
+            )
+        groups = reading_groups(caller, body.groups)
+        timeout = min(body.options.timeout_s or ctx.limits.timeout_s, ctx.limits.timeout_s)
+        work = partial(ctx.service.ask, body.question, groups, caller=caller.name)
+        outcome = await ctx.in_thread(work, timeout_s=timeout)
+        return shaped(outcome, body.options)
+
+    return router
+
+
+def reading_groups(caller: Caller, requested: list[str] | None) -> tuple[str, ...]:
+    """The groups to read with, or 403 when the request names one the key does not hold."""
+    try:
+        return narrow(caller, requested)
+    except GroupsNotGranted as exc:
+        raise ApiProblem(
+            403,
+            "groups-not-granted",
+            "Groups not granted",
+            f"this key does not hold the groups: {', '.join(exc.extra)}; a request may only narrow its key's groups",
+        ) from None
+
+
+def shaped(outcome: Outcome, options: AskOptions) -> Outcome:
+    """The outcome with the parts the caller asked to leave out removed."""
+    if not options.include_evidence:
+        return outcome.model_copy(update={"evidence": []})
+    if not options.include_steps:
+        evidence = [e.model_copy(update={"steps": []}) for e in outcome.evidence]
+        return outcome.model_copy(update={"evidence": evidence})
+    return outcome
+
+
+def probe_router(ctx: ApiContext) -> APIRouter:
+    """Liveness and readiness, unauthenticated so that an orchestrator can call them."""
+    router = APIRouter(tags=["probes"], responses=PROBLEM_RESPONSES)
+
+    @router.get("/healthz", response_model=Health, summary="The process is up")
+    async def healthz() -> Health:
+        return Health()
+
+    @router.get("/readyz", response_model=Ready, summary="The index is loaded and readable")
+    async def readyz() -> Ready:
+        """503 problem while the index cannot be opened or searched."""
+        return await ctx.in_thread(partial(_readiness, ctx))
+
+    return router
+
+
+def _readiness(ctx: ApiContext) -> Ready:
+    try:
+        snapshot = ctx.service.snapshot()
+        snapshot.search(READY_PROBE, 1)
+    except EvidenceLoopError:
+        raise
+    except Exception as exc:  # an unreadable database or index file: not ready, whatever the cause
+        raise ApiProblem(503, "index-unavailable", "Index unavailable", "the index cannot be read") from exc
+    return Ready(generation=snapshot.generation, documents=len(snapshot.current_versions()))

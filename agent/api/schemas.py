@@ -1,0 +1,137 @@
+"""Request and response bodies of the HTTP API (unknown fields are rejected everywhere).
+
+Answers are :class:`agent.outcome.Outcome` itself and traces are the ``traces`` records, so the
+OpenAPI document describes the real types rather than copies that could drift.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tools.types import DocFormat, DocumentInput
+from traces.schema import TraceEvent, TraceFooter, TraceHeader
+
+GROUP_NAME = r"^[^\s,]{1,64}$"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AskOptions(_Strict):
+    """How much of the outcome to send back, and how long to wait for it."""
+
+    include_evidence: bool = Field(True, description="false: leave out the evidence windows")
+    include_steps: bool = Field(True, description="false: leave out how each window grew")
+    timeout_s: float | None = Field(
+        None, gt=0, le=3600, description="give up sooner than the server's own request timeout"
+    )
+
+
+class AskRequest(_Strict):
+    """A question, optionally narrowed to some of the key's groups."""
+
+    question: str = Field(min_length=1, description="the user's question; the server bounds its length")
+    groups: list[str] | None = Field(
+        None,
+        max_length=64,
+        description="read only with these groups (a subset of the key's); default: all of the key's",
+    )
+    options: AskOptions = AskOptions()
+
+
+class DocumentIn(_Strict):
+    """One document in the corpus.jsonl shape (FORMAT.md)."""
+
+    doc_id: str = Field(min_length=1, max_length=512, pattern=r"\S")
+    text: str
+    title: str = ""
+    version: str = Field("1", min_length=1, max_length=128)
+    format: DocFormat = "text"
+    acl: list[str] = Field([], description="groups allowed to read it; empty: everyone")
+    metadata: dict[str, Any] = {}
+
+    def to_input(self) -> DocumentInput:
+        return DocumentInput(
+            doc_id=self.doc_id,
+            text=self.text,
+            version=self.version,
+            title=self.title,
+            format=self.format,
+            acl=tuple(dict.fromkeys(self.acl)),
+            metadata=self.metadata,
+        )
+
+
+class DocumentBatch(_Strict):
+    """A batch, written all or nothing."""
+
+    documents: list[DocumentIn] = Field(min_length=1)
+
+
+class IngestOut(_Strict):
+    """What one ingest did (see ``tools.store.IngestReport``)."""
+
+    documents: int = Field(description="documents added or updated")
+    versions_added: int
+    unchanged: int
+    skipped: list[tuple[str, str]] = Field(description="(doc_id, reason) of documents passed over")
+    units: int
+    seconds: float
+    generation: int
+
+
+class DocumentOut(_Strict):
+    doc_id: str
+    title: str
+    current_version: str
+    versions: list[str]
+    units: int
+    acl: list[str]
+
+
+class DocumentList(_Strict):
+    documents: list[DocumentOut]
+
+
+class TraceOut(_Strict):
+    """A run's trace as recorded: header, hash-chained events, and the footer once it finished."""
+
+    header: TraceHeader
+    events: list[TraceEvent]
+    footer: TraceFooter | None
+    complete: bool
+    torn: bool
+    damage: str | None
+
+
+class VerifyOut(_Strict):
+    """Whether the trace's hash chain holds (``first_bad_seq`` -1: the header)."""
+
+    run_id: str
+    ok: bool
+    complete: bool
+    first_bad_seq: int | None
+    reason: str
+    events: int
+    final_hash: str | None
+
+
+class ReplayOut(_Strict):
+    """A replay re-runs the loop with the recorded LLM replies, pinned to the recorded versions."""
+
+    run_id: str
+    identical: bool
+    divergence: str | None
+
+
+class Health(_Strict):
+    status: Literal["ok"] = "ok"
+
+
+class Ready(_Strict):
+    status: Literal["ready"] = "ready"
+    generation: int
+    documents: int

@@ -1,0 +1,103 @@
+"""Turning selected windows, missing pieces and conflicts into the Outcome the API returns.
+
+Every evidence text and every quote is cut from the document text by its offsets here, so
+``text == document_text[start:end]`` holds by construction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agent.outcome import Answer, Citation, Evidence, GrowthStep, Missing, SeedHit
+from policies.selection import Checked
+from policies.types import MissingPiece
+from tools.types import Unit
+from tools.windows import runs
+
+
+def evidence_items(items: Sequence[Checked]) -> list[Evidence]:
+    """One Evidence per contiguous run of each window; seeds and steps go with the run holding them."""
+    out: list[Evidence] = []
+    for item in items:
+        doc, window = item.doc, item.window
+        for first, last in runs(window):
+            start, end = doc.units[first].start, doc.units[last].end
+            seeds = [
+                SeedHit(start=h.unit.start, end=h.unit.end, kind=h.unit.kind, score=round(h.score, 6))
+                for h in window.seeds
+                if first <= h.unit.ordinal <= last
+            ]
+            steps = [
+                GrowthStep(
+                    move=s.move,
+                    unit_kind=s.unit_kind,
+                    reason=s.reason,
+                    start=doc.units[min(s.ordinals)].start,
+                    end=doc.units[max(s.ordinals)].end,
+                    score_before=s.score_before,
+                    score_after=s.score_after,
+                )
+                for s in window.steps
+                if first <= min(s.ordinals) and max(s.ordinals) <= last
+            ]
+            out.append(
+                Evidence(
+                    evidence_id=f"e{len(out) + 1}",
+                    doc_id=window.doc_id,
+                    version=window.version,
+                    title=doc.title,
+                    section=list(doc.sections[doc.units[first].section_id].path),
+                    start=start,
+                    end=end,
+                    text=doc.text[start:end],
+                    seeds=seeds,
+                    steps=steps,
+                )
+            )
+    return out
+
+
+def cite(unit: Unit, evidence: Sequence[Evidence], n: int, text: str) -> Citation:
+    """The citation of one answer unit, pointing at the evidence item that holds it."""
+    holder = next(
+        e
+        for e in evidence
+        if e.doc_id == unit.doc_id
+        and e.version == unit.version
+        and e.start <= unit.start
+        and unit.end <= e.end
+    )
+    return Citation(
+        n=n,
+        evidence_id=holder.evidence_id,
+        doc_id=unit.doc_id,
+        version=unit.version,
+        section=holder.section,
+        start=unit.start,
+        end=unit.end,
+        quote=text[unit.start : unit.end],
+    )
+
+
+def answer(
+    units: Sequence[tuple[int, Unit]], items: Sequence[Checked], evidence: Sequence[Evidence]
+) -> Answer:
+    """The extractive answer: the chosen units' text, each cited."""
+    citations = [cite(unit, evidence, n + 1, items[i].doc.text) for n, (i, unit) in enumerate(units)]
+    return Answer(text="\n".join(c.quote for c in citations), citations=citations)
+
+
+def missing(pieces: Sequence[MissingPiece]) -> list[Missing]:
+    """Missing pieces as API values."""
+    return [
+        Missing(
+            kind=p.kind,
+            detail=p.detail,
+            value=p.value,
+            doc_id=p.doc_id,
+            version=p.version,
+            start=p.start,
+            end=p.end,
+        )
+        for p in pieces
+    ]

@@ -1,0 +1,107 @@
+"""``evloop``: the command-line front door. This module only assembles the commands.
+
+Each command lives in its own module under ``agent.commands`` and exposes ``register(subparsers)``
+and ``run(args) -> int``; adding a command is one line in ``COMMANDS``. Errors from the project's
+error tree become one line on stderr (``evloop: error: ...`` with a hint) and exit code 2 for bad
+input, 1 for anything else, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from types import ModuleType
+
+from agent.commands import ask, batch, delete, demo, docs, evaluate, ingest, replay, search, trace
+from tools.errors import (
+    DecodeError,
+    DocumentTooLargeError,
+    EvidenceLoopError,
+    IndexStateError,
+    InputError,
+    MalformedRecordError,
+    NotFoundError,
+    UnsupportedFormatError,
+    VersionClashError,
+)
+
+COMMANDS: tuple[ModuleType, ...] = (ingest, search, ask, batch, evaluate, docs, delete, trace, replay, demo)
+
+EXIT_OK, EXIT_ERROR, EXIT_INPUT = 0, 1, 2
+
+# Most specific first: the first class the error is an instance of gives the hint.
+HINTS: tuple[tuple[type[EvidenceLoopError], str], ...] = (
+    (MalformedRecordError, "fix or remove that line; nothing was written"),
+    (UnsupportedFormatError, "convert the file to .md, .txt, .html or .jsonl; nothing was written"),
+    (DecodeError, "save the file as UTF-8; nothing was written"),
+    (DocumentTooLargeError, "split the document or raise --max-mb; nothing was written"),
+    (VersionClashError, "give the new text a new --version, or pass --replace; nothing was written"),
+    (InputError, "nothing was written"),
+    (NotFoundError, "`evloop docs` lists the documents in the index"),
+    (IndexStateError, "`evloop ingest PATH` or `evloop demo` creates an index; --index chooses the folder"),
+)
+
+DESCRIPTION = """\
+evidence-loop: grounded answers for support chatbots. Ingest a knowledge base, then search it;
+every hit points at exact character offsets in one document version."""
+
+EPILOG = """\
+examples:
+  evloop demo                       ingest the bundled sample help centre and search it
+  evloop ingest docs/ --acl staff   add a folder of .md/.txt/.html files, readable by staff only
+  evloop search "LM-S10 保修" -k 5   show the best hit units
+
+run `evloop COMMAND --help` for a command's options."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``evloop`` parser with every command registered."""
+    parser = argparse.ArgumentParser(
+        prog="evloop",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    subparsers = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    for command in COMMANDS:
+        command.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; returns the exit code (argparse's own usage errors and --help included)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else EXIT_ERROR
+    run: Callable[[argparse.Namespace], int] = args.run
+    try:
+        return run(args)
+    except EvidenceLoopError as exc:
+        return _report(exc)
+    except BrokenPipeError:
+        # `evloop search ... | head`: the reader left; stop quietly, as other Unix tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_ERROR
+    except OSError as exc:
+        # Permissions, a full disk, a path that is a file where a folder is needed: the user can act on it.
+        print(f"evloop: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("evloop: interrupted", file=sys.stderr)
+        return 130
+
+
+def _report(exc: EvidenceLoopError) -> int:
+    """Print the error as one line with its hint; the exit code says whether the input was at fault."""
+    hint = next((text for cls, text in HINTS if isinstance(exc, cls)), "")
+    message = " ".join(str(exc).split()) or type(exc).__name__
+    print(f"evloop: error: {message}" + (f" (hint: {hint})" if hint else ""), file=sys.stderr)
+    return EXIT_INPUT if isinstance(exc, InputError) else EXIT_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

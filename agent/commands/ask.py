@@ -1,0 +1,46 @@
+"""``evloop ask QUESTION``: run the evidence loop for one question."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from agent.commands.common import Subparsers, add_command, add_index_option, parse_groups
+from agent.commands.session import add_trace_options, open_service
+from agent.render import render_outcome
+
+DESCRIPTION = """\
+Gather evidence for a question and print the outcome: a grounded answer with numbered citations
+(doc_id@version [start:end]), an insufficient_evidence refusal listing what is missing, or a
+conflicting_evidence stop citing both sides. The evidence windows and how each one slid are shown
+below. Every run writes a trace (see `evloop trace`)."""
+
+EPILOG = """\
+examples:
+  evloop ask "LM-S10 的整机保修期是多久？"
+  evloop ask "员工购机优惠是多少？" --groups staff --json"""
+
+
+def register(subparsers: Subparsers) -> None:
+    parser = add_command(subparsers, "ask", summary="answer one question", description=DESCRIPTION, epilog=EPILOG)
+    parser.add_argument("question", help="the user's question")
+    add_index_option(parser)
+    add_trace_options(parser)
+    parser.add_argument(
+        "--groups", type=parse_groups, default=(), metavar="G1,G2", help="the asking user's groups (default: none)"
+    )
+    parser.add_argument("--json", action="store_true", help="print the outcome as one JSON object")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    service = open_service(args)
+    try:
+        outcome = service.ask(args.question, args.groups)
+    finally:
+        service.close()
+    if args.json:
+        print(json.dumps(outcome.model_dump(mode="json"), ensure_ascii=False))
+    else:
+        print(render_outcome(outcome))
+    return 0

@@ -1,0 +1,45 @@
+"""``evloop batch QUESTIONS.jsonl --out RESULTS.jsonl``: answer a file of questions (FORMAT.md shapes)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from agent.commands.common import Subparsers, add_command, add_index_option, progress_bar, want_progress
+from agent.commands.session import add_trace_options, open_service
+from agent.evaluate import answer_all, read_questions, write_jsonl
+
+DESCRIPTION = """\
+Answer every question of a questions.jsonl file (one JSON object a line with `id`, `question`, and
+optional `groups`, as in the evaluation FORMAT.md) and write one result line per question to
+--out: id, status, answer, evidence (doc_id, version, start, end, text), missing, latency_ms, plus
+conflicts, run_id and signals. The results file appears only when complete."""
+
+EPILOG = """\
+examples:
+  evloop batch questions.jsonl --out results.jsonl
+  evloop batch ../shared/eval/tara_zh/questions.jsonl --out /tmp/tara.jsonl --index /tmp/tara-index"""
+
+
+def register(subparsers: Subparsers) -> None:
+    parser = add_command(
+        subparsers, "batch", summary="answer a questions.jsonl file", description=DESCRIPTION, epilog=EPILOG
+    )
+    parser.add_argument("questions", type=Path, help="questions.jsonl")
+    parser.add_argument("--out", type=Path, required=True, help="results.jsonl to write")
+    add_index_option(parser)
+    add_trace_options(parser)
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    questions = read_questions(args.questions)
+    service = open_service(args)
+    try:
+        with progress_bar(len(questions), enabled=want_progress(len(questions), args.no_progress)) as advance:
+            count = write_jsonl(args.out, answer_all(service.ask, questions, advance))
+    finally:
+        service.close()
+    print(f"answered {count} questions -> {args.out}")
+    return 0

@@ -1,0 +1,156 @@
+"""What the ``evloop`` commands share: index folder, group lists, subparsers, progress and output lines."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TypeAlias
+
+from tools.snapshot import Snapshot
+from tools.store import IngestReport, Store
+from tools.types import Hit
+
+INDEX_ENV = "EVLOOP_INDEX"
+DEFAULT_INDEX = Path(".evloop")
+# A bar for a handful of documents is noise; a big batch on a pipe still deserves one.
+PROGRESS_MIN_DOCUMENTS = 200
+
+# A string alias: argparse's private action class cannot be subscripted at run time.
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
+def add_command(
+    subparsers: Subparsers, name: str, *, summary: str, description: str, epilog: str
+) -> argparse.ArgumentParser:
+    """A subcommand parser with the house layout: description, options, then examples kept as written."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        name,
+        help=summary,
+        description=description,
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    return parser
+
+
+def add_index_option(parser: argparse.ArgumentParser) -> None:
+    """``--index DIR``, resolved by :func:`resolve_index`."""
+    parser.add_argument(
+        "--index",
+        type=Path,
+        metavar="DIR",
+        default=None,
+        help=f"index folder (default: ${INDEX_ENV} if set, else {DEFAULT_INDEX})",
+    )
+
+
+def resolve_index(given: Path | None, environ: Mapping[str, str] = os.environ) -> Path:
+    """The index folder: ``--index`` if given, else ``$EVLOOP_INDEX`` if non-empty, else ``./.evloop``."""
+    if given is not None:
+        return given
+    from_env = environ.get(INDEX_ENV, "").strip()
+    return Path(from_env) if from_env else DEFAULT_INDEX
+
+
+def parse_groups(value: str) -> tuple[str, ...]:
+    """``"staff, sales"`` -> ``("staff", "sales")``: blanks dropped, order kept, no repeats."""
+    groups = (part.strip() for part in value.split(","))
+    return tuple(dict.fromkeys(g for g in groups if g))
+
+
+@contextmanager
+def progress_bar(total: int, *, enabled: bool) -> Iterator[Callable[[int], None] | None]:
+    """A tqdm bar on stderr for ``total`` documents, or None when disabled.
+
+    Yields the callback ``Store.ingest`` calls with the number of documents written so far.
+    """
+    if not enabled:
+        yield None
+        return
+    from tqdm import tqdm  # only the ingest path pays for importing it
+
+    with tqdm(total=total, unit="doc", file=sys.stderr, leave=False, dynamic_ncols=True) as bar:
+
+        def advance(done: int) -> None:
+            bar.update(done - bar.n)
+
+        yield advance
+
+
+def want_progress(total: int, no_progress: bool) -> bool:
+    """Show a bar when stderr is a terminal, or for a batch large enough to be worth watching."""
+    return not no_progress and (sys.stderr.isatty() or total > PROGRESS_MIN_DOCUMENTS)
+
+
+def summary_line(report: IngestReport, index: Path, *, source_skipped: int = 0) -> str:
+    """The one line an ingest ends with; ``source_skipped`` adds documents dropped while reading files."""
+    skipped = len(report.skipped) + source_skipped
+    return (
+        f"ingested {report.documents} documents ({report.versions_added} new versions, "
+        f"{report.unchanged} unchanged, {skipped} skipped), {report.units} units "
+        f"in {report.seconds:.2f}s -> {index}"
+    )
+
+
+def warn(message: str) -> None:
+    """A warning line on stderr, in the same shape as the error line."""
+    print(f"evloop: warning: {message}", file=sys.stderr)
+
+
+def section_path(snapshot: Snapshot, hit: Hit) -> tuple[str, ...]:
+    """The heading path of the section that holds the hit's unit."""
+    unit = hit.unit
+    for section in snapshot.parsed(unit.doc_id, unit.version).sections:
+        if section.section_id == unit.section_id:
+            return section.path
+    return ()
+
+
+def hit_record(snapshot: Snapshot, hit: Hit) -> dict[str, object]:
+    """A hit as the JSON object ``evloop search --json`` prints, one per line."""
+    unit = hit.unit
+    return {
+        "doc_id": unit.doc_id,
+        "version": unit.version,
+        "section": list(section_path(snapshot, hit)),
+        "kind": unit.kind,
+        "start": unit.start,
+        "end": unit.end,
+        "text": unit.text,
+        "score": round(hit.score, 6),
+    }
+
+
+def hit_line(snapshot: Snapshot, hit: Hit, *, width: int = 160) -> str:
+    """A hit for people: rank, score, doc_id@version, section path, [start:end] and the text on one line."""
+    unit = hit.unit
+    path = " > ".join(section_path(snapshot, hit)) or "-"
+    text = " ".join(unit.text.split())
+    if len(text) > width:
+        text = text[: width - 1] + "…"
+    return (
+        f"{hit.rank + 1:>2}. {hit.score:7.3f}  {unit.doc_id}@{unit.version}  {path}  "
+        f"[{unit.start}:{unit.end}]  {text}"
+    )
+
+
+__all__ = [
+    "DEFAULT_INDEX",
+    "INDEX_ENV",
+    "Store",
+    "Subparsers",
+    "add_command",
+    "add_index_option",
+    "hit_line",
+    "hit_record",
+    "parse_groups",
+    "progress_bar",
+    "resolve_index",
+    "summary_line",
+    "want_progress",
+    "warn",
+]

@@ -1,0 +1,106 @@
+"""``evloop ingest PATH...``: read files, folders and corpus.jsonl files into the index."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from agent.commands.common import (
+    Store,
+    Subparsers,
+    add_command,
+    add_index_option,
+    parse_groups,
+    progress_bar,
+    resolve_index,
+    summary_line,
+    want_progress,
+    warn,
+)
+from tools.errors import InputError
+from tools.sources import SUPPORTED_SUFFIXES, collect
+
+DESCRIPTION = """\
+Add documents to the index. Every path is read and checked first; if any input is bad
+(malformed JSON line, unsupported file type, bytes that are not UTF-8, a document over the
+size limit, a version clash) nothing is written and the error names the file and line.
+
+Files: .md/.markdown (markdown), .txt (text), .html/.htm (html), .jsonl (one document per line:
+doc_id and text required; title, version, format, acl, metadata optional). Folders are read
+recursively; hidden files are skipped, other file types are skipped with a warning.
+A file's doc_id is its path below the folder given, without the extension.
+
+Re-ingesting a document version with the same text changes nothing; a new --version becomes the
+current one and older versions stay readable."""
+
+EPILOG = """\
+examples:
+  evloop ingest help-centre/
+  evloop ingest internal/ --acl staff --version 2024-10
+  evloop ingest corpus.jsonl --index /tmp/kb --max-mb 50"""
+
+
+def register(subparsers: Subparsers) -> None:
+    """Add the ``ingest`` command."""
+    parser = add_command(
+        subparsers, "ingest", summary="add documents to the index", description=DESCRIPTION, epilog=EPILOG
+    )
+    parser.add_argument(
+        "paths",
+        nargs="+",
+        type=Path,
+        metavar="PATH",
+        help=f"a file or folder ({', '.join(SUPPORTED_SUFFIXES)})",
+    )
+    add_index_option(parser)
+    parser.add_argument(
+        "--acl",
+        type=parse_groups,
+        metavar="G1,G2",
+        default=None,
+        help="groups allowed to read these documents (default: everyone); for .jsonl records, "
+        "only those without their own acl",
+    )
+    parser.add_argument(
+        "--version",
+        metavar="V",
+        default=None,
+        help='version label for the documents (default: "1"); for .jsonl records, only those without one',
+    )
+    parser.add_argument(
+        "--replace",
+        action="store_true",
+        help="overwrite a stored version whose text changed (default: refuse)",
+    )
+    parser.add_argument(
+        "--max-mb",
+        type=float,
+        metavar="MB",
+        default=20.0,
+        help="largest single document, in MB (default: 20)",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="never show the progress bar")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Collect every document, then write them in one batch and print the summary line."""
+    index = resolve_index(args.index)
+    if args.max_mb <= 0:
+        raise InputError(f"--max-mb must be positive, not {args.max_mb}")
+    max_bytes = int(args.max_mb * 1_000_000)
+    found = collect(args.paths, acl=args.acl, version=args.version, max_bytes=max_bytes)
+    for message in found.warnings:
+        warn(message)
+    if not found.documents:
+        raise InputError(f"no documents to ingest in {', '.join(map(str, args.paths))}")
+    total = len(found.documents)
+    with (
+        Store.open(index, create=True) as store,
+        progress_bar(total, enabled=want_progress(total, args.no_progress)) as bar,
+    ):
+        report = store.ingest(found.documents, replace=args.replace, max_bytes=max_bytes, progress=bar)
+    for doc_id, reason in report.skipped:
+        warn(f"{doc_id}: {reason}; skipped")
+    print(summary_line(report, index, source_skipped=found.skipped))
+    return 0

@@ -1,0 +1,71 @@
+"""``evloop search QUERY``: the raw recall step, the hit units BM25 finds for a query."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from agent.commands.common import (
+    Store,
+    Subparsers,
+    add_command,
+    add_index_option,
+    hit_line,
+    hit_record,
+    parse_groups,
+    resolve_index,
+)
+from tools.errors import InputError
+
+DESCRIPTION = """\
+Show the hit units (sentences, list items, table rows...) that recall finds for a query, best
+first, from the current version of each document the caller may read. This is the first step of
+answering a question, without the context around the hits: use it to check what the index holds."""
+
+EPILOG = """\
+examples:
+  evloop search "开课前可以免费改期几次"
+  evloop search "LM-S10 warranty" -k 3 --json
+  evloop search "员工优惠码" --groups staff"""
+
+
+def register(subparsers: Subparsers) -> None:
+    """Add the ``search`` command."""
+    parser = add_command(
+        subparsers,
+        "search",
+        summary="show the units recall finds for a query",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+    )
+    parser.add_argument("query", metavar="QUERY", help="the words to look for, Chinese or English")
+    add_index_option(parser)
+    parser.add_argument("-k", type=int, default=10, metavar="N", help="how many hits to show (default: 10)")
+    parser.add_argument(
+        "--groups",
+        type=parse_groups,
+        default=(),
+        metavar="G1,G2",
+        help="the caller's groups; documents with an ACL are searched only if one matches (default: none)",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object a line: doc_id, version, section, kind, start, end, text, score",
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Search the current snapshot and print the hits; prints nothing (exit 0) when none match."""
+    if args.k <= 0:
+        raise InputError(f"-k must be positive, not {args.k}")
+    with Store.open(resolve_index(args.index), create=False) as store:
+        snapshot = store.snapshot()
+        hits = snapshot.search(args.query, args.k, groups=args.groups)
+        for hit in hits:
+            if args.json:
+                print(json.dumps(hit_record(snapshot, hit), ensure_ascii=False))
+            else:
+                print(hit_line(snapshot, hit))
+    return 0

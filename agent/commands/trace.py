@@ -1,0 +1,98 @@
+"""``evloop trace list|show|verify|export``: read the audit trail."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+from agent.commands.common import Subparsers, add_command, add_index_option, resolve_index
+from agent.service import TRACES_SUBDIR
+from tools.errors import InputError, TraceError
+from traces import TraceStore, read_trace, render_list, render_timeline, verify
+
+DESCRIPTION = """\
+Read the traces that every run leaves: list runs, show one as a readable timeline (what was
+recalled, how each window slid and why, what was missing, what the LLM was asked and answered,
+the decision), verify hash chains (a changed byte is reported at its event), export one as JSON."""
+
+EPILOG = """\
+examples:
+  evloop trace list --since 2026-11-01 --status insufficient_evidence
+  evloop trace show 3f2a9c0d1e2b4a5f
+  evloop trace verify --all
+  evloop trace export 3f2a9c0d1e2b4a5f > run.json"""
+
+
+def register(subparsers: Subparsers) -> None:
+    parser = add_command(subparsers, "trace", summary="list, show, verify, export traces", description=DESCRIPTION,
+                         epilog=EPILOG)
+    actions = parser.add_subparsers(title="actions", metavar="ACTION", required=True)
+    for name, helptext in (("list", "list runs"), ("show", "a run's timeline"), ("verify", "check hash chains"),
+                           ("export", "a run as JSON")):
+        sub = actions.add_parser(name, help=helptext, description=helptext)
+        add_index_option(sub)
+        sub.add_argument("--traces", type=Path, metavar="DIR", default=None, help="trace folder (default INDEX/traces)")
+        if name == "list":
+            sub.add_argument("--since", help="only runs at or after this ISO date/time (UTC)")
+            sub.add_argument("--status", help="answered, insufficient_evidence, conflicting_evidence, incomplete...")
+        elif name == "verify":
+            sub.add_argument("target", nargs="?", metavar="RUN", help="run id or trace file")
+            sub.add_argument("--all", action="store_true", help="verify every stored run")
+        else:
+            sub.add_argument("target", metavar="RUN", help="run id or trace file")
+        sub.set_defaults(run=globals()[f"_{name}"])
+
+
+def trace_store(args: argparse.Namespace) -> TraceStore:
+    return TraceStore(args.traces or resolve_index(args.index) / TRACES_SUBDIR)
+
+
+def _since(text: str | None) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise InputError(f"--since {text!r} is not an ISO date or time (e.g. 2026-11-01 or 2026-11-01T08:00)") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _list(args: argparse.Namespace) -> int:
+    print(render_list(trace_store(args).list(since=_since(args.since), status=args.status)))
+    return 0
+
+
+def _read(args: argparse.Namespace, run: str) -> object:
+    path = Path(run)
+    return read_trace(path) if path.suffix == ".jsonl" and path.exists() else trace_store(args).read(run)
+
+
+def _show(args: argparse.Namespace) -> int:
+    print(render_timeline(_read(args, args.target)))  # type: ignore[arg-type]
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    trace = _read(args, args.target)
+    print(json.dumps(list(trace.records), ensure_ascii=False, indent=1))  # type: ignore[attr-defined]
+    return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    store = trace_store(args)
+    if args.all == bool(args.target):
+        raise InputError("give a run id or --all")
+    runs = [s.run_id for s in store.list()] if args.all else [args.target]
+    bad = 0
+    for run in runs:
+        path = Path(run)
+        result = verify(read_trace(path)) if path.suffix == ".jsonl" and path.exists() else store.verify(run)
+        bad += not result.ok
+        print(f"{run}: {'ok' if result.ok else 'FAILED'} - {result.reason}")
+    if args.all:
+        print(f"{len(runs) - bad} of {len(runs)} traces verify")
+    if bad:
+        raise TraceError(f"{bad} trace(s) failed verification")
+    return 0

@@ -1,0 +1,165 @@
+"""The evidence loop. It reads like the data flow in DESIGN.md and only orchestrates:
+
+    seed recall -> completeness check -> directional sliding -> wider retrieval (if incomplete)
+    -> conflict check -> decision -> outcome
+
+Every threshold and rule lives in ``policies``; every mechanism in ``tools``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, field
+
+from agent import assemble, events
+from agent.growth import Grower
+from agent.outcome import Evidence, Outcome, Signals
+from agent.runtime import ConflictCheck, ConflictReport, Deps, NullRecorder, Recorder, no_conflict_check
+from policies.answer import answer_units
+from policies.completeness import check_window
+from policies.config import Policy
+from policies.decision import missing_pieces, pinned_for_references, status_of, widen, widened_query
+from policies.question import Question, analyse
+from policies.selection import Checked, select
+from policies.types import MissingPiece
+from tools.snapshot import Snapshot
+from tools.windows import Step, Window, merge_windows, overlaps_or_touches, seed_window
+
+
+@dataclass(slots=True)
+class Run:
+    """The state of one run: what was recalled and grown so far."""
+
+    question: Question
+    groups: tuple[str, ...]
+    recorder: Recorder
+    items: list[Checked] = field(default_factory=list)
+    seen: set[tuple[str, str, int]] = field(default_factory=set)
+    recalls: int = 0
+    slides: int = 0
+
+
+class Controller:
+    """Runs the loop for one question against one snapshot of the store."""
+
+    def __init__(
+        self,
+        policy: Policy | None = None,
+        conflict_check: ConflictCheck | None = None,
+        deps: Deps | None = None,
+    ) -> None:
+        self.policy = policy or Policy()
+        self.conflict_check = conflict_check or no_conflict_check
+        self.deps = deps or Deps()
+
+    def ask(
+        self,
+        snapshot: Snapshot,
+        question: str,
+        groups: Collection[str] = (),
+        recorder: Recorder | None = None,
+        run_id: str | None = None,
+    ) -> Outcome:
+        """Answer one question from one snapshot: answered, insufficient_evidence or conflicting_evidence."""
+        started = self.deps.clock()
+        run = Run(analyse(question), tuple(sorted(set(groups))), recorder or NullRecorder())
+        self.recall(snapshot, run, question, self.policy.seed_k)
+        selected, missing = self.check(run)
+        while (
+            missing
+            and widen(missing)
+            and run.recalls < self.policy.max_recalls
+            and self.policy.mode == "adaptive"
+        ):
+            self.recall(snapshot, run, widened_query(run.question, missing), self.policy.wider_k)
+            selected, missing = self.check(run)
+        evidence = assemble.evidence_items(selected)
+        views = events.views(evidence, snapshot.current_versions())
+        report = self.conflict_check(run.question.text, views, run.recorder)
+        outcome = self.decide(run, selected, evidence, missing, report, run_id or self.deps.new_run_id())
+        latency = round((self.deps.clock() - started) * 1000, 3)
+        run.recorder.record("decided", events.decided(outcome))
+        return outcome.model_copy(update={"latency_ms": latency})
+
+    def recall(self, snapshot: Snapshot, run: Run, query: str, k: int) -> None:
+        """Seed (or wider) recall, then grow a window around each new hit."""
+        hits = snapshot.search(query, k, groups=run.groups, exclude=run.seen)
+        run.recalls += 1
+        run.recorder.record("recalled", events.recalled(query, k, run.recalls, hits))
+        run.seen.update((h.unit.doc_id, h.unit.version, h.unit.ordinal) for h in hits)
+        best = max((h.score for h in hits), default=0.0)
+        for window in merge_windows([seed_window(h) for h in hits]):
+            doc = snapshot.parsed(window.doc_id, window.version)
+            grown = Grower(run.question, doc, best, self.policy, self.reporter(run)).grow(window)
+            self.absorb(run, grown)
+
+    def reporter(self, run: Run) -> events.StepReport:
+        def report(window: Window, step: Step) -> None:
+            run.slides += 1
+            run.recorder.record("slid", events.slid(window, step))
+
+        return report
+
+    def absorb(self, run: Run, item: Checked) -> None:
+        """Add a grown window; windows of one document that touch or overlap merge (and are re-checked)."""
+        items = [*run.items, item]
+        merged = True
+        while merged:
+            merged = False
+            for i, j in ((i, j) for i in range(len(items)) for j in range(i + 1, len(items))):
+                a, b = items[i], items[j]
+                if overlaps_or_touches(a.window, b.window):
+                    window = merge_windows([a.window, b.window])[0]
+                    best = max(a.best, b.best)
+                    items[i] = Checked(window, a.doc, check_window(run.question, window, a.doc, best, self.policy), best)
+                    del items[j]
+                    merged = True
+                    break
+        run.items = items
+
+    def check(self, run: Run) -> tuple[list[Checked], list[MissingPiece]]:
+        """Select the evidence (windows resolving its references first) and list what it still lacks."""
+        selected = select(run.items, self.policy)
+        pinned = pinned_for_references(selected, run.items)
+        if pinned:
+            selected = select(run.items, self.policy, pinned=(*selected[:1], *pinned))
+        missing = missing_pieces(run.question, selected, self.policy)
+        run.recorder.record("checked", events.checked(selected, missing))
+        return selected, missing
+
+    def decide(
+        self,
+        run: Run,
+        selected: list[Checked],
+        evidence: list[Evidence],
+        missing: list[MissingPiece],
+        report: ConflictReport,
+        run_id: str,
+    ) -> Outcome:
+        """The outcome: status from the decision policy, evidence cut from the documents."""
+        status = status_of(missing, report.blocking)
+        best = selected[0].check if selected else None
+        signals = Signals(
+            relevance=best.relevance if best else 0.0,
+            bm25=max((h.score for c in selected for h in c.window.seeds), default=0.0),
+            coverage=best.coverage if best else 0.0,
+            slot_coverage=best.slot_coverage if best else 0.0,
+            boundary=best.boundary if best else 0.0,
+            score=best.score if best else 0.0,
+            recalls=run.recalls,
+            slides=run.slides,
+            llm_calls=report.llm_calls,
+        )
+        answer = None
+        if status == "answered":
+            answer = assemble.answer(answer_units(run.question, selected, self.policy), selected, evidence)
+        return Outcome(
+            run_id=run_id,
+            status=status,
+            question=run.question.text,
+            answer=answer,
+            evidence=evidence,
+            missing=assemble.missing(missing) if status == "insufficient_evidence" else [],
+            conflicts=list(report.conflicts),
+            signals=signals,
+        )

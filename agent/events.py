@@ -1,0 +1,110 @@
+"""The loop's steps as JSON-able trace data: what was recalled, how windows slid, what was checked."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from agent.outcome import Evidence, Outcome
+from policies.conflicts import EvidenceView
+from policies.selection import Checked
+from policies.types import MissingPiece
+from tools.types import Hit
+from tools.windows import Step, Window
+
+StepReport = Callable[[Window, Step], None]
+
+
+def _r(x: float) -> float:
+    return round(x, 6)
+
+
+def recalled(query: str, k: int, round_no: int, hits: Sequence[Hit]) -> dict[str, object]:
+    return {
+        "round": round_no,
+        "query": query,
+        "k": k,
+        "hits": [
+            {
+                "doc_id": h.unit.doc_id,
+                "version": h.unit.version,
+                "ordinal": h.unit.ordinal,
+                "kind": h.unit.kind,
+                "start": h.unit.start,
+                "end": h.unit.end,
+                "score": _r(h.score),
+                "text": h.unit.text[:160],
+            }
+            for h in hits
+        ],
+    }
+
+
+def slid(window: Window, step: Step) -> dict[str, object]:
+    return {
+        "doc_id": window.doc_id,
+        "version": window.version,
+        "window": [window.first, window.last],
+        "units": len(window.ordinals),
+        "move": step.move,
+        "unit_kind": step.unit_kind,
+        "reason": step.reason,
+        "ordinals": list(step.ordinals),
+        "score_before": _r(step.score_before),
+        "score_after": _r(step.score_after),
+    }
+
+
+def checked(selected: Sequence[Checked], missing: Sequence[MissingPiece]) -> dict[str, object]:
+    best = selected[0].check if selected else None
+    return {
+        "score": _r(best.score) if best else 0.0,
+        "relevance": _r(best.relevance) if best else 0.0,
+        "slot_coverage": _r(best.slot_coverage) if best else 0.0,
+        "boundary": _r(best.boundary) if best else 0.0,
+        "windows": [
+            {
+                "doc_id": c.window.doc_id,
+                "version": c.window.version,
+                "ordinals": [c.window.first, c.window.last],
+                "score": _r(c.check.score),
+                "relevance": _r(c.check.relevance),
+                "coverage": _r(c.check.coverage),
+                "slot_coverage": _r(c.check.slot_coverage),
+                "boundary": _r(c.check.boundary),
+                "gaps": [f"{g.kind}:{g.direction}:{g.target}" for g in c.check.gaps],
+                "references": list(c.check.references),
+            }
+            for c in selected
+        ],
+        "missing": [{"kind": p.kind, "detail": p.detail, "value": p.value} for p in missing],
+    }
+
+
+def decided(outcome: Outcome) -> dict[str, object]:
+    data = outcome.model_dump(mode="json", exclude={"latency_ms", "trace"})
+    return {"status": outcome.status, "why": _why(outcome), "outcome": data}
+
+
+def _why(outcome: Outcome) -> str:
+    if outcome.status == "answered":
+        return f"{len(outcome.evidence)} evidence windows cover the question"
+    if outcome.status == "conflicting_evidence":
+        return "; ".join(f"{c.slot}: {c.verdict} ({c.adjudicator})" for c in outcome.conflicts)
+    return "; ".join(f"{m.kind}: {m.value or m.detail}" for m in outcome.missing)
+
+
+def views(evidence: Sequence[Evidence], current: Mapping[str, str]) -> list[EvidenceView]:
+    """Evidence items as the conflict check reads them."""
+    return [
+        EvidenceView(
+            evidence_id=e.evidence_id,
+            doc_id=e.doc_id,
+            version=e.version,
+            is_current=current.get(e.doc_id) == e.version,
+            section=tuple(e.section),
+            start=e.start,
+            end=e.end,
+            text=e.text,
+        )
+        for e in evidence
+    ]

@@ -1,0 +1,37 @@
+"""Outcomes for people: the answer with numbered citations, or the refusal with what is missing."""
+
+from __future__ import annotations
+
+from agent.outcome import Outcome
+
+
+def _short(text: str, width: int = 120) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def render_outcome(outcome: Outcome, *, show_evidence: bool = True) -> str:
+    """A readable block: status line, answer or missing pieces or conflicts, then the evidence windows."""
+    lines = [f"[{outcome.status}] {outcome.question}"]
+    if outcome.answer is not None:
+        lines += [f"  {line}" for line in outcome.answer.text.splitlines()]
+        for c in outcome.answer.citations:
+            lines.append(f"  [{c.n}] {c.doc_id}@{c.version} {' > '.join(c.section) or '-'} [{c.start}:{c.end}]")
+    for m in outcome.missing:
+        lines.append(f"  missing {m.kind}: {m.detail}")
+    for conflict in outcome.conflicts:
+        lines.append(f"  conflict on {conflict.slot}: {conflict.verdict} by {conflict.adjudicator} ({conflict.reason})")
+        for side in conflict.values:
+            cite = side.citation
+            lines.append(f"    {side.value!r} in {cite.doc_id}@{cite.version} [{cite.start}:{cite.end}]")
+    if show_evidence:
+        for e in outcome.evidence:
+            lines.append(f"  evidence {e.evidence_id}: {e.doc_id}@{e.version} [{e.start}:{e.end}] {_short(e.text)}")
+            for step in e.steps:
+                lines.append(
+                    f"    slid {step.move} +{step.unit_kind} ({step.reason}) "
+                    f"score {step.score_before:.3f} -> {step.score_after:.3f}"
+                )
+    trace = f"  trace {outcome.trace.id}" if outcome.trace else ""
+    lines.append(f"  run {outcome.run_id}, {outcome.latency_ms:.1f} ms{trace}")
+    return "\n".join(lines)

@@ -1,0 +1,69 @@
+"""What a run depends on from outside, injected: clock, run ids, the trace recorder, the conflict seam.
+
+Tests and replays pass their own; nothing in the loop reads the wall clock or makes ids itself.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Protocol
+
+from agent.outcome import Conflict
+from policies.conflicts import EvidenceView
+
+
+class Recorder(Protocol):
+    """Where the loop reports each step (the trace writer, or nothing)."""
+
+    def record(self, step: str, data: Mapping[str, object]) -> None: ...
+
+
+class NullRecorder:
+    """Records nothing: tracing off."""
+
+    def record(self, step: str, data: Mapping[str, object]) -> None:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class ConflictReport:
+    """What the conflict check found: adjudicated conflicts, LLM calls made, and whether they block."""
+
+    conflicts: tuple[Conflict, ...] = ()
+    blocking: bool = False
+    llm_calls: int = 0
+
+
+class ConflictCheck(Protocol):
+    """The seam between sliding and the decision."""
+
+    def __call__(
+        self, question: str, views: Sequence[EvidenceView], recorder: Recorder
+    ) -> ConflictReport: ...
+
+
+def no_conflict_check(question: str, views: Sequence[EvidenceView], recorder: Recorder) -> ConflictReport:
+    """A conflict check that finds nothing (the loop's ablation modes use it)."""
+    return ConflictReport()
+
+
+def _new_run_id() -> str:
+    return uuid.uuid4().hex[:16]
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Deps:
+    """Clock, wall time and run ids; replays and tests inject fixed ones."""
+
+    clock: Callable[[], float] = time.perf_counter
+    now: Callable[[], datetime] = _now
+    new_run_id: Callable[[], str] = _new_run_id
+    extra: Mapping[str, object] = field(default_factory=dict)

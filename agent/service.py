@@ -1,0 +1,124 @@
+"""The library's front object: one store, one controller, the trace store; what the CLI and HTTP API call.
+
+Each question runs against one snapshot taken when it starts, so an ingest that lands meanwhile is
+either wholly visible to a question or not at all. Each run is traced (when a trace store is set):
+the trace is fsynced before the outcome is returned.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from pathlib import Path
+
+from agent import tracing
+from agent.controller import Controller
+from agent.outcome import Outcome, TraceRef
+from agent.replay import ConflictFactory, ReplayReport, replay
+from agent.runtime import ConflictCheck, Deps
+from policies.config import Policy
+from tools.errors import InputError
+from tools.snapshot import Snapshot
+from tools.store import DocumentInfo, IngestReport, Store
+from tools.types import DocumentInput
+from traces import Trace, TraceStore, VerifyResult
+
+TRACES_SUBDIR = "traces"
+MAX_QUESTION_CHARS = 2000
+
+
+def check_question(question: str) -> None:
+    """A question is non-empty text of bounded length; anything else is the caller's error."""
+    if not question.strip():
+        raise InputError("the question is empty")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise InputError(f"the question is {len(question)} characters; the limit is {MAX_QUESTION_CHARS}")
+
+
+class Service:
+    """Ask questions, manage documents and audit runs over one index folder."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        policy: Policy | None = None,
+        traces: TraceStore | None = None,
+        conflict_check: ConflictCheck | None = None,
+        replay_conflicts: ConflictFactory | None = None,
+        llm_info: Mapping[str, object] | None = None,
+        deps: Deps | None = None,
+    ) -> None:
+        self.store = store
+        self.policy = policy or Policy()
+        self.traces = traces
+        self.deps = deps or Deps()
+        self.controller = Controller(self.policy, conflict_check, self.deps)
+        self.replay_conflicts = replay_conflicts
+        self.llm_info = dict(llm_info or {})
+        self._write_lock = threading.Lock()
+
+    @classmethod
+    def open(
+        cls,
+        index: Path,
+        *,
+        create: bool = False,
+        traces: Path | None = None,
+        tracing_on: bool = True,
+        policy: Policy | None = None,
+    ) -> Service:
+        """A service over ``index``; traces default to ``index/traces``."""
+        store = Store.open(index, create=create)
+        trace_store = TraceStore(traces or index / TRACES_SUBDIR) if tracing_on else None
+        return cls(store, policy=policy, traces=trace_store)
+
+    def snapshot(self) -> Snapshot:
+        """The latest committed snapshot (picks up ingests made by other processes)."""
+        self.store.refresh()
+        return self.store.snapshot()
+
+    def ask(self, question: str, groups: Collection[str] = (), *, caller: str | None = None) -> Outcome:
+        """Run the loop for one question against the current snapshot, traced when tracing is on."""
+        check_question(question)
+        snapshot = self.snapshot()
+        run_id = self.deps.new_run_id()
+        if self.traces is None:
+            return self.controller.ask(snapshot, question, groups, run_id=run_id)
+        head = tracing.header(
+            run_id, question, groups, snapshot, self.policy, self.deps, caller=caller, llm=self.llm_info
+        )
+        with self.traces.begin(head) as writer:
+            recorder = tracing.TraceRecorder(writer)
+            outcome = self.controller.ask(snapshot, question, groups, recorder=recorder, run_id=run_id)
+            final = writer.finish(outcome.status, versions_read=tracing.versions_read(outcome))
+        return outcome.model_copy(update={"trace": TraceRef(id=run_id, hash=final)})
+
+    def _trace_store(self) -> TraceStore:
+        if self.traces is None:
+            raise RuntimeError("tracing is off for this service")
+        return self.traces
+
+    def trace(self, run_id: str) -> Trace:
+        return self._trace_store().read(run_id)
+
+    def verify(self, run_id: str) -> VerifyResult:
+        return self._trace_store().verify(run_id)
+
+    def replay(self, run_id: str, *, current: bool = False) -> ReplayReport:
+        return replay(self.trace(run_id), self.store, current=current, conflicts=self.replay_conflicts)
+
+    def ingest(self, docs: Iterable[DocumentInput], *, replace: bool = False) -> IngestReport:
+        """Ingest a batch atomically; writers are serialised, readers keep their snapshot meanwhile."""
+        with self._write_lock:
+            return self.store.ingest(docs, replace=replace)
+
+    def delete(self, doc_id: str) -> None:
+        with self._write_lock:
+            self.store.delete(doc_id)
+
+    def documents(self) -> Sequence[DocumentInfo]:
+        return self.store.documents()
+
+    def close(self) -> None:
+        self.store.close()

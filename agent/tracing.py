@@ -1,0 +1,82 @@
+"""Wiring the loop to the audit trail: a recorder that writes trace events, and the trace header.
+
+The controller reports steps to a ``Recorder``; here that becomes one hash-chained trace event per
+step, written and flushed as the run happens.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Mapping
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+from agent.outcome import Outcome
+from agent.runtime import Deps
+from policies.config import Policy
+from tools.snapshot import Snapshot
+from traces import CorpusInfo, TraceHeader, TraceWriter, canonical_json, utc_timestamp
+
+
+def code_version() -> str:
+    """The installed distribution's version: what a trace says produced it."""
+    try:
+        return version("evidence-loop")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def as_json(data: Mapping[str, object]) -> dict[str, Any]:
+    """Data exactly as it reads back from a trace file (tuples become lists, keys strings)."""
+    loaded: dict[str, Any] = json.loads(canonical_json(dict(data)))
+    return loaded
+
+
+class TraceRecorder:
+    """Writes each step of a run as a trace event."""
+
+    def __init__(self, writer: TraceWriter) -> None:
+        self.writer = writer
+
+    def record(self, step: str, data: Mapping[str, object]) -> None:
+        self.writer.append(step, as_json(data))
+
+
+class ListRecorder:
+    """Keeps each step in memory, in the form a trace file would give back (for replays and tests)."""
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+
+    def record(self, step: str, data: Mapping[str, object]) -> None:
+        self.events.append({"seq": len(self.events), "step": step, "data": as_json(data)})
+
+
+def header(
+    run_id: str,
+    question: str,
+    groups: Collection[str],
+    snapshot: Snapshot,
+    policy: Policy,
+    deps: Deps,
+    *,
+    caller: str | None = None,
+    llm: Mapping[str, object] | None = None,
+) -> TraceHeader:
+    """Who asked what, under which code, policy, corpus generation and model."""
+    return TraceHeader(
+        run_id=run_id,
+        created_at=utc_timestamp(deps.now()),
+        code_version=code_version(),
+        policy=as_json(policy.as_dict()),
+        corpus=CorpusInfo(generation=snapshot.generation, fingerprint=snapshot.fingerprint),
+        question=question,
+        groups=sorted(set(groups)),
+        caller=caller,
+        llm=as_json(llm or {}),
+    )
+
+
+def versions_read(outcome: Outcome) -> dict[str, str]:
+    """doc_id -> version of every document the outcome's evidence comes from."""
+    return {e.doc_id: e.version for e in sorted(outcome.evidence, key=lambda e: e.doc_id)}

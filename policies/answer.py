@@ -1,0 +1,40 @@
+"""The extractive answer: which units of the evidence state it, in document order.
+
+Every selected unit is quoted whole, so every sentence of the answer has exact offsets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from policies.config import Policy
+from policies.coverage import covered_terms, uncovered_slots
+from policies.question import Question
+from policies.selection import Checked
+from tools.types import Unit
+from tools.windows import units_of
+
+ANSWER_KINDS = frozenset({"sentence", "list_item", "table_row", "code"})
+
+
+def _unit_value(question: Question, unit: Unit, seeds: frozenset[int]) -> tuple[int, int, int]:
+    slots = len(question.slots) - len(uncovered_slots(question.slots, (unit.text,)))
+    terms = len(covered_terms(question.terms, (unit.text,)))
+    return (slots, terms, int(unit.ordinal in seeds))
+
+
+def answer_units(question: Question, items: Sequence[Checked], policy: Policy) -> list[tuple[int, Unit]]:
+    """(evidence index, unit) pairs: each window's best unit, then more units that add slots, capped."""
+    picked: list[tuple[int, Unit, tuple[int, int, int]]] = []
+    for index, item in enumerate(items):
+        seeds = frozenset(h.unit.ordinal for h in item.window.seeds)
+        units = [u for u in units_of(item.window, item.doc) if u.kind in ANSWER_KINDS]
+        scored = [(u, _unit_value(question, u, seeds)) for u in units]
+        scored = [(u, v) for u, v in scored if v[0] or v[1] or v[2]]
+        scored.sort(key=lambda uv: (-uv[1][0], -uv[1][1], -uv[1][2], uv[0].ordinal))
+        for unit, value in scored[:2]:
+            picked.append((index, unit, value))
+    picked.sort(key=lambda p: (-p[2][0], -p[2][1], -p[2][2], p[0], p[1].ordinal))
+    chosen = picked[: policy.max_answer_sentences]
+    chosen.sort(key=lambda p: (p[0], p[1].ordinal))
+    return [(index, unit) for index, unit, _ in chosen]

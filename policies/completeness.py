@@ -1,0 +1,161 @@
+"""The completeness check: signals for one window, combined into a score and typed gaps.
+
+A gap says what is missing at a window's edge and where the unit that would close it lies
+(``direction`` left/right of the window, or an ``anchor`` above it: a header row, a list intro,
+a section's scope sentence). Sliding (policies/sliding.py) follows the gaps; the decision
+(policies/decision.py) turns what remains into missing pieces.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from policies.boundary import (
+    cross_reference,
+    exception_clause,
+    is_cut_sentence,
+    opens_dangling,
+    scope_condition,
+)
+from policies.config import Policy
+from policies.coverage import term_share, uncovered_slots
+from policies.question import Question
+from policies.relevance import bm25_relevance
+from policies.types import MissingKind, Slot
+from tools.types import ParsedDocument, Unit
+from tools.windows import Window, neighbour, units_of
+
+Direction = Literal["left", "right", "anchor", "none"]
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    """Something a window lacks at its edge, and the unit that would close it."""
+
+    kind: MissingKind
+    direction: Direction
+    target: int | None
+    detail: str
+    value: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WindowCheck:
+    """The signals of one window and the score they combine into."""
+
+    relevance: float
+    coverage: float
+    slot_coverage: float
+    boundary: float
+    score: float
+    gaps: tuple[Gap, ...]
+    uncovered: tuple[Slot, ...]
+    references: tuple[str, ...]
+
+
+def _left_gaps(doc: ParsedDocument, window: Window) -> list[Gap]:
+    """A scope or condition stated just before the window, or an opening that needs what came before."""
+    first = doc.units[window.first]
+    before = neighbour(doc, window.first, -1)
+    gaps: list[Gap] = []
+    if before is not None and before.kind != "heading" and scope_condition(before.text):
+        gaps.append(Gap("missing_scope", "left", before.ordinal, "a scope or condition stated just before"))
+    elif before is not None and opens_dangling(first.text):
+        gaps.append(Gap("missing_scope", "left", before.ordinal, "the window opens by pointing back"))
+    return gaps
+
+
+def _right_gaps(doc: ParsedDocument, window: Window) -> list[Gap]:
+    """A cut sentence, a list announced but not included, or an exception or reference right after."""
+    last = doc.units[window.last]
+    after = neighbour(doc, window.last, +1)
+    if after is None:
+        return []
+    if is_cut_sentence(last.text, last.kind):
+        return [Gap("truncated_unit", "right", after.ordinal, "the last sentence is cut")]
+    if after.kind == "list_item" and after.link == last.ordinal:
+        return [Gap("truncated_unit", "right", after.ordinal, "the list the window announces")]
+    if after.kind != "heading" and (exception_clause(after.text) or cross_reference(after.text)):
+        return [Gap("missing_scope", "right", after.ordinal, "an exception or reference right after")]
+    return []
+
+
+def _anchor_gaps(doc: ParsedDocument, window: Window) -> list[Gap]:
+    """Header rows and list intros the window's rows and items depend on, and the section's scope sentence."""
+    inside = set(window.ordinals)
+    gaps: list[Gap] = []
+    for unit in units_of(window, doc):
+        if unit.link is None or unit.link in inside:
+            continue
+        kind: MissingKind = "orphan_row" if unit.kind == "table_row" else "orphan_item"
+        what = "its table's header row" if kind == "orphan_row" else "the sentence that introduces its list"
+        gaps.append(Gap(kind, "anchor", unit.link, f"a {unit.kind.replace('_', ' ')} without {what}"))
+        inside.add(unit.link)
+    scope = _section_scope_unit(doc, doc.units[window.first])
+    if scope is not None and scope.ordinal not in inside and scope.ordinal < window.first:
+        gaps.append(Gap("missing_scope", "anchor", scope.ordinal, "the section's scope sentence"))
+    return gaps
+
+
+def _section_scope_unit(doc: ParsedDocument, unit: Unit) -> Unit | None:
+    """The first sentence of the unit's section when it states a scope (walks left, stays in the section)."""
+    first: Unit | None = None
+    ordinal = unit.ordinal
+    while ordinal >= 0 and doc.units[ordinal].section_id == unit.section_id:
+        if doc.units[ordinal].kind == "sentence":
+            first = doc.units[ordinal]
+        ordinal -= 1
+    return first if first is not None and scope_condition(first.text) else None
+
+
+def window_gaps(doc: ParsedDocument, window: Window) -> tuple[Gap, ...]:
+    """Every boundary gap of a window, left first, then anchors, then right."""
+    return (*_left_gaps(doc, window), *_anchor_gaps(doc, window), *_right_gaps(doc, window))
+
+
+RULE_NOUNS = re.compile(
+    r"(规则|规定|政策|办法|条款|协议|细则|章程|制度|须知|第[0-9一二三四五六七八九十百]+[条节章款])$"
+    r"|\b(polic(y|ies)|rules?|terms|agreement|conditions|section \d[\d.]*|clause \d[\d.]*|chapter \d+)\b",
+    re.IGNORECASE,
+)
+
+
+def names_a_rule(name: str) -> bool:
+    """A reference the answer may depend on names a rule, policy, clause or section, not any page or step."""
+    return bool(RULE_NOUNS.search(name.strip()))
+
+
+def window_references(doc: ParsedDocument, window: Window) -> tuple[str, ...]:
+    """Names of the rules, policies or sections the window's units send the reader to."""
+    names = (cross_reference(u.text) for u in units_of(window, doc))
+    return tuple(dict.fromkeys(n for n in names if n and names_a_rule(n)))
+
+
+def check_window(
+    question: Question, window: Window, doc: ParsedDocument, best_score: float, policy: Policy
+) -> WindowCheck:
+    """Score a window: relevance, term coverage, slot coverage and boundary completeness."""
+    texts = [u.text for u in units_of(window, doc)]
+    seed_best = max((h.score for h in window.seeds), default=0.0)
+    relevance = bm25_relevance(seed_best, best_score)
+    coverage = term_share(question.terms, texts)
+    missing_slots = uncovered_slots(question.slots, texts)
+    slot_cov = 1.0 - len(missing_slots) / len(question.slots) if question.slots else 1.0
+    gaps = window_gaps(doc, window)
+    boundary = max(0.0, 1.0 - policy.gap_penalty * len(gaps))
+    score = (
+        policy.w_relevance * relevance
+        + policy.w_coverage * coverage
+        + policy.w_slots * slot_cov
+        + policy.w_boundary * boundary
+    )
+    refs = window_references(doc, window)
+    return WindowCheck(relevance, coverage, slot_cov, boundary, round(score, 6), gaps, missing_slots, refs)
+
+
+def evidence_texts(windows: Sequence[tuple[Window, ParsedDocument]]) -> list[str]:
+    """Unit texts of all windows, for evidence-level coverage."""
+    return [u.text for w, d in windows for u in units_of(w, d)]

@@ -1,0 +1,64 @@
+"""Every threshold of the loop in one frozen, hashable policy.
+
+The controller reads numbers only from here; a trace records the policy and its hash so a replay
+runs under the same rules.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Literal
+
+Mode = Literal["seed", "window", "parent", "adaptive"]
+MODES: tuple[Mode, ...] = ("seed", "window", "parent", "adaptive")
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """Thresholds and budgets. Defaults are the shipped policy."""
+
+    mode: Mode = "adaptive"
+    # recall
+    seed_k: int = 8
+    wider_k: int = 24
+    max_recalls: int = 2
+    # windows and budgets (characters)
+    max_windows: int = 3
+    window_budget: int = 900
+    outcome_budget: int = 2400
+    max_slides: int = 16
+    fixed_radius: int = 2
+    # completeness score weights
+    w_relevance: float = 0.25
+    w_coverage: float = 0.35
+    w_slots: float = 0.25
+    w_boundary: float = 0.15
+    gap_penalty: float = 0.25
+    # decision
+    min_seed_relevance: float = 0.0
+    min_coverage: float = 0.5
+    window_keep_ratio: float = 0.6
+    # answer
+    max_answer_sentences: int = 3
+
+    def with_mode(self, mode: Mode) -> Policy:
+        return replace(self, mode=mode)
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+    def digest(self) -> str:
+        """sha256 of the policy's canonical JSON: what a trace pins."""
+        blob = json.dumps(self.as_dict(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> Policy:
+        """Rebuild a recorded policy; unknown keys are rejected so a replay never runs on guesses."""
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"unknown policy fields: {sorted(unknown)}")
+        return cls(**data)  # type: ignore[arg-type]

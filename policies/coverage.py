@@ -1,0 +1,52 @@
+"""Fast term and slot coverage over sets of units, with per-unit caches.
+
+The completeness check scores many candidate windows per question; a window's coverage is the
+union of its units' coverage, so each unit is tokenised and normalised once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+
+from policies.slots import slot_in_text
+from policies.types import Slot
+from tools.tokenize import index_tokens, is_cjk, normalize
+
+
+@lru_cache(maxsize=200_000)
+def unit_terms(text: str) -> frozenset[str]:
+    """The index tokens of one unit's text."""
+    return frozenset(index_tokens(text))
+
+
+@lru_cache(maxsize=200_000)
+def unit_norm(text: str) -> str:
+    """One unit's text normalised, whitespace removed: the form slots and CJK terms are matched in."""
+    return "".join(normalize(text).split())
+
+
+def covered_terms(terms: Sequence[str], texts: Iterable[str]) -> frozenset[str]:
+    """Terms present in any of the texts: as a token, or for CJK terms as a substring."""
+    texts = tuple(texts)
+    seen: set[str] = set()
+    for text in texts:
+        seen.update(unit_terms(text))
+    found = {t for t in terms if t in seen}
+    for term in terms:
+        if term not in found and is_cjk(term) and any(term in unit_norm(t) for t in texts):
+            found.add(term)
+    return frozenset(found)
+
+
+def term_share(terms: Sequence[str], texts: Iterable[str]) -> float:
+    """Share of the question's content terms the texts contain (1.0 when it has none)."""
+    if not terms:
+        return 1.0
+    return len(covered_terms(terms, texts)) / len(terms)
+
+
+def uncovered_slots(slots: Sequence[Slot], texts: Iterable[str]) -> tuple[Slot, ...]:
+    """Slots none of the texts contains."""
+    texts = tuple(texts)
+    return tuple(s for s in slots if not any(slot_in_text(s, t) for t in texts))

@@ -1,0 +1,143 @@
+"""The final decision: which pieces are missing, whether to widen the search, and the outcome status."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from policies.boundary import cross_reference
+from policies.config import Policy
+from policies.coverage import covered_terms, term_share, uncovered_slots
+from policies.question import Question
+from policies.selection import Checked
+from policies.types import MissingPiece
+from tools.tokenize import index_tokens, normalize
+from tools.windows import units_of
+
+Status = Literal["answered", "insufficient_evidence", "conflicting_evidence"]
+
+BLOCKING_GAPS = frozenset({"missing_scope", "orphan_row", "orphan_item", "truncated_unit"})
+
+
+def _texts(items: Sequence[Checked]) -> list[str]:
+    return [u.text for c in items for u in units_of(c.window, c.doc)]
+
+
+def reference_resolved(name: str, referrer: Checked, items: Sequence[Checked]) -> bool:
+    """A reference is resolved when another window carries the named rule: in its title, path or text."""
+    wanted = "".join(normalize(name).split())
+    terms = tuple(dict.fromkeys(index_tokens(name)))
+    for item in items:
+        if item is referrer:
+            continue
+        heads = [item.doc.title, *item.doc.sections[item.doc.units[item.window.first].section_id].path]
+        if any(wanted in "".join(normalize(h).split()) for h in heads):
+            return True
+        if terms and term_share(terms, [*heads, *(u.text for u in units_of(item.window, item.doc))]) >= 0.8:
+            return True
+    return False
+
+
+def unresolved_references(items: Sequence[Checked]) -> list[tuple[str, Checked]]:
+    """References made by the evidence that no other evidence window resolves, once each."""
+    out: dict[str, Checked] = {}
+    for item in items:
+        for name in item.check.references:
+            if name not in out and not reference_resolved(name, item, items):
+                out[name] = item
+    return list(out.items())
+
+
+def _relevance_pieces(question: Question, items: Sequence[Checked], policy: Policy) -> list[MissingPiece]:
+    if not items:
+        return [MissingPiece("no_relevant_evidence", "nothing in the readable corpus matches the question")]
+    best = max(c.check.coverage for c in items)
+    if best >= policy.min_coverage:
+        return []
+    lacking = sorted(set(question.terms) - covered_terms(question.terms, _texts(items)))
+    detail = "no passage covers enough of the question; not found: " + ", ".join(lacking)
+    return [MissingPiece("no_relevant_evidence", detail, value=" ".join(lacking) or None)]
+
+
+def _slot_pieces(question: Question, items: Sequence[Checked]) -> list[MissingPiece]:
+    return [
+        MissingPiece("uncovered_slot", f"no evidence mentions the {s.kind} '{s.value}'", value=s.value)
+        for s in uncovered_slots(question.slots, _texts(items))
+    ]
+
+
+def _reference_pieces(items: Sequence[Checked]) -> list[MissingPiece]:
+    pieces = []
+    for name, item in unresolved_references(items):
+        units = units_of(item.window, item.doc)
+        unit = next((u for u in units if cross_reference(u.text) == name), units[0])
+        pieces.append(
+            MissingPiece(
+                "unresolved_reference",
+                f"the evidence refers to '{name}', which the readable corpus does not contain",
+                value=name,
+                doc_id=item.window.doc_id,
+                version=item.window.version,
+                start=unit.start,
+                end=unit.end,
+            )
+        )
+    return pieces
+
+
+def _gap_pieces(items: Sequence[Checked]) -> list[MissingPiece]:
+    pieces = []
+    for item in items:
+        for gap in item.check.gaps:
+            if gap.kind in BLOCKING_GAPS and gap.target is not None:
+                unit = item.doc.units[gap.target]
+                pieces.append(
+                    MissingPiece(
+                        "budget_exhausted",
+                        f"{gap.kind}: {gap.detail} did not fit the window budget",
+                        doc_id=item.window.doc_id,
+                        version=item.window.version,
+                        start=unit.start,
+                        end=unit.end,
+                    )
+                )
+    return pieces
+
+
+def missing_pieces(question: Question, items: Sequence[Checked], policy: Policy) -> list[MissingPiece]:
+    """Everything that keeps the evidence from being sufficient; empty means answerable."""
+    pieces = _relevance_pieces(question, items, policy)
+    if pieces:
+        return pieces
+    return [*_slot_pieces(question, items), *_reference_pieces(items), *_gap_pieces(items)]
+
+
+def widen(missing: Sequence[MissingPiece]) -> bool:
+    """A second recall can only help with things a query can name."""
+    return any(
+        p.kind in {"uncovered_slot", "unresolved_reference", "no_relevant_evidence"} for p in missing
+    )
+
+
+def widened_query(question: Question, missing: Sequence[MissingPiece]) -> str:
+    """The question plus the names of what is missing: referenced rules, uncovered slots."""
+    extra = [p.value for p in missing if p.value and p.kind in {"unresolved_reference", "uncovered_slot"}]
+    return " ".join([question.text, *dict.fromkeys(extra)])
+
+
+def pinned_for_references(selected: Sequence[Checked], candidates: Sequence[Checked]) -> list[Checked]:
+    """For each reference the selected evidence leaves unresolved, the best window that resolves it."""
+    pinned: list[Checked] = []
+    for name, referrer in unresolved_references(selected):
+        for item in sorted(candidates, key=lambda c: -c.check.score):
+            if item not in selected and reference_resolved(name, referrer, [item]):
+                pinned.append(item)
+                break
+    return pinned
+
+
+def status_of(missing: Sequence[MissingPiece], conflict: bool) -> Status:
+    """Conflicts stop first; then anything missing stops; otherwise the evidence answers."""
+    if conflict:
+        return "conflicting_evidence"
+    return "insufficient_evidence" if missing else "answered"

@@ -1,0 +1,80 @@
+"""Relevance signals: the question's content terms, how many of them a text covers, and BM25 scaled to 0..1.
+
+Content terms are the question's BM25 index tokens (``tools.tokenize.index_tokens``: Chinese
+segmented, English stemmed, stop words gone) minus the words that only make it a question
+("多久", "哪里", "explain"). Coverage is set membership in the text's own index tokens, with one
+allowance for Chinese: segmentation depends on context, so "改期" in a question may come out of
+"可改期一次" as another cut; a CJK term of two or more characters also counts when it occurs as a
+substring of the normalised text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tools.tokenize import index_tokens, is_cjk, normalize
+
+# Whole Chinese words that only ask (the tokenizer's STOPWORDS_ZH already drops 怎么/如何/什么/吗/...).
+QUESTION_WORDS_ZH: frozenset[str] = frozenset(
+    "多久 多长 多长时间 哪里 哪儿 哪些 哪个 哪种 哪家 哪位 哪几种 几 几个 几种 几次 几年 几天 多少 多少钱 "
+    "为何 为啥 咋 咋办 啥 谁 何时 何地 什么时候 怎么办 怎么样 怎样 能不能 可不可以 是不是 有没有 请问 "
+    "到底 呢 么 可 可否 如何 是否 能否 介绍 一下".split()
+)
+# Chinese words opening with these ask rather than name ("几年", "哪几种", "多少人", "怎么回事").
+QUESTION_PREFIXES_ZH: tuple[str, ...] = ("几", "哪", "多少", "多久", "多长", "怎", "什么", "为什么")
+QUESTION_WORDS_EN: frozenset[str] = frozenset(
+    "how what which who whom whose when where why can could would should may might must shall "
+    "please explain tell know want need able possible s t am any some not no also just through via".split()
+)
+# One BM25 unit below this score is "half relevant"; typical top scores on the help-centre sets
+# (Chinese and English, sentence units) sit between 4 and 10, median about 5.5.
+BM25_HALF_SCORE = 5.0
+CJK_SUBSTRING_MIN_CHARS = 2
+
+_QUESTION_TOKENS_EN: frozenset[str] = frozenset(t for w in QUESTION_WORDS_EN for t in index_tokens(w))
+
+
+def is_question_word(word: str) -> bool:
+    """True for a Chinese or English word (normalised; English may be stemmed) that only makes a question."""
+    if is_cjk(word):
+        return word in QUESTION_WORDS_ZH or word.startswith(QUESTION_PREFIXES_ZH)
+    return word in QUESTION_WORDS_EN or word in _QUESTION_TOKENS_EN
+
+
+def content_terms(question: str) -> tuple[str, ...]:
+    """The question's index tokens minus question words, deduplicated in order of appearance."""
+    terms = (t for t in index_tokens(question) if not is_question_word(t))
+    return tuple(dict.fromkeys(terms))
+
+
+def term_coverage(terms: Sequence[str], text: str) -> float:
+    """Share of the terms the text contains (1.0 when there are none).
+
+    A term counts when it is one of the text's index tokens, or, for a CJK term of at least
+    ``CJK_SUBSTRING_MIN_CHARS`` characters, when it is a substring of the text normalised with
+    whitespace removed (segmentation differs between a question and an article). Single CJK
+    characters are not substring-matched: they occur almost everywhere.
+    """
+    if not terms:
+        return 1.0
+    tokens = set(index_tokens(text))
+    compact = "".join(normalize(text).split())
+
+    def present(term: str) -> bool:
+        if term in tokens:
+            return True
+        return is_cjk(term) and len(term) >= CJK_SUBSTRING_MIN_CHARS and term in compact
+
+    return sum(1 for t in terms if present(t)) / len(terms)
+
+
+def bm25_relevance(score: float, best: float) -> float:
+    """A raw BM25 score mapped to 0..1: ``score / (best + BM25_HALF_SCORE)``.
+
+    For the best hit of a query this is the saturation ``best / (best + k)`` (a weak best stays
+    weak: a top score of 5 gives 0.5, of 15 gives 0.75); any other hit gets that scaled by its
+    share of the best. Non-positive scores give 0; ``best`` below ``score`` is treated as ``score``.
+    """
+    if score <= 0:
+        return 0.0
+    return score / (max(best, score) + BM25_HALF_SCORE)

@@ -1,0 +1,53 @@
+"""Which grown windows become the outcome's evidence, within the outcome budget."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from policies.completeness import WindowCheck
+from policies.config import Policy
+from tools.types import ParsedDocument
+from tools.windows import Window, char_count
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """A window with its document, its latest check, and the best score of the recall that found it."""
+
+    window: Window
+    doc: ParsedDocument
+    check: WindowCheck
+    best: float = 0.0
+
+
+def rank(items: Sequence[Checked]) -> list[Checked]:
+    """Best score first; ties by best seed score, then by document id and position (stable)."""
+
+    def key(c: Checked) -> tuple[float, float, str, str, int]:
+        seed = max((h.score for h in c.window.seeds), default=0.0)
+        return (-c.check.score, -seed, c.window.doc_id, c.window.version, c.window.first)
+
+    return sorted(items, key=key)
+
+
+def select(items: Sequence[Checked], policy: Policy, pinned: Sequence[Checked] = ()) -> list[Checked]:
+    """The best windows whose score is close to the best one, until the outcome budget or window count.
+
+    ``pinned`` windows (those that resolve a reference the kept evidence makes) are kept first.
+    """
+    ranked = rank(items)
+    if not ranked:
+        return []
+    floor = ranked[0].check.score * policy.window_keep_ratio
+    chosen: list[Checked] = []
+    used = 0
+    for item in [*pinned, *[r for r in ranked if r not in pinned]]:
+        size = char_count(item.window, item.doc)
+        if chosen and (item not in pinned and item.check.score < floor):
+            continue
+        if chosen and (used + size > policy.outcome_budget or len(chosen) >= policy.max_windows):
+            continue
+        chosen.append(item)
+        used += size
+    return chosen

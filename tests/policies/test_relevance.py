@@ -1,0 +1,73 @@
+"""Relevance: content terms of a question, their coverage in a text, and BM25 scaled to 0..1."""
+
+from __future__ import annotations
+
+import pytest
+
+from policies.relevance import BM25_HALF_SCORE, bm25_relevance, content_terms, term_coverage
+
+CONTENT_TERMS = [
+    ("如何设置访客扫脸进门？", ("设置", "访客", "扫脸", "进门")),
+    ("X200 保修几年", ("x200", "保修")),
+    ("保修期是多久", ("保修期",)),
+    ("美金提现记录在哪里看？", ("美金", "提现", "记录", "看")),
+    ("群直播有哪几种模式？", ("群", "直播", "模式")),
+    ("How do I reset the sound?", ("reset", "sound")),
+    ("Please explain how to adjust HDMI black level", ("adjust", "hdmi", "black", "level")),
+    ("退款退款怎么退款", ("退款",)),
+]
+
+
+@pytest.mark.parametrize(("question", "expected"), CONTENT_TERMS, ids=[q for q, _ in CONTENT_TERMS])
+def test_content_terms_are_index_tokens_without_question_words(
+    question: str, expected: tuple[str, ...]
+) -> None:
+    assert content_terms(question) == expected
+
+
+def test_content_terms_of_a_bare_question_are_empty() -> None:
+    assert content_terms("为什么？怎么办？") == ()
+
+
+COVERAGE = [
+    (("退款", "期限"), "退款期限为7天。", 1.0),
+    (("退款", "期限"), "退款将原路返回。", 0.5),
+    (("退款", "期限"), "请联系客服。", 0.0),
+    (("refund",), "Refunds are issued within 30 days.", 1.0),  # stemmed on both sides
+    (("改期",), "每位学员可改期一次。", 1.0),
+    (("改期",), "改期一次需提前申请", 1.0),  # segmented differently: found as a substring
+    (("课程改期",), "课程可以改期", 0.0),  # a substring, not a bag of characters
+    (("群",), "人群画像的导出", 0.0),  # single characters are not substring-matched
+    (("群",), "进入群。", 1.0),  # but count as a token
+]
+
+
+@pytest.mark.parametrize(("terms", "text", "expected"), COVERAGE, ids=[f"{t}|{x}" for t, x, _ in COVERAGE])
+def test_term_coverage_is_the_share_of_terms_in_the_text(
+    terms: tuple[str, ...], text: str, expected: float
+) -> None:
+    assert term_coverage(terms, text) == expected
+
+
+def test_term_coverage_is_one_when_there_are_no_terms() -> None:
+    assert term_coverage((), "任何文本") == 1.0
+
+
+BM25 = [
+    (BM25_HALF_SCORE, BM25_HALF_SCORE, 0.5),  # the best hit at the half score is half relevant
+    (15.0, 15.0, 0.75),
+    (5.0, 15.0, 0.25),  # a third of a strong best
+    (0.0, 10.0, 0.0),
+    (-1.0, 10.0, 0.0),
+    (8.0, 0.0, 8.0 / 13.0),  # a best below the score is read as the score
+]
+
+
+@pytest.mark.parametrize(("score", "best", "expected"), BM25)
+def test_bm25_relevance_scales_scores_to_zero_one(score: float, best: float, expected: float) -> None:
+    assert bm25_relevance(score, best) == pytest.approx(expected)
+
+
+def test_bm25_relevance_grows_with_the_score_for_a_fixed_best() -> None:
+    values = [bm25_relevance(s, 12.0) for s in (1.0, 4.0, 8.0, 12.0)]
+    assert values == sorted(values) and values[-1] < 1.0

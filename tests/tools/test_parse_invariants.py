@@ -1,0 +1,321 @@
+"""Invariants of every parse: exact offsets, full coverage, a consistent tree; on generated documents,
+the bundled sample knowledge base and every evaluation corpus present on this machine."""
+
+from __future__ import annotations
+
+import bisect
+import json
+import random
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from tools.parse import parse_document
+from tools.types import DocFormat, DocumentInput, ParsedDocument
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE_KB = ROOT / "agent" / "sample_kb"
+EVAL_CORPORA = sorted(Path("/work/shared/eval").glob("*/corpus.jsonl"))
+
+# -- checks --------------------------------------------------------------------------------------
+
+
+def assert_units_are_exact(parsed: ParsedDocument) -> None:
+    text = parsed.text
+    for ordinal, unit in enumerate(parsed.units):
+        assert unit.ordinal == ordinal
+        assert text[unit.start : unit.end] == unit.text
+        assert unit.text and unit.text == unit.text.strip(), unit
+        assert unit.link is None or unit.link < ordinal
+
+
+def assert_units_cover_text(parsed: ParsedDocument) -> None:
+    """Units are in order, never overlap, and leave only whitespace between them."""
+    pos = 0
+    for unit in parsed.units:
+        gap = parsed.text[pos : unit.start]
+        assert unit.start >= pos and not gap.strip(), (unit, gap)
+        pos = unit.end
+    assert not parsed.text[pos:].strip()
+
+
+def assert_tree_is_consistent(parsed: ParsedDocument) -> None:
+    sections = parsed.sections
+    assert (sections[0].start, sections[0].end, sections[0].path) == (0, len(parsed.text), ())
+    for index, section in enumerate(sections[1:], start=1):
+        parent = sections[section.parent_id or 0]
+        assert section.section_id == index and section.parent_id is not None and section.parent_id < index
+        assert section.path == (*parent.path, section.title) and section.level == parent.level + 1
+        assert parent.start <= section.start < section.end <= parent.end
+    children: dict[int, list[int]] = {}
+    for section in sections[1:]:
+        children.setdefault(section.parent_id or 0, []).append(section.section_id)
+    for unit in parsed.units:
+        home = sections[unit.section_id]
+        assert home.start <= unit.start and unit.end <= home.end, unit
+        inner = [sections[c] for c in children.get(unit.section_id, [])]
+        assert not any(c.start <= unit.start < c.end for c in inner), unit
+
+
+class _VisibleText(HTMLParser):
+    """The standard library's tokenizer as an independent oracle of visible HTML characters."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(convert_charrefs=False)
+        self.text = text
+        self.line_starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+        self.spans: list[tuple[int, int]] = []
+        self.hidden = 0
+
+    def absolute(self) -> int:
+        line, column = self.getpos()
+        return self.line_starts[line - 1] + column
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.hidden += tag in ("script", "style")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("script", "style"):
+            self.hidden = max(0, self.hidden - 1)
+
+    def handle_data(self, data: str) -> None:
+        if not self.hidden:
+            base = self.absolute()
+            self.spans.extend((base + i, base + i + 1) for i, c in enumerate(data) if not c.isspace())
+
+    def handle_entityref(self, name: str) -> None:
+        self.entity(f"&{name}")
+
+    def handle_charref(self, name: str) -> None:
+        self.entity(f"&#{name}")
+
+    def entity(self, raw: str) -> None:
+        import html
+
+        start = self.absolute()
+        end = start + len(raw) + (self.text[start + len(raw) : start + len(raw) + 1] == ";")
+        if not self.hidden and not html.unescape(self.text[start:end]).isspace():
+            self.spans.append((start, end))
+
+
+def assert_html_units_cover_visible_text(parsed: ParsedDocument) -> None:
+    oracle = _VisibleText(parsed.text)
+    oracle.feed(parsed.text)
+    oracle.close()
+    starts = {s for s, _ in oracle.spans}
+    ends = {e for _, e in oracle.spans}
+    unit_starts = [u.start for u in parsed.units]
+    for first, second in zip(parsed.units, parsed.units[1:], strict=False):
+        assert first.end <= second.start
+    for unit in parsed.units:
+        assert unit.start in starts and unit.end in ends, unit
+    for start, end in oracle.spans:
+        index = bisect.bisect_right(unit_starts, start) - 1
+        assert index >= 0 and parsed.units[index].end >= end, (start, parsed.text[start:end])
+
+
+def check(doc: DocumentInput) -> ParsedDocument:
+    parsed = parse_document(doc)
+    assert_units_are_exact(parsed)
+    assert_tree_is_consistent(parsed)
+    if doc.format == "html":
+        assert_html_units_cover_visible_text(parsed)
+    else:
+        assert_units_cover_text(parsed)
+    return parsed
+
+
+# -- generated documents -------------------------------------------------------------------------
+
+ZH = [
+    "打开手机钉钉，点击工作台。",
+    "他说：“好。”",
+    "（详见第3条。）",
+    "费用为3.5元",
+    "真的吗？",
+    "支持v2.1版本；",
+    "请联系客服",
+]
+EN = [
+    "Charge it fully.",
+    "See e.g. the manual",
+    "Dr. Smith said so!",
+    "Visit https://a.example/b.c?d=1.",
+    "Why?",
+]
+MARKERS = ["- ", "* ", "+ ", "1. ", "2) ", "(3) ", "①", "4、", "一、", "（二）", "• "]
+HEADINGS = [
+    "# 标题",
+    "## Setup",
+    "###### Deep",
+    "1. Introduction",
+    "1.2 Scope",
+    "第一章 总则",
+    "第二条　正文，继续。",
+    "一、考勤",
+    "（一）打卡",
+]
+SPACES = [" ", "  ", "\t", "\u3000", "\xa0", ""]
+SOUP = [
+    *"ab.。,，、!！?？;；:：-*+#|`~=_()（）“”\"'123 \t\n\n\u3000\xa0中文字Z",
+    "1. ",
+    "- ",
+    "```",
+    "    ",
+    "\r\n",
+]
+
+
+def sentence(rng: random.Random) -> str:
+    pool = ZH if rng.random() < 0.6 else EN
+    return rng.choice(pool) + ("" if rng.random() < 0.7 else rng.choice(SPACES))
+
+
+def paragraph(rng: random.Random) -> str:
+    parts = [sentence(rng) for _ in range(rng.randint(1, 5))]
+    glue = rng.choice([" ", "", "\n", "\u3000\u3000"])
+    return glue.join(parts) * (40 if rng.random() < 0.05 else 1)
+
+
+def text_block(rng: random.Random, markdown: bool) -> str:
+    choice = rng.randrange(8 if markdown else 4)
+    if choice == 0:
+        return paragraph(rng)
+    if choice == 1:
+        return rng.choice(HEADINGS[3:] if not markdown else HEADINGS)
+    if choice == 2:
+        return "\n".join(
+            rng.choice(["", "  ", "    "]) + rng.choice(MARKERS) + paragraph(rng) for _ in range(3)
+        )
+    if choice == 3:
+        return rng.choice(["---", "***", "===", "- - -"])
+    if choice == 4:
+        return "| a | b |\n|---|:-:|\n" + "\n".join(
+            f"| {sentence(rng)} | {i} |" for i in range(rng.randint(0, 3))
+        )
+    if choice == 5:
+        return "```\n" + paragraph(rng) + "\n\n# x\n" + ("```" if rng.random() < 0.8 else "")
+    if choice == 6:
+        return "    " + paragraph(rng).replace("\n", "\n    ")
+    return paragraph(rng) + "\n" + rng.choice(["=====", "-----"])
+
+
+def generated_text(seed: int, markdown: bool) -> str:
+    rng = random.Random(seed)
+    blocks = [text_block(rng, markdown) for _ in range(rng.randint(1, 12))]
+    text = "".join(b + rng.choice(["\n", "\n\n", "\n \n", "\n\t\n\n"]) for b in blocks)
+    return text.replace("\n", "\r\n") if rng.random() < 0.1 else text
+
+
+def soup(seed: int) -> str:
+    rng = random.Random(seed)
+    return "".join(rng.choice(SOUP) for _ in range(rng.randint(0, 400)))
+
+
+def html_inline(rng: random.Random) -> str:
+    text = paragraph(rng).replace("&", "&amp;").replace("<", "&lt;")
+    words = text.split(" ")
+    for _ in range(rng.randint(0, 3)):
+        i = rng.randrange(len(words))
+        words[i] = rng.choice(
+            ["<b>{}</b>", "<a href='x.html?a=1&amp;b=2'>{}</a>", "{}&nbsp;", "{}<br>", "&#x4e2d;{}"]
+        ).format(words[i])
+    return " ".join(words)
+
+
+def html_block(rng: random.Random, depth: int = 0) -> str:
+    choice = rng.randrange(9)
+    if choice == 0 or depth > 2:
+        return f"<p>{html_inline(rng)}</p>"
+    if choice == 1:
+        return f"<h{rng.randint(1, 6)}>{html_inline(rng)}</h{rng.randint(1, 6)}>"
+    if choice == 2:
+        items = "".join(
+            f"<li>{html_inline(rng)}{html_block(rng, depth + 1) if rng.random() < 0.3 else ''}"
+            for _ in range(3)
+        )
+        return f"<ul>\n{items}</ul>"
+    if choice == 3:
+        cell = rng.choice(["th", "td"])
+        rows = "".join(
+            f"<tr><{cell}>{html_inline(rng)}</{cell}><td>{i}</td></tr>\n" for i in range(rng.randint(1, 4))
+        )
+        return f"<table>{rows}</table>"
+    if choice == 4:
+        return f"<pre><code>{html_inline(rng)}\n\n  x = 1</code></pre>"
+    if choice == 5:
+        return "<script>var p = '<p>no</p>';</script><style>p { x: 1 }</style><!-- hidden. -->"
+    if choice == 6:
+        return f"<div>{html_inline(rng)}<div>{html_block(rng, depth + 1)}</div>{html_inline(rng)}</div>"
+    if choice == 7:
+        return f"<p>&nbsp;</p>{html_inline(rng)}"
+    return f"<ol><li><p>{html_inline(rng)}</p><p>{html_inline(rng)}</p></li></ol>"
+
+
+def generated_html(seed: int) -> str:
+    rng = random.Random(seed)
+    body = "\n".join(html_block(rng) for _ in range(rng.randint(1, 10)))
+    return f"<!DOCTYPE html>\n<html><head><title>T</title></head><body>\n{body}\n</body></html>"
+
+
+SEEDS = range(150)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_generated_plain_text_units_are_exact_and_cover_every_character(seed: int) -> None:
+    check(DocumentInput("g", generated_text(seed, markdown=False), format="text"))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_generated_markdown_units_are_exact_and_cover_every_character(seed: int) -> None:
+    check(DocumentInput("g", generated_text(seed, markdown=True), format="markdown"))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_character_soup_units_are_exact_and_cover_every_character(seed: int) -> None:
+    for fmt in ("text", "markdown"):
+        check(DocumentInput("g", soup(seed), format=fmt))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_generated_html_units_cover_the_visible_text_exactly(seed: int) -> None:
+    check(DocumentInput("g", generated_html(seed), format="html"))
+
+
+def test_parsing_is_deterministic() -> None:
+    doc = DocumentInput("g", generated_text(7, markdown=True), format="markdown")
+    assert parse_document(doc) == parse_document(doc)
+
+
+# -- real documents ------------------------------------------------------------------------------
+
+
+def sample_documents() -> list[DocumentInput]:
+    manifest = SAMPLE_KB / "manifest.json"
+    if not manifest.exists():
+        return []
+    entries = json.loads(manifest.read_text(encoding="utf-8"))["documents"]
+    return [
+        DocumentInput(
+            e["doc_id"], (SAMPLE_KB / e["file"]).read_text(encoding="utf-8"), e["version"], format=e["format"]
+        )
+        for e in entries
+    ]
+
+
+def test_sample_knowledge_base_documents_parse_exactly() -> None:
+    docs = sample_documents()
+    if not docs:
+        pytest.skip("the sample knowledge base is not present")
+    for doc in docs:
+        check(doc)
+
+
+@pytest.mark.parametrize("corpus", EVAL_CORPORA, ids=[p.parent.name for p in EVAL_CORPORA])
+def test_evaluation_corpus_documents_parse_exactly(corpus: Path) -> None:
+    with corpus.open(encoding="utf-8") as lines:
+        for line in lines:
+            record = json.loads(line)
+            fmt: DocFormat = record.get("format", "text")
+            check(DocumentInput(record["doc_id"], record["text"], record.get("version", "1"), format=fmt))

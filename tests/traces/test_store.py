@@ -1,0 +1,222 @@
+"""The store and writer: one durable, append-only file per run, read back exactly as written."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tools.errors import InputError, NotFoundError, TraceError
+from traces.schema import SCHEMA_VERSION, TraceEvent, TraceHeader
+from traces.store import TraceStore
+
+Events = list[tuple[str, dict[str, Any]]]
+
+
+def test_a_written_trace_reads_back_equal(
+    store: TraceStore, make_header: Callable[..., TraceHeader], sample_events: Events
+) -> None:
+    with store.begin(make_header()) as writer:
+        written = [writer.append(step, data) for step, data in sample_events]
+        final = writer.finish("answered")
+    trace = store.read("r-0001")
+    assert (trace.header, list(trace.events), trace.complete) == (writer.header, written, True)
+    assert trace.footer is not None
+    assert (trace.footer.hash, trace.footer.outcome_status, trace.footer.events) == (final, "answered", 8)
+
+
+def test_events_are_numbered_from_zero_and_linked_to_their_predecessor(
+    store: TraceStore, make_header: Callable[..., TraceHeader]
+) -> None:
+    with store.begin(make_header()) as writer:
+        first = writer.append("recalled", {"query": "a"})
+        second = writer.append("checked", {"score": 0.5})
+    assert (first.seq, second.seq) == (0, 1)
+    assert (first.prev_hash, second.prev_hash) == (writer.header.hash, first.hash)
+
+
+def test_appended_data_is_returned_as_it_reads_back(
+    store: TraceStore, make_header: Callable[..., TraceHeader]
+) -> None:
+    with store.begin(make_header()) as writer:
+        event = writer.append("slid", {"window": (80, 158)})
+    assert event.data == {"window": [80, 158]}
+    assert store.read("r-0001").events == (event,)
+
+
+def test_trace_file_lives_under_its_utc_day(
+    store: TraceStore, make_header: Callable[..., TraceHeader]
+) -> None:
+    with store.begin(make_header(created_at="2025-12-31T23:59:59+00:00")) as writer:
+        writer.finish("answered")
+    assert store.path("r-0001") == store.root / "2025" / "12" / "31" / "r-0001.jsonl"
+
+
+def test_header_records_the_current_schema_and_a_hash(
+    store: TraceStore, make_header: Callable[..., TraceHeader]
+) -> None:
+    with store.begin(make_header()) as writer:
+        pass
+    assert writer.header.schema_version == SCHEMA_VERSION
+    assert len(writer.header.hash) == 64
+
+
+def test_policy_hash_is_filled_in_from_the_policy(make_header: Callable[..., TraceHeader]) -> None:
+    assert make_header(policy={"a": 1}).policy_hash != make_header(policy={"a": 2}).policy_hash
+
+
+def test_llm_settings_holding_a_secret_are_refused(make_header: Callable[..., TraceHeader]) -> None:
+    with pytest.raises(ValueError, match="api_key"):
+        make_header(llm={"model": "m", "api_key": "sk-123"})
+
+
+def test_llm_settings_may_name_token_limits(make_header: Callable[..., TraceHeader]) -> None:
+    assert make_header(llm={"model": "m", "quirks": {"max_tokens": 512}}).llm["quirks"] == {"max_tokens": 512}
+
+
+def test_created_at_must_be_utc(make_header: Callable[..., TraceHeader]) -> None:
+    with pytest.raises(ValueError, match="not in UTC"):
+        make_header(created_at="2025-03-01T08:30:00+08:00")
+
+
+def test_event_data_must_be_plain_json(store: TraceStore, make_header: Callable[..., TraceHeader]) -> None:
+    with store.begin(make_header()) as writer, pytest.raises(ValueError, match=r"data\.score"):
+        writer.append("checked", {"score": float("nan")})
+
+
+def test_step_names_are_lower_case_identifiers(
+    store: TraceStore, make_header: Callable[..., TraceHeader]
+) -> None:
+    with store.begin(make_header()) as writer, pytest.raises(ValueError, match="step"):
+        writer.append("Recalled Hits", {})
+
+
+def test_free_step_names_are_accepted(store: TraceStore, make_header: Callable[..., TraceHeader]) -> None:
+    with store.begin(make_header()) as writer:
+        writer.append("cache_hit", {"key": "k"})
+        writer.finish("answered")
+    assert [e.step for e in store.read("r-0001").events] == ["cache_hit"]
+
+
+def test_finish_fsyncs_the_trace_before_returning(
+    tmp_path: Path, make_header: Callable[..., TraceHeader], sample_events: Events
+) -> None:
+    synced: list[int] = []  # inode of every file or folder synced
+
+    def fsync(fd: int) -> None:
+        synced.append(os.fstat(fd).st_ino)
+
+    store = TraceStore(tmp_path, fsync=fsync)
+    writer = store.begin(make_header())
+    for step, data in sample_events:
+        writer.append(step, data)
+    assert synced == []
+    writer.finish("answered")
+    assert synced[0] == writer.path.stat().st_ino
+    assert writer.path.parent.stat().st_ino in synced, "the new file's folder entry is made durable too"
+
+
+def test_fsync_each_syncs_every_line(
+    tmp_path: Path, make_header: Callable[..., TraceHeader], sample_events: Events
+) -> None:
+    synced: list[int] = []
+    store = TraceStore(tmp_path, fsync_each=True, fsync=synced.append)
+    with store.begin(make_header()) as writer:
+        after_header = len(synced)
+        for step, data in sample_events:
+            writer.append(step, data)
+        assert len(synced) - after_header == len(sample_events)
+
+
+def test_a_finished_trace_is_readable_from_another_process(
+    store: TraceStore, write_run: Callable[..., Path]
+) -> None:
+    path = write_run()
+    script = (
+        "import sys; from pathlib import Path; from traces import read_trace, verify;"
+        "t = read_trace(Path(sys.argv[1])); r = verify(t); print(t.complete, r.ok, len(t.events))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script, str(path)], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.split() == ["True", "True", "8"]
+
+
+def test_an_exception_leaves_an_incomplete_trace_ending_in_an_aborted_event(
+    store: TraceStore, make_header: Callable[..., TraceHeader]
+) -> None:
+    with pytest.raises(RuntimeError), store.begin(make_header()) as writer:
+        writer.append("recalled", {"query": "q"})
+        raise RuntimeError("index vanished")
+    trace = store.read("r-0001")
+    assert not trace.complete
+    assert [(e.step, e.data) for e in trace.events][-1] == (
+        "aborted",
+        {"error": "RuntimeError", "message": "index vanished"},
+    )
+
+
+def test_no_event_is_taken_after_finish(store: TraceStore, make_header: Callable[..., TraceHeader]) -> None:
+    writer = store.begin(make_header())
+    writer.finish("answered")
+    with pytest.raises(TraceError, match="finished"):
+        writer.append("recalled", {})
+
+
+def test_finish_adds_one_line_to_the_index(store: TraceStore, write_run: Callable[..., Path]) -> None:
+    path = write_run()
+    [line] = store.index_path.read_text(encoding="utf-8").splitlines()
+    entry = json.loads(line)
+    assert (entry["run_id"], entry["status"], entry["outcome_status"], entry["events"]) == (
+        "r-0001",
+        "complete",
+        "answered",
+        8,
+    )
+    assert entry["bytes"] == path.stat().st_size
+    assert entry["final_hash"] == store.read("r-0001").final_hash
+
+
+def test_a_run_id_cannot_be_reused(store: TraceStore, make_header: Callable[..., TraceHeader]) -> None:
+    store.begin(make_header(created_at="2025-03-01T08:30:00Z")).close()
+    with pytest.raises(InputError, match="already has a trace"):
+        store.begin(make_header(created_at="2025-03-02T08:30:00Z"))
+
+
+@pytest.mark.parametrize("run_id", ["../escape", "a/b", "", ".hidden", "x" * 200])
+def test_run_ids_unusable_as_file_names_are_refused(store: TraceStore, run_id: str) -> None:
+    with pytest.raises(InputError, match="run id"):
+        store.path(run_id)
+
+
+def test_an_unknown_run_id_is_not_found(store: TraceStore, write_run: Callable[..., Path]) -> None:
+    write_run()
+    with pytest.raises(NotFoundError, match="r-9999"):
+        store.read("r-9999")
+
+
+def test_a_trace_can_be_read_by_its_path(store: TraceStore, write_run: Callable[..., Path]) -> None:
+    path = write_run()
+    assert store.read(path).header.run_id == store.read(str(path)).header.run_id == "r-0001"
+
+
+def test_each_event_is_one_line_on_disk(store: TraceStore, write_run: Callable[..., Path]) -> None:
+    lines = write_run().read_text(encoding="utf-8").splitlines()
+    kinds = [json.loads(line)["type"] for line in lines]
+    assert kinds == ["header"] + ["event"] * 8 + ["footer"]
+
+
+def test_non_ascii_text_is_stored_unescaped(store: TraceStore, write_run: Callable[..., Path]) -> None:
+    assert "课程开始前可以退款吗" in write_run().read_text(encoding="utf-8")
+
+
+def test_event_models_match_the_file_records(store: TraceStore, write_run: Callable[..., Path]) -> None:
+    path = write_run()
+    second_line = json.loads(path.read_text(encoding="utf-8").splitlines()[1])
+    assert TraceEvent.model_validate(second_line) == store.read("r-0001").events[0]

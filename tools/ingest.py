@@ -1,0 +1,264 @@
+"""Writing one document version into the store, inside the caller's write transaction.
+
+The rules, per incoming document (applied in batch order, so a later line sees an earlier one):
+
+    empty or whitespace-only text           -> skipped, with a reason
+    over max_bytes (UTF-8)                  -> DocumentTooLargeError (the caller rolls back the batch)
+    version not stored yet                  -> stored; becomes the current version (added / updated)
+    stored, same text, format, title, acl   -> unchanged (if it is the current version)
+    stored, same text and format, other
+        title/acl/metadata                  -> those fields updated in place
+    stored, other text or format            -> VersionClashError, or with replace=True its rows replaced
+    stored but not current (older version,
+        or a deleted document)              -> becomes current again (a new live span)
+
+A version that stops being current keeps its rows: it stays readable for replay.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Literal
+
+from tools.errors import DocumentTooLargeError, InputError, VersionClashError
+from tools.parse import parse_document
+from tools.tokenize import recall_tokens
+from tools.types import DocumentInput, ParsedDocument
+
+Outcome = Literal["added", "updated", "unchanged", "skipped"]
+
+
+@dataclass(slots=True)
+class Tally:
+    """Running counts of one batch (mutable: it accumulates while the batch is written)."""
+
+    added: int = 0
+    updated: int = 0
+    versions_added: int = 0
+    unchanged: int = 0
+    units: int = 0
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        """True when the batch changed anything, so that a new generation is needed."""
+        return self.added + self.updated > 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Incoming:
+    """A document with the derived fields every rule compares."""
+
+    doc: DocumentInput
+    sha256: str
+    acl_json: str
+    metadata_json: str
+
+
+def apply_document(
+    conn: sqlite3.Connection,
+    doc: DocumentInput,
+    generation: int,
+    *,
+    replace: bool,
+    max_bytes: int,
+    tally: Tally,
+) -> Outcome:
+    """Write one document version at ``generation`` following the rules above; returns what happened."""
+    incoming = _screen(doc, max_bytes)
+    if incoming is None:
+        tally.skipped.append((doc.doc_id, "empty or whitespace-only text"))
+        return "skipped"
+    had_current = _has_current(conn, doc.doc_id)
+    if not _write_version(conn, incoming, generation, replace=replace, tally=tally):
+        tally.unchanged += 1
+        return "unchanged"
+    if had_current:
+        tally.updated += 1
+        return "updated"
+    tally.added += 1
+    return "added"
+
+
+def _screen(doc: DocumentInput, max_bytes: int) -> _Incoming | None:
+    """Refuse an oversize document, pass over an empty one, derive the compared fields of the rest."""
+    data = doc.text.encode("utf-8")
+    if len(data) > max_bytes:
+        raise DocumentTooLargeError(
+            f"document {doc.doc_id!r} version {doc.version!r} is {len(data)} bytes, over the limit of "
+            f"{max_bytes} bytes; split it or raise the limit"
+        )
+    if not doc.text.strip():
+        return None
+    return _Incoming(doc, hashlib.sha256(data).hexdigest(), _acl_json(doc), _metadata_json(doc))
+
+
+def _write_version(
+    conn: sqlite3.Connection, incoming: _Incoming, generation: int, *, replace: bool, tally: Tally
+) -> bool:
+    """Store, replace, update or revive the version; False when it is already there as given."""
+    doc = incoming.doc
+    row = conn.execute(
+        "SELECT sha256, format, title, acl, metadata, is_current FROM versions "
+        "WHERE doc_id = ? AND version = ?",
+        (doc.doc_id, doc.version),
+    ).fetchone()
+    if row is None:
+        _store_new(conn, incoming, generation, tally)
+        return True
+    sha, fmt, title, acl, metadata, is_current = row
+    if (sha, fmt) != (incoming.sha256, doc.format):
+        if not replace:
+            raise VersionClashError(
+                f"document {doc.doc_id!r} version {doc.version!r} is already stored with different text; "
+                "give it a new version, or replace it (--replace)"
+            )
+        _replace_content(conn, incoming, tally)
+    elif is_current and (title, acl, metadata) == (doc.title, incoming.acl_json, incoming.metadata_json):
+        return False
+    else:
+        _update_fields(conn, incoming)
+    _make_current(conn, incoming, generation, is_current=bool(is_current))
+    return True
+
+
+def _acl_json(doc: DocumentInput) -> str:
+    return json.dumps(sorted(set(doc.acl)), ensure_ascii=False)
+
+
+def _metadata_json(doc: DocumentInput) -> str:
+    try:
+        return json.dumps(dict(doc.metadata), ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"document {doc.doc_id!r}: metadata is not JSON ({exc})") from exc
+
+
+def _has_current(conn: sqlite3.Connection, doc_id: str) -> bool:
+    row = conn.execute("SELECT 1 FROM versions WHERE doc_id = ? AND is_current = 1", (doc_id,)).fetchone()
+    return row is not None
+
+
+def _store_new(conn: sqlite3.Connection, incoming: _Incoming, generation: int, tally: Tally) -> None:
+    """A version the store has never seen: its rows, then it takes over as current."""
+    doc = incoming.doc
+    conn.execute(
+        "INSERT OR IGNORE INTO documents(doc_id, created_gen) VALUES (?, ?)", (doc.doc_id, generation)
+    )
+    _close_current(conn, doc.doc_id, generation)
+    conn.execute(
+        "INSERT INTO versions(doc_id, version, title, format, text, sha256, acl, metadata, added_gen, "
+        "removed_gen, is_current) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 1)",
+        (doc.doc_id, doc.version, doc.title, doc.format, doc.text, incoming.sha256, incoming.acl_json,
+         incoming.metadata_json, generation),
+    )  # fmt: skip
+    _insert_content(conn, parse_document(doc), tally)
+    _insert_acl(conn, doc)
+    _open_span(conn, doc.doc_id, doc.version, generation)
+
+
+def _replace_content(conn: sqlite3.Connection, incoming: _Incoming, tally: Tally) -> None:
+    """Rewrite a stored version's text and rows (only with replace=True)."""
+    doc = incoming.doc
+    key = (doc.doc_id, doc.version)
+    conn.execute("DELETE FROM units WHERE doc_id = ? AND version = ?", key)
+    conn.execute("DELETE FROM sections WHERE doc_id = ? AND version = ?", key)
+    conn.execute(
+        "UPDATE versions SET format = ?, text = ?, sha256 = ? WHERE doc_id = ? AND version = ?",
+        (doc.format, doc.text, incoming.sha256, *key),
+    )
+    _update_fields(conn, incoming)
+    _insert_content(conn, parse_document(doc), tally)
+
+
+def _update_fields(conn: sqlite3.Connection, incoming: _Incoming) -> None:
+    """Title, ACL and metadata of a stored version, in place."""
+    doc = incoming.doc
+    key = (doc.doc_id, doc.version)
+    conn.execute(
+        "UPDATE versions SET title = ?, acl = ?, metadata = ? WHERE doc_id = ? AND version = ?",
+        (doc.title, incoming.acl_json, incoming.metadata_json, *key),
+    )
+    conn.execute("DELETE FROM acl WHERE doc_id = ? AND version = ?", key)
+    _insert_acl(conn, doc)
+
+
+def _make_current(
+    conn: sqlite3.Connection, incoming: _Incoming, generation: int, *, is_current: bool
+) -> None:
+    """Bring a stored, no longer current version back: the current one is closed, a new span opens."""
+    if is_current:
+        return
+    doc = incoming.doc
+    _close_current(conn, doc.doc_id, generation)
+    conn.execute(
+        "UPDATE versions SET is_current = 1, removed_gen = NULL WHERE doc_id = ? AND version = ?",
+        (doc.doc_id, doc.version),
+    )
+    _open_span(conn, doc.doc_id, doc.version, generation)
+
+
+def retire_document(conn: sqlite3.Connection, doc_id: str, generation: int) -> bool:
+    """Delete a document from ``generation`` on: its versions stay stored (for replay) but none is live.
+
+    Returns False when the document has no live version (unknown or already deleted).
+    """
+    if not _has_current(conn, doc_id):
+        return False
+    _close_current(conn, doc_id, generation)
+    return True
+
+
+def _close_current(conn: sqlite3.Connection, doc_id: str, generation: int) -> None:
+    """End the live span of the document's current version (if any) at ``generation``."""
+    conn.execute(
+        "UPDATE versions SET is_current = 0, removed_gen = ? WHERE doc_id = ? AND is_current = 1",
+        (generation, doc_id),
+    )
+    conn.execute(
+        "UPDATE spans SET removed_gen = ? WHERE doc_id = ? AND removed_gen IS NULL", (generation, doc_id)
+    )
+    # A version added and superseded within one batch was never live: drop its empty span.
+    conn.execute("DELETE FROM spans WHERE doc_id = ? AND added_gen = removed_gen", (doc_id,))
+
+
+def _open_span(conn: sqlite3.Connection, doc_id: str, version: str, generation: int) -> None:
+    conn.execute(
+        "INSERT INTO spans(doc_id, version, added_gen, removed_gen) VALUES (?, ?, ?, NULL) "
+        "ON CONFLICT(doc_id, version, added_gen) DO UPDATE SET removed_gen = NULL",
+        (doc_id, version, generation),
+    )
+
+
+def _insert_content(conn: sqlite3.Connection, parsed: ParsedDocument, tally: Tally) -> None:
+    """Sections, then units with their BM25 recall tokens (space-joined; tokens never contain spaces)."""
+    doc_id, version = parsed.doc_id, parsed.version
+    conn.executemany(
+        'INSERT INTO sections(doc_id, version, section_id, parent_id, level, title, start, "end", path) '
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (doc_id, version, s.section_id, s.parent_id, s.level, s.title, s.start, s.end,
+             json.dumps(list(s.path), ensure_ascii=False))
+            for s in parsed.sections
+        ],
+    )  # fmt: skip
+    conn.executemany(
+        'INSERT INTO units(doc_id, version, ordinal, kind, section_id, start, "end", link, tokens) '
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (doc_id, version, u.ordinal, u.kind, u.section_id, u.start, u.end, u.link,
+             " ".join(recall_tokens(u.text)))
+            for u in parsed.units
+        ],
+    )  # fmt: skip
+    tally.units += len(parsed.units)
+    tally.versions_added += 1
+
+
+def _insert_acl(conn: sqlite3.Connection, doc: DocumentInput) -> None:
+    conn.executemany(
+        "INSERT INTO acl(doc_id, version, grp) VALUES (?, ?, ?)",
+        [(doc.doc_id, doc.version, group) for group in sorted(set(doc.acl))],
+    )

@@ -1,0 +1,322 @@
+"""Document sources: files, folders and corpus.jsonl files read into ``DocumentInput`` values.
+
+Reading is a separate phase from writing so that bad input never half-fills an index:
+``collect`` reads and validates every path first and raises on the first bad one; only then does
+the caller hand the documents to the store. Nothing here prints; warnings are returned.
+
+Rules:
+
+- ``.md``/``.markdown`` are markdown, ``.txt`` is text, ``.html``/``.htm`` is html, ``.jsonl`` is a
+  corpus file in the evaluation format (``doc_id`` and ``text`` required; ``title``, ``version``
+  (default "1"), ``format`` (default "text"), ``acl`` and ``metadata`` optional).
+- Folders are walked recursively in sorted order. Hidden files and folders are skipped; files with
+  other extensions are skipped with a warning. A file of another type named explicitly is an
+  ``UnsupportedFormatError``.
+- A file's doc_id is its path relative to the root it was found under (the folder given, or the
+  file's own folder) without the extension, in posix form: ``help/returns.md`` -> ``help/returns``.
+  Its title is its first heading (markdown ``#``; html ``h1``-``h6``, then ``<title>``), else the stem.
+- The caller's ``acl`` and ``version`` apply to every file. For corpus records they are defaults
+  only: a record's own non-empty ``acl`` and its own ``version`` win, because the corpus file is
+  the authority on its documents, and a default ACL can only narrow who reads a public record.
+- Documents that are empty or whitespace are skipped with a warning. The same doc_id and version
+  twice with different text is a ``VersionClashError``; an exact duplicate is dropped with a warning.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+
+from tools.errors import (
+    DecodeError,
+    DocumentTooLargeError,
+    InputError,
+    MalformedRecordError,
+    UnsupportedFormatError,
+    VersionClashError,
+)
+from tools.types import DOC_FORMATS, DocFormat, DocumentInput
+
+__all__ = [
+    "FILE_FORMATS",
+    "SUPPORTED_SUFFIXES",
+    "Collection",
+    "collect",
+    "html_title",
+    "markdown_title",
+    "read_corpus_jsonl",
+]
+
+FILE_FORMATS: Mapping[str, DocFormat] = {
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".txt": "text",
+    ".html": "html",
+    ".htm": "html",
+}
+SUPPORTED_SUFFIXES: tuple[str, ...] = (*FILE_FORMATS, ".jsonl")
+
+_ATX_RE = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$")
+_FENCE_RE = re.compile(r"^ {0,3}(```|~~~)")
+
+
+@dataclass(frozen=True, slots=True)
+class Collection:
+    """What ``collect`` found: the documents in order, the warnings, and how many were skipped."""
+
+    documents: tuple[DocumentInput, ...]
+    warnings: tuple[str, ...]
+    skipped: int
+
+
+@dataclass(slots=True)
+class _Collector:
+    """Accumulates documents while remembering where each (doc_id, version) came from."""
+
+    documents: list[DocumentInput] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    skipped: int = 0
+    origins: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+
+    def skip(self, warning: str) -> None:
+        self.warnings.append(warning)
+        self.skipped += 1
+
+    def add(self, doc: DocumentInput, origin: str) -> None:
+        key = (doc.doc_id, doc.version)
+        seen = self.origins.get(key)
+        if seen is not None:
+            first_origin, first_text = seen
+            if first_text != doc.text:
+                raise VersionClashError(
+                    f"{doc.doc_id}@{doc.version} is given twice with different text: "
+                    f"{first_origin} and {origin}"
+                )
+            self.skip(f"{origin}: {doc.doc_id}@{doc.version} duplicates {first_origin}; skipped")
+            return
+        self.origins[key] = (origin, doc.text)
+        self.documents.append(doc)
+
+
+def collect(
+    paths: Sequence[Path],
+    *,
+    acl: tuple[str, ...] | None = None,
+    version: str | None = None,
+    max_bytes: int | None = None,
+) -> Collection:
+    """Read and validate every document under ``paths``; raise an ``InputError`` before anything is written.
+
+    ``acl``/``version`` override every file's and default every corpus record's (see the module
+    docstring). ``max_bytes`` rejects any single document larger than that many UTF-8 bytes.
+    """
+    out = _Collector()
+    for path in paths:
+        if not path.exists():
+            raise InputError(f"{path}: no such file or directory")
+        if path.is_dir():
+            for file in _walk(path, out):
+                _collect_file(file, path, out, acl, version, max_bytes)
+        else:
+            if path.suffix.lower() not in SUPPORTED_SUFFIXES:
+                raise UnsupportedFormatError(
+                    f"{path}: unsupported file type {path.suffix or '(none)'!r}; "
+                    f"supported: {', '.join(SUPPORTED_SUFFIXES)}"
+                )
+            _collect_file(path, path.parent, out, acl, version, max_bytes)
+    return Collection(tuple(out.documents), tuple(out.warnings), out.skipped)
+
+
+def read_corpus_jsonl(
+    path: Path, *, acl: tuple[str, ...] | None = None, version: str | None = None
+) -> list[DocumentInput]:
+    """Every document of one corpus file in the evaluation format, whatever its name; empty records dropped.
+
+    Validation and errors are those of ``collect``; use ``collect`` to see the warnings too.
+    """
+    out = _Collector()
+    for lineno, doc in _read_jsonl(path, acl, version, None, out):
+        out.add(doc, f"{path}:{lineno}")
+    return out.documents
+
+
+def _walk(folder: Path, out: _Collector) -> Iterator[Path]:
+    """Supported files under ``folder``, depth first in sorted name order, hidden entries skipped."""
+    for entry in sorted(folder.iterdir(), key=lambda p: p.name):
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir():
+            # Not following directory symlinks keeps the walk finite and inside the folder given.
+            if not entry.is_symlink():
+                yield from _walk(entry, out)
+        elif entry.suffix.lower() in SUPPORTED_SUFFIXES:
+            yield entry
+        else:
+            out.warnings.append(f"{entry}: unsupported file type {entry.suffix or '(none)'!r}; skipped")
+
+
+def _collect_file(
+    path: Path,
+    root: Path,
+    out: _Collector,
+    acl: tuple[str, ...] | None,
+    version: str | None,
+    max_bytes: int | None,
+) -> None:
+    if path.suffix.lower() == ".jsonl":
+        for lineno, doc in _read_jsonl(path, acl, version, max_bytes, out):
+            out.add(doc, f"{path}:{lineno}")
+        return
+    if max_bytes is not None and path.stat().st_size > max_bytes:
+        raise DocumentTooLargeError(f"{path}: {path.stat().st_size} bytes is over the limit of {max_bytes}")
+    text = _decode(path, path.read_bytes())
+    if not text.strip():
+        out.skip(f"{path}: empty document; skipped")
+        return
+    fmt = FILE_FORMATS[path.suffix.lower()]
+    doc_id = path.relative_to(root).with_suffix("").as_posix()
+    title = _title(text, fmt) or path.stem
+    # The file name relative to its root, not the path as typed: re-ingesting the same folder from
+    # another working directory must leave the document unchanged.
+    metadata = {"file": path.relative_to(root).as_posix()}
+    doc = DocumentInput(doc_id, text, version or "1", title, fmt, acl or (), metadata)
+    out.add(doc, str(path))
+
+
+def _decode(path: Path, data: bytes) -> str:
+    """UTF-8 text without a byte-order mark; DecodeError names the file and the line."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise DecodeError(f"{path}:{line}: not valid UTF-8 (byte {exc.start})") from exc
+    # The BOM is an encoding marker, not content: dropping it keeps offsets counting real text.
+    return text.removeprefix("\ufeff")
+
+
+def _read_jsonl(
+    path: Path,
+    acl: tuple[str, ...] | None,
+    version: str | None,
+    max_bytes: int | None,
+    out: _Collector,
+) -> list[tuple[int, DocumentInput]]:
+    """Every record of a corpus file, validated; the first bad line raises with its line number."""
+    text = _decode(path, path.read_bytes())
+    docs: list[tuple[int, DocumentInput]] = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise MalformedRecordError(str(path), lineno, f"not valid JSON ({exc.msg})") from exc
+        doc = _record(obj, str(path), lineno, acl, version)
+        if max_bytes is not None and len(doc.text.encode("utf-8")) > max_bytes:
+            raise DocumentTooLargeError(
+                f"{path}:{lineno}: {doc.doc_id} is over the limit of {max_bytes} bytes"
+            )
+        if not doc.text.strip():
+            out.skip(f"{path}:{lineno}: {doc.doc_id} is an empty document; skipped")
+            continue
+        docs.append((lineno, doc))
+    return docs
+
+
+def _record(
+    obj: object, path: str, lineno: int, acl: tuple[str, ...] | None, version: str | None
+) -> DocumentInput:
+    """One corpus.jsonl record as a document; MalformedRecordError names the field at fault."""
+
+    def bad(reason: str) -> MalformedRecordError:
+        return MalformedRecordError(path, lineno, reason)
+
+    if not isinstance(obj, dict):
+        raise bad("expected a JSON object")
+    for name in ("doc_id", "text"):
+        if name not in obj:
+            raise bad(f"missing required field {name!r}")
+    for name in ("doc_id", "text", "title", "version"):
+        if name in obj and not isinstance(obj[name], str):
+            raise bad(f"field {name!r} must be a string")
+    if not obj["doc_id"].strip():
+        raise bad("field 'doc_id' must not be empty")
+    fmt = obj.get("format", "text")
+    if fmt not in DOC_FORMATS:
+        raise bad(f"field 'format' must be one of {', '.join(DOC_FORMATS)}")
+    acl_value = obj.get("acl", [])
+    if not isinstance(acl_value, list) or not all(isinstance(g, str) for g in acl_value):
+        raise bad("field 'acl' must be a list of strings")
+    metadata = obj.get("metadata", {})
+    if not isinstance(metadata, dict):
+        raise bad("field 'metadata' must be an object")
+    return DocumentInput(
+        doc_id=obj["doc_id"],
+        text=obj["text"],
+        version=obj.get("version") or version or "1",
+        title=obj.get("title", ""),
+        format=fmt,
+        acl=tuple(acl_value) or acl or (),
+        metadata=metadata,
+    )
+
+
+def _title(text: str, fmt: DocFormat) -> str:
+    if fmt == "markdown":
+        return markdown_title(text)
+    if fmt == "html":
+        return html_title(text)
+    return ""
+
+
+def markdown_title(text: str) -> str:
+    """The text of the first ATX heading outside fenced code, or "" when there is none."""
+    in_fence = False
+    for line in text.splitlines():
+        if _FENCE_RE.match(line):
+            in_fence = not in_fence
+        elif not in_fence and (match := _ATX_RE.match(line)):
+            return match.group(1).strip()
+    return ""
+
+
+class _TitleParser(HTMLParser):
+    """Collects the first h1-h6 text and the <title> text."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.heading = ""
+        self.title = ""
+        self._into: str | None = None
+        self._buffer: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self._into is None and (tag == "title" or re.fullmatch(r"h[1-6]", tag)):
+            self._into = tag
+            self._buffer = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag != self._into:
+            return
+        found = " ".join("".join(self._buffer).split())
+        if tag == "title":
+            self.title = self.title or found
+        else:
+            self.heading = self.heading or found
+        self._into = None
+
+    def handle_data(self, data: str) -> None:
+        if self._into is not None:
+            self._buffer.append(data)
+
+
+def html_title(text: str) -> str:
+    """The first h1-h6 heading's text, else the <title>, else ""."""
+    parser = _TitleParser()
+    parser.feed(text)
+    parser.close()
+    return parser.heading or parser.title

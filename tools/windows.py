@@ -1,0 +1,160 @@
+"""Window arithmetic over one parsed document version: the mechanism, no decisions.
+
+A window is a set of unit ordinals of ONE document version. It is usually one contiguous run,
+plus anchors pulled in from above (a table's header row, a list's intro, a section's scope
+sentence). Every move here stays inside the document version it started in; which move to make
+and when to stop is decided in ``policies``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from tools.types import Hit, ParsedDocument, Section, Unit
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One move that grew a window, with the completeness score around it."""
+
+    move: str
+    unit_kind: str
+    reason: str
+    ordinals: tuple[int, ...]
+    score_before: float
+    score_after: float
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """Sorted, distinct unit ordinals of one document version, its seed hits and its history."""
+
+    doc_id: str
+    version: str
+    ordinals: tuple[int, ...]
+    seeds: tuple[Hit, ...] = ()
+    steps: tuple[Step, ...] = ()
+
+    @property
+    def first(self) -> int:
+        return self.ordinals[0]
+
+    @property
+    def last(self) -> int:
+        return self.ordinals[-1]
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.doc_id, self.version)
+
+
+def seed_window(hit: Hit) -> Window:
+    """The window of a single recall hit."""
+    return Window(hit.unit.doc_id, hit.unit.version, (hit.unit.ordinal,), (hit,))
+
+
+def with_units(window: Window, ordinals: Iterable[int], step: Step | None = None) -> Window:
+    """The window grown by ``ordinals`` (duplicates ignored), with the step appended."""
+    merged = tuple(sorted(set(window.ordinals).union(ordinals)))
+    steps = (*window.steps, step) if step is not None else window.steps
+    return replace(window, ordinals=merged, steps=steps)
+
+
+def runs(window: Window) -> list[tuple[int, int]]:
+    """Maximal runs of consecutive ordinals as (first, last) pairs, in document order."""
+    out: list[tuple[int, int]] = []
+    for ordinal in window.ordinals:
+        if out and ordinal == out[-1][1] + 1:
+            out[-1] = (out[-1][0], ordinal)
+        else:
+            out.append((ordinal, ordinal))
+    return out
+
+
+def spans(window: Window, doc: ParsedDocument) -> list[tuple[int, int]]:
+    """Character spans ``(start, end)`` of the window's runs in the document text."""
+    return [(doc.units[a].start, doc.units[b].end) for a, b in runs(window)]
+
+
+def char_count(window: Window, doc: ParsedDocument) -> int:
+    """Characters of document text the window hands back."""
+    return sum(end - start for start, end in spans(window, doc))
+
+
+def units_of(window: Window, doc: ParsedDocument) -> list[Unit]:
+    """The window's units in document order."""
+    return [doc.units[o] for o in window.ordinals]
+
+
+def neighbour(doc: ParsedDocument, ordinal: int, direction: int) -> Unit | None:
+    """The unit next to ``ordinal`` (direction -1 or +1) in the same section, or None at a boundary."""
+    target = ordinal + direction
+    if not 0 <= target < len(doc.units):
+        return None
+    here, there = doc.units[ordinal], doc.units[target]
+    if there.section_id != here.section_id and not _is_heading_of(doc, there, here):
+        return None
+    return there
+
+
+def _is_heading_of(doc: ParsedDocument, candidate: Unit, unit: Unit) -> bool:
+    """A section's own heading unit counts as inside the section for leftward moves."""
+    return (
+        candidate.kind == "heading"
+        and candidate.ordinal + 1 == unit.ordinal
+        and unit.section_id > 0
+        and (doc.sections[unit.section_id].start == candidate.start)
+    )
+
+
+def section_ordinals(doc: ParsedDocument, section_id: int) -> tuple[int, ...]:
+    """Ordinals of every unit inside a section, its subsections included."""
+    section = doc.sections[section_id]
+    return tuple(u.ordinal for u in doc.units if section.start <= u.start and u.end <= section.end)
+
+
+def section_chars(doc: ParsedDocument, section_id: int) -> int:
+    """Characters from the section's first unit to its last."""
+    ordinals = section_ordinals(doc, section_id)
+    if not ordinals:
+        return 0
+    return doc.units[ordinals[-1]].end - doc.units[ordinals[0]].start
+
+
+def section_path(doc: ParsedDocument, section_id: int) -> tuple[str, ...]:
+    """Heading titles from the top of the document down to the section."""
+    return doc.sections[section_id].path
+
+
+def parent_of(doc: ParsedDocument, section_id: int) -> Section | None:
+    """The enclosing section, or None for the root."""
+    parent = doc.sections[section_id].parent_id
+    return None if parent is None else doc.sections[parent]
+
+
+def overlaps_or_touches(a: Window, b: Window) -> bool:
+    """Two windows of one document version whose ordinal ranges overlap or are adjacent."""
+    return a.key == b.key and a.first <= b.last + 1 and b.first <= a.last + 1
+
+
+def merge_pair(a: Window, b: Window) -> Window:
+    """One window holding both, seeds and steps kept (a's first)."""
+    seeds = tuple({(h.unit.ordinal): h for h in (*a.seeds, *b.seeds)}.values())
+    merged = with_units(a, b.ordinals)
+    return replace(merged, seeds=seeds, steps=(*a.steps, *b.steps))
+
+
+def merge_windows(windows: Sequence[Window]) -> list[Window]:
+    """Merge windows of one document version that overlap or touch, keeping the input order of the first."""
+    out: list[Window] = []
+    for window in windows:
+        for i, kept in enumerate(out):
+            if overlaps_or_touches(kept, window):
+                out[i] = merge_pair(kept, window)
+                break
+        else:
+            out.append(window)
+    if len(out) < len(windows):
+        return merge_windows(out)
+    return out

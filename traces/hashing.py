@@ -1,0 +1,88 @@
+"""Canonical JSON and the hashes that chain a trace together.
+
+Canonical JSON is what every hash is computed over, so its rules are fixed for all schema versions:
+
+- object keys sorted, separators ``,`` and ``:`` with no spaces;
+- ``ensure_ascii=False``: non-ASCII text is hashed as UTF-8, not as ``\\uXXXX`` escapes;
+- floats written by Python's ``repr`` (the shortest text that reads back to the same double, e.g.
+  ``0.1``, ``1e-07``, ``2.0``); another implementation must reproduce that text to verify a trace;
+- NaN and the infinities are refused, as are keys that are not strings and values that are not JSON
+  (str, int, float, bool, None, list/tuple, dict): they would not survive a round trip through a file.
+
+The chain: the header's hash (of the header record without its ``hash`` field) is the start; each event
+hashes its predecessor's hash with its own ``seq``, ``step`` and ``data``; the footer hashes its own record,
+which carries the last event's hash as ``prev_hash``. Whitespace and key order of the file lines are not
+hashed: only the values are.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def child_path(path: str, key: str | int) -> str:
+    """The dotted path of a child value: ``data.hits[3].score``; odd keys are quoted, ``a["x.y"]``."""
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    if _IDENTIFIER.match(key):
+        return f"{path}.{key}" if path else key
+    return f"{path}[{json.dumps(key, ensure_ascii=False)}]"
+
+
+def check_json(value: object, path: str = "data") -> None:
+    """Raise ``TypeError``/``ValueError`` naming the first value (by dotted path) that is not plain JSON."""
+    if value is None or isinstance(value, str | bool | int):
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{path} is {value!r}: NaN and infinities are not allowed in a trace")
+        return
+    if isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            check_json(item, child_path(path, i))
+        return
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError(f"{path} has a key {key!r} that is not a string")
+            check_json(item, child_path(path, key))
+        return
+    raise TypeError(f"{path} is a {type(value).__name__}, not a JSON value")
+
+
+def canonical_json(value: object) -> str:
+    """The canonical JSON text of ``value`` (see the module docstring for the rules)."""
+    check_json(value, "value")
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def digest(value: object) -> str:
+    """The sha256 hex digest of the canonical JSON of ``value``; also used for ``policy_hash``."""
+    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+
+
+def event_hash(prev_hash: str, seq: int, step: str, data: Mapping[str, Any]) -> str:
+    """The hash of one event: its predecessor's hash, its position, its step and its data."""
+    return digest({"data": data, "prev_hash": prev_hash, "seq": seq, "step": step})
+
+
+def record_hash(record: Mapping[str, Any]) -> str:
+    """The hash of a header or footer record: every field except ``hash`` itself."""
+    return digest({key: value for key, value in record.items() if key != "hash"})
+
+
+def normalize_json(value: Mapping[str, Any]) -> dict[str, Any]:
+    """A plain-JSON copy of ``value`` as it will read back from a file (tuples become lists).
+
+    Key order is kept, so the file shows fields in the order the caller wrote them.
+    """
+    check_json(value)
+    loaded: dict[str, Any] = json.loads(json.dumps(value, ensure_ascii=False, allow_nan=False))
+    return loaded

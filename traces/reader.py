@@ -1,0 +1,129 @@
+"""Reading a trace file back: committed lines only, old schemas upgraded, damage located.
+
+Three kinds of imperfect file, told apart on purpose:
+
+- *torn*: the last line has no newline (a kill mid-write). It was never committed; it is ignored and the
+  run simply reads as incomplete. Never reported as corruption.
+- *incomplete*: no footer (an exception or a kill before ``finish``). Readable and verifiable as far as
+  it goes.
+- *damaged*: a committed line that is not a valid record (bad UTF-8 or JSON, a failed schema check,
+  a record after the footer). Reading stops there and ``Trace.damage`` says where; ``verify`` fails.
+
+A file whose header line cannot be read raises ``TraceError``: there is nothing to show without it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from tools.errors import NotFoundError, TraceError
+from traces.schema import Trace, TraceEvent, TraceFooter, TraceHeader
+from traces.upgrade import UpgradeChain, default_chain
+
+
+class _BadRecord(ValueError):
+    """A committed line that is not a valid record."""
+
+
+def _refuse_constant(name: str) -> object:
+    raise _BadRecord(f"{name} is not allowed in a trace")
+
+
+def _load(line: bytes) -> dict[str, Any]:
+    """Decode one committed line into a raw record."""
+    try:
+        record = json.loads(line.decode("utf-8"), parse_constant=_refuse_constant)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise _BadRecord(f"not a JSON line ({exc})") from exc
+    if not isinstance(record, dict):
+        raise _BadRecord(f"a JSON {type(record).__name__}, not a record")
+    return record
+
+
+def _why(exc: ValidationError) -> str:
+    """The first validation problem, in one line."""
+    first = exc.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "record"
+    return f"{where}: {first['msg']}"
+
+
+def _read_header(first_line: bytes, where: str, chain: UpgradeChain) -> tuple[dict[str, Any], TraceHeader]:
+    try:
+        raw = _load(first_line)
+        version = chain.check(raw.get("schema_version"))
+        header = TraceHeader.model_validate(chain.upgrade(raw, version))
+    except _BadRecord as exc:
+        raise TraceError(f"{where}: line 1: header: {exc}") from exc
+    except ValidationError as exc:
+        raise TraceError(f"{where}: line 1: header: {_why(exc)}") from exc
+    except TraceError as exc:
+        raise TraceError(f"{where}: line 1: {exc}") from exc
+    return raw, header
+
+
+def _parse_record(raw: dict[str, Any], version: int, chain: UpgradeChain) -> TraceEvent | TraceFooter:
+    record = chain.upgrade(raw, version)
+    kind = record.get("type")
+    try:
+        if kind == "event":
+            return TraceEvent.model_validate(record)
+        if kind == "footer":
+            return TraceFooter.model_validate(record)
+    except ValidationError as exc:
+        raise _BadRecord(_why(exc)) from exc
+    raise _BadRecord(f"unknown record type {kind!r}")
+
+
+def parse_trace(content: bytes, *, path: Path | None = None, chain: UpgradeChain | None = None) -> Trace:
+    """Parse the bytes of a trace file (see the module docstring for torn, incomplete and damaged)."""
+    chain = chain or default_chain()
+    where = str(path) if path is not None else "<trace>"
+    lines = content.split(b"\n")
+    torn = lines.pop() != b""
+    if not lines:
+        raise TraceError(f"{where}: no complete header line (the run was killed as it began)")
+    raw_header, header = _read_header(lines[0], where, chain)
+    version: int = raw_header["schema_version"]
+    records = [raw_header]
+    events: list[TraceEvent] = []
+    footer: TraceFooter | None = None
+    damage: str | None = None
+    for number, line in enumerate(lines[1:], start=2):
+        try:
+            if footer is not None:
+                raise _BadRecord("a record after the footer")
+            raw = _load(line)
+            record = _parse_record(raw, version, chain)
+        except _BadRecord as exc:
+            damage = f"line {number}: {exc}"
+            break
+        records.append(raw)
+        if isinstance(record, TraceFooter):
+            footer = record
+        else:
+            events.append(record)
+    return Trace(
+        header=header,
+        events=tuple(events),
+        footer=footer,
+        path=path,
+        torn=torn,
+        damage=damage,
+        written_schema=version,
+        records=tuple(records),
+    )
+
+
+def read_trace(path: Path, *, chain: UpgradeChain | None = None) -> Trace:
+    """Read one trace file from anywhere (a store, a golden trace under ``tests/``, an export)."""
+    try:
+        content = path.read_bytes()
+    except FileNotFoundError as exc:
+        raise NotFoundError(f"no trace file at {path}") from exc
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot be read ({exc.strerror})") from exc
+    return parse_trace(content, path=path, chain=chain)

@@ -1,0 +1,219 @@
+"""The trace record schema: a header line, one line per event, a footer line (JSON Lines, UTF-8).
+
+A finished trace file reads::
+
+    {"type":"header","schema_version":1,"run_id":"r-1",...,"hash":H}
+    {"type":"event","seq":0,"step":"recalled","data":{...},"prev_hash":H,"hash":E0}
+    {"type":"event","seq":1,"step":"checked","data":{...},"prev_hash":E0,"hash":E1}
+    {"type":"footer","status":"complete","outcome_status":"answered","events":2,...,"prev_hash":E1,"hash":F}
+
+A record is committed once its newline is on disk: a last line without one was torn by a kill and is
+ignored. A file without a footer is an *incomplete* run (crash, kill, exception), still readable.
+
+Evolving the schema: bump ``SCHEMA_VERSION`` and append one upgrader to ``UPGRADERS``; never edit a
+released upgrader. ``UPGRADERS[i]`` takes one raw record (header, event or footer dict) of schema ``i + 1``
+and returns it in schema ``i + 2``. The hashed envelope (see ``traces.hashing``) never changes, so old files
+verify exactly as written while being read in the current shape.
+
+Event data conventions that ``traces.render`` understands (the writer accepts any JSON object)::
+
+    recalled     query, round, hits: [{doc_id, version, start, end, score, kind, text}]
+    checked      score, relevance, slot_coverage, boundary, missing: [{kind, detail, value}]
+    slid         window: {evidence_id|doc_id, version, start, end}, direction, unit_kind,
+                 score_before, score_after, reason
+    conflict     slot, values: [{value, doc_id, version, start, end}], verdict, adjudicator, reason
+    llm_request  model, attempt, messages: [{role, content}]
+    llm_reply    model, attempt, text, latency_ms
+    decided      status, why
+    outcome      status, plus any summary of the returned Outcome
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from traces.hashing import digest
+
+SCHEMA_VERSION: Final = 1
+
+Upgrader = Callable[[dict[str, Any]], dict[str, Any]]
+UPGRADERS: list[Upgrader] = []
+"""Append-only: ``UPGRADERS[i]`` upgrades a raw record from schema ``i + 1`` to ``i + 2``."""
+
+KNOWN_STEPS: Final = (
+    "recalled",
+    "checked",
+    "slid",
+    "conflict",
+    "llm_request",
+    "llm_reply",
+    "decided",
+    "outcome",
+)
+STEP_PATTERN: Final = r"^[a-z][a-z0-9_]{0,63}$"
+RUN_ID_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+
+# Exact key names (lower-cased, "-" read as "_"): a substring test would also refuse "max_tokens".
+_SECRET_KEYS: Final = frozenset(
+    {"api_key", "apikey", "authorization", "password", "secret", "client_secret", "token", "access_token"}
+)
+
+TraceStatus = Literal["complete", "incomplete", "unreadable"]
+
+
+def parse_utc(text: str) -> datetime:
+    """Parse an ISO-8601 timestamp that carries a zero UTC offset (``Z`` or ``+00:00``)."""
+    moment = datetime.fromisoformat(text)
+    if moment.utcoffset() != timedelta(0):
+        raise ValueError(f"timestamp {text!r} is not in UTC")
+    return moment
+
+
+def utc_timestamp(moment: datetime) -> str:
+    """The trace's timestamp text for an aware datetime: ``2025-03-01T08:30:00.250000Z``."""
+    if moment.tzinfo is None:
+        raise ValueError("a trace timestamp needs a timezone-aware datetime")
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _refuse_secrets(value: object, path: str) -> None:
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if str(key).lower().replace("-", "_") in _SECRET_KEYS:
+                raise ValueError(f"{path}.{key} looks like a secret; traces must not hold credentials")
+            _refuse_secrets(item, f"{path}.{key}")
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            _refuse_secrets(item, f"{path}[{i}]")
+
+
+class _Record(BaseModel):
+    # strict: a tampered "5" must not quietly become 5 and hash like the original.
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+
+class CorpusInfo(_Record):
+    """The corpus state a run read: index generation, a fingerprint, and doc_id -> version read."""
+
+    generation: int
+    fingerprint: str
+    versions_read: dict[str, str] = Field(default_factory=dict)
+
+
+class TraceHeader(_Record):
+    """The first record: who asked what, against which code, policy, corpus and model."""
+
+    type: Literal["header"] = "header"
+    schema_version: int = SCHEMA_VERSION
+    run_id: str = Field(pattern=RUN_ID_PATTERN)
+    created_at: str
+    code_version: str
+    policy: dict[str, Any]
+    policy_hash: str = Field(default="", description="digest(policy); filled in when left empty")
+    corpus: CorpusInfo
+    question: str
+    groups: list[str] = Field(default_factory=list)
+    caller: str | None = Field(default=None, description="the API key name that asked, if any")
+    llm: dict[str, Any] = Field(default_factory=dict, description="model, base_url, quirks; no secrets")
+    hash: str = Field(default="", description="record_hash of this record; the chain's start")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fill_policy_hash(cls, raw: object) -> object:
+        if isinstance(raw, dict) and not raw.get("policy_hash") and isinstance(raw.get("policy"), dict):
+            return {**raw, "policy_hash": digest(raw["policy"])}
+        return raw
+
+    @field_validator("created_at")
+    @classmethod
+    def _utc(cls, value: str) -> str:
+        parse_utc(value)
+        return value
+
+    @field_validator("llm")
+    @classmethod
+    def _no_secrets(cls, value: dict[str, Any]) -> dict[str, Any]:
+        _refuse_secrets(value, "llm")
+        return value
+
+    @property
+    def created(self) -> datetime:
+        """``created_at`` as an aware datetime."""
+        return parse_utc(self.created_at)
+
+
+class TraceEvent(_Record):
+    """One step of the run, linked to its predecessor by ``prev_hash``."""
+
+    type: Literal["event"] = "event"
+    seq: int = Field(ge=0)
+    step: str = Field(pattern=STEP_PATTERN)
+    data: dict[str, Any]
+    prev_hash: str
+    hash: str
+
+
+class TraceFooter(_Record):
+    """The completion marker: written last, after which the file is fsynced."""
+
+    type: Literal["footer"] = "footer"
+    status: Literal["complete"] = "complete"
+    outcome_status: str
+    events: int = Field(ge=0)
+    versions_read: dict[str, str] = Field(default_factory=dict)
+    prev_hash: str
+    hash: str = ""
+
+
+class TraceSummary(BaseModel):
+    """One row of ``evloop trace list``; also one line of the store's ``index.jsonl``."""
+
+    # Index lines written by a newer version may carry more fields: ignore them rather than fail a listing.
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    run_id: str
+    created_at: str
+    status: TraceStatus
+    outcome_status: str | None = None
+    question: str = ""
+    path: str = Field(description="relative to the store root, with / separators")
+    final_hash: str | None = None
+    events: int = 0
+    bytes: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    """A trace as read back: header, events, and the footer when the run finished.
+
+    ``records`` holds the raw records exactly as written (before any upgrade); ``verify`` checks those.
+    ``torn`` says a partial last line (a kill mid-write) was ignored; ``damage`` names the first complete
+    line that was not a valid record, where reading stopped.
+    """
+
+    header: TraceHeader
+    events: tuple[TraceEvent, ...]
+    footer: TraceFooter | None = None
+    path: Path | None = None
+    torn: bool = False
+    damage: str | None = None
+    written_schema: int = SCHEMA_VERSION
+    records: tuple[dict[str, Any], ...] = field(default=(), compare=False, repr=False)
+
+    @property
+    def complete(self) -> bool:
+        """True when the footer was written and nothing before it is damaged."""
+        return self.footer is not None and self.damage is None
+
+    @property
+    def final_hash(self) -> str:
+        """The footer's hash, or for an incomplete run the last event's (the header's if none)."""
+        if self.footer is not None:
+            return self.footer.hash
+        return self.events[-1].hash if self.events else self.header.hash

@@ -1,0 +1,249 @@
+"""The trace store: one JSON Lines file per run, by UTC day, and an append-only index of finished runs.
+
+Layout under ``root``::
+
+    index.jsonl                      one TraceSummary line per finished run (a cache, see below)
+    2025/03/01/<run_id>.jsonl        the trace of a run created on that UTC day
+
+Day folders keep any one directory small and let ``list(since=...)`` skip whole days. The index makes
+listing 10k runs one file read; it is a cache, not the truth: it is appended after the trace is durable
+and never fsynced, so ``list`` also scans the day folders and reads any file the index does not know
+(runs still going, interrupted ones, or one finished just before a kill). Run ids come from the caller.
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import re
+from collections.abc import Iterator
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+from tools.errors import InputError, NotFoundError, TraceError
+from traces.reader import read_trace
+from traces.schema import RUN_ID_PATTERN, Trace, TraceFooter, TraceHeader, TraceSummary, utc_timestamp
+from traces.upgrade import UpgradeChain
+from traces.verify import VerifyResult, verify
+from traces.writer import Fsync, TraceWriter, seal_header
+
+QUESTION_CHARS = 80
+_RUN_ID = re.compile(RUN_ID_PATTERN)
+_YEAR, _TWO = re.compile(r"^\d{4}$"), re.compile(r"^\d{2}$")
+
+
+def _check_run_id(run_id: str) -> str:
+    if not _RUN_ID.match(run_id):
+        raise InputError(f"run id {run_id!r} is not usable as a file name (letters, digits, . _ -)")
+    return run_id
+
+
+def _short_question(question: str) -> str:
+    flat = " ".join(question.split())
+    return flat if len(flat) <= QUESTION_CHARS else flat[: QUESTION_CHARS - 1] + "…"
+
+
+def _subdirs(folder: Path, pattern: re.Pattern[str]) -> list[str]:
+    """Names of the sub-folders matching ``pattern``, newest (largest) first."""
+    try:
+        with os.scandir(folder) as entries:
+            names = [e.name for e in entries if e.is_dir() and pattern.match(e.name)]
+    except FileNotFoundError:
+        return []
+    return sorted(names, reverse=True)
+
+
+class TraceStore:
+    """Where traces live: begin a run's trace, read one back, list, verify."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        fsync_each: bool = False,
+        fsync: Fsync = os.fsync,
+        chain: UpgradeChain | None = None,
+    ) -> None:
+        self.root = Path(root)
+        self.index_path = self.root / "index.jsonl"
+        self._fsync_each = fsync_each
+        self._fsync = fsync
+        self._chain = chain
+
+    def begin(self, header: TraceHeader) -> TraceWriter:
+        """Create the trace file for ``header.run_id`` and write its header; refuses a run id in use."""
+        run_id = _check_run_id(header.run_id)
+        sealed = seal_header(header)  # a bad header fails here, before any file exists
+        existing = self._find(run_id)
+        if existing is not None:
+            raise InputError(f"run {run_id} already has a trace at {existing}")
+        created = sealed.created
+        day = self.root / f"{created.year:04d}" / f"{created.month:02d}" / f"{created.day:02d}"
+        new_dirs = self._make_dirs(day)
+        path = day / f"{run_id}.jsonl"
+        try:
+            file = path.open("xb")
+        except FileExistsError as exc:
+            raise InputError(f"run {run_id} already has a trace at {path}") from exc
+        # The parent of every folder we created must be synced too, or the folder may vanish on a crash.
+        sync_dirs = {day, *(d.parent for d in new_dirs)}
+        return TraceWriter(
+            file,
+            path,
+            sealed,
+            sync_dirs=sorted(sync_dirs),
+            fsync_each=self._fsync_each,
+            fsync=self._fsync,
+            on_finish=self._index_finished,
+        )
+
+    def path(self, run_id: str) -> Path:
+        """The trace file of ``run_id``; ``NotFoundError`` when there is none."""
+        found = self._find(_check_run_id(run_id))
+        if found is None:
+            raise NotFoundError(f"no trace for run {run_id!r} under {self.root}")
+        return found
+
+    def read(self, run: str | Path) -> Trace:
+        """Read a trace by run id, or by file path (a ``Path``, or a string ending in ``.jsonl``)."""
+        if isinstance(run, str) and not run.endswith(".jsonl"):
+            return read_trace(self.path(run), chain=self._chain)
+        return read_trace(Path(run), chain=self._chain)
+
+    def verify(self, run: str | Path) -> VerifyResult:
+        """Verify a trace's chain, and for a finished run also its final hash against the index."""
+        trace = self.read(run)
+        indexed = self._read_index(only=trace.header.run_id).get(trace.header.run_id)
+        expected = None
+        # Only trust the index entry that describes this very file (a golden trace may reuse a run id).
+        if (
+            indexed is not None
+            and trace.path is not None
+            and trace.path.resolve() == self.root.resolve() / indexed.path
+        ):
+            expected = indexed.final_hash
+        return verify(trace, expected_hash=expected)
+
+    def list(self, since: datetime | None = None, status: str | None = None) -> builtins.list[TraceSummary]:
+        """Summaries of the runs on disk, oldest first (ties by run id), finished or not.
+
+        ``since`` keeps runs created at or after that (aware) moment; ``status`` keeps runs whose trace
+        status (``complete``, ``incomplete``, ``unreadable``) or outcome status (``answered``, ...) matches.
+        """
+        if since is not None and since.tzinfo is None:
+            raise InputError("since must be a timezone-aware datetime")
+        indexed = self._read_index()
+        rows: builtins.list[tuple[datetime, TraceSummary]] = []
+        for run_id, path in self._scan(since):
+            summary = indexed.get(run_id) or self._summarize(Path(path))
+            created = datetime.fromisoformat(summary.created_at)
+            if since is not None and created < since:
+                continue
+            if status is not None and status not in (summary.status, summary.outcome_status):
+                continue
+            rows.append((created, summary))
+        rows.sort(key=lambda row: (row[0], row[1].run_id))
+        return [summary for _, summary in rows]
+
+    def _find(self, run_id: str) -> Path | None:
+        name = f"{run_id}.jsonl"
+        for day in self._days(None):
+            candidate = day / name
+            if candidate.is_file():
+                return candidate
+        return None
+
+    def _days(self, since: date | None) -> Iterator[Path]:
+        """Day folders, newest first, skipping those before ``since``."""
+        for year in _subdirs(self.root, _YEAR):
+            if since is not None and int(year) < since.year:
+                break
+            for month in _subdirs(self.root / year, _TWO):
+                for day in _subdirs(self.root / year / month, _TWO):
+                    if since is not None and date(int(year), int(month), int(day)) < since:
+                        break
+                    yield self.root / year / month / day
+
+    def _scan(self, since: datetime | None) -> Iterator[tuple[str, str]]:
+        """(run id, file path) of every trace file in the day folders from ``since`` on."""
+        first_day = since.astimezone(UTC).date() if since is not None else None
+        for day in self._days(first_day):
+            with os.scandir(day) as entries:
+                for entry in entries:
+                    if entry.name.endswith(".jsonl") and entry.is_file():
+                        # Plain strings: building 10k Path objects would dominate a listing.
+                        yield entry.name.removesuffix(".jsonl"), entry.path
+
+    def _make_dirs(self, day: Path) -> builtins.list[Path]:
+        """Create ``day`` and its missing parents; return the folders created."""
+        missing = [d for d in (self.root, day.parent.parent, day.parent, day) if not d.exists()]
+        day.mkdir(parents=True, exist_ok=True)
+        return missing
+
+    def _relative(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix()
+
+    def _index_finished(self, path: Path, header: TraceHeader, footer: TraceFooter, size: int) -> None:
+        summary = TraceSummary(
+            run_id=header.run_id,
+            created_at=header.created_at,
+            status="complete",
+            outcome_status=footer.outcome_status,
+            question=_short_question(header.question),
+            path=self._relative(path),
+            final_hash=footer.hash,
+            events=footer.events,
+            bytes=size,
+        )
+        line = summary.model_dump_json().encode("utf-8") + b"\n"
+        with self.index_path.open("ab+") as index:
+            # A kill may have torn the previous line: start on a fresh line so only that one is lost.
+            if index.seek(0, os.SEEK_END) > 0:
+                index.seek(-1, os.SEEK_END)
+                if index.read(1) != b"\n":
+                    line = b"\n" + line
+            index.write(line)
+
+    def _read_index(self, only: str | None = None) -> dict[str, TraceSummary]:
+        """The index as run id -> summary; unreadable lines (a torn append) are skipped.
+
+        ``only`` restricts it to lines that mention that run id, which skips parsing the rest.
+        """
+        try:
+            content = self.index_path.read_bytes()
+        except FileNotFoundError:
+            return {}
+        rows: dict[str, TraceSummary] = {}
+        needle = f'"{only}"'.encode() if only is not None else b""
+        for line in content.splitlines():
+            if needle not in line:
+                continue
+            try:
+                summary = TraceSummary.model_validate_json(line)
+            except ValueError:
+                continue
+            rows[summary.run_id] = summary
+        return rows
+
+    def _summarize(self, path: Path) -> TraceSummary:
+        """A summary read from the file itself, for runs the index does not know."""
+        relative = self._relative(path)
+        try:
+            trace = read_trace(path, chain=self._chain)
+        except TraceError:
+            moment = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
+            run_id = path.name.removesuffix(".jsonl")
+            return TraceSummary(
+                run_id=run_id, created_at=utc_timestamp(moment), status="unreadable", path=relative
+            )
+        return TraceSummary(
+            run_id=trace.header.run_id,
+            created_at=trace.header.created_at,
+            status="complete" if trace.complete else "incomplete",
+            outcome_status=trace.footer.outcome_status if trace.footer is not None else None,
+            question=_short_question(trace.header.question),
+            path=relative,
+            final_hash=trace.footer.hash if trace.footer is not None else None,
+            events=len(trace.events),
+            bytes=path.stat().st_size,
+        )

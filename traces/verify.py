@@ -1,0 +1,143 @@
+"""Recomputing a trace's hash chain: is this the record as it was written, and where does it break?
+
+Checked in file order, the first failure wins:
+
+1. the header's stored hash matches its content, and its ``policy_hash`` matches its policy (seq -1);
+2. event ``k`` sits at position ``k`` (a removed, inserted or reordered event fails here), links to the
+   hash before it, and its own hash matches its ``seq``, ``step`` and ``data`` (a changed byte fails here);
+3. the footer links to the last event, counts the events, and its hash matches its content;
+4. a damaged line stops the chain where it is;
+5. when the caller knows the final hash (from the index or an Outcome), the trace ends on it: this is
+   what catches a trace truncated to look merely "incomplete".
+
+Verification runs over the raw records as written, before any schema upgrade. The chain detects
+accidental and naive changes; it carries no secret, so whoever can rewrite the file can rewrite the chain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from traces.hashing import digest, event_hash, record_hash
+from traces.schema import Trace
+
+HEADER_SEQ = -1
+"""``first_bad_seq`` of a failure in the header."""
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyResult:
+    """The verdict on one trace: ``ok`` says the chain holds as far as the trace goes."""
+
+    ok: bool
+    complete: bool
+    first_bad_seq: int | None
+    reason: str
+    events: int = 0
+    final_hash: str | None = None
+
+
+def _raw_records(trace: Trace) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any] | None]:
+    """Header, events and footer as written: the raw records if read from a file, else the models."""
+    if trace.records:
+        count = len(trace.events)
+        footer = trace.records[1 + count] if trace.footer is not None else None
+        return trace.records[0], list(trace.records[1 : 1 + count]), footer
+    return (
+        trace.header.model_dump(mode="json"),
+        [event.model_dump(mode="json") for event in trace.events],
+        trace.footer.model_dump(mode="json") if trace.footer is not None else None,
+    )
+
+
+def _header_problem(header: Mapping[str, Any]) -> str | None:
+    if header.get("hash") != record_hash(header):
+        return "header changed: its hash does not match its content"
+    policy = header.get("policy")
+    if isinstance(policy, dict) and header.get("policy_hash") != digest(policy):
+        return "header changed: policy_hash does not match the policy"
+    return None
+
+
+def _event_problem(event: Mapping[str, Any], position: int, expected_prev: str) -> tuple[int, str] | None:
+    """The (seq, reason) of the event's failure, or None when it chains correctly."""
+    if event.get("seq") != position:
+        return position, (
+            f"expected event {position}, found seq {event.get('seq')!r}: an event was removed, "
+            "inserted or reordered"
+        )
+    if event.get("prev_hash") != expected_prev:
+        if position == 0:
+            return HEADER_SEQ, "header changed: the first event does not link to it"
+        return position, f"event {position} does not link to event {position - 1}: one before it was changed"
+    recomputed = event_hash(expected_prev, position, str(event.get("step")), event.get("data") or {})
+    if event.get("hash") != recomputed:
+        return (
+            position,
+            f"event {position} ({event.get('step')}) changed: its hash does not match its content",
+        )
+    return None
+
+
+def _footer_problem(footer: Mapping[str, Any], count: int, expected_prev: str) -> str | None:
+    if footer.get("prev_hash") != expected_prev:
+        return "footer does not link to the last event: the end of the trace was changed"
+    if footer.get("events") != count:
+        return f"footer counts {footer.get('events')!r} events, the file holds {count}"
+    if footer.get("hash") != record_hash(footer):
+        return "footer changed: its hash does not match its content"
+    return None
+
+
+def _fail(seq: int, reason: str, events: int) -> VerifyResult:
+    return VerifyResult(ok=False, complete=False, first_bad_seq=seq, reason=reason, events=events)
+
+
+def _walk_events(events: Sequence[Mapping[str, Any]], start: str) -> tuple[str, VerifyResult | None]:
+    """Follow the chain from the header's hash; return the last hash and the first failure, if any."""
+    last = start
+    for position, event in enumerate(events):
+        problem = _event_problem(event, position, last)
+        if problem is not None:
+            return last, _fail(problem[0], problem[1], position)
+        last = str(event["hash"])
+    return last, None
+
+
+def verify(trace: Trace, *, expected_hash: str | None = None) -> VerifyResult:
+    """Recompute the chain of ``trace``; see the module docstring for what is checked, in which order."""
+    header, events, footer = _raw_records(trace)
+    problem = _header_problem(header)
+    if problem is not None:
+        return _fail(HEADER_SEQ, problem, 0)
+    last, failure = _walk_events(events, str(header["hash"]))
+    if failure is not None:
+        return failure
+    count = len(events)
+    if footer is not None:
+        problem = _footer_problem(footer, count, last)
+        if problem is not None:
+            return _fail(count, problem, count)
+        last = str(footer["hash"])
+    if trace.damage is not None:
+        return _fail(count, f"a damaged record where event {count} should be: {trace.damage}", count)
+    if expected_hash is not None and expected_hash != last:
+        return _fail(
+            count, "the trace does not end on the recorded final hash: truncated or rewritten", count
+        )
+    return VerifyResult(
+        ok=True,
+        complete=footer is not None,
+        first_bad_seq=None,
+        reason=_ok_reason(count, footer is not None, trace.torn),
+        events=count,
+        final_hash=last,
+    )
+
+
+def _ok_reason(count: int, complete: bool, torn: bool) -> str:
+    state = "complete" if complete else "incomplete (no footer: the run did not finish)"
+    torn_note = "; a torn last line from an interrupted write was ignored" if torn else ""
+    return f"hash chain verifies over {count} events; {state}{torn_note}"

@@ -1,0 +1,186 @@
+"""Writing one run's trace: append-only, hash-chained, durable at finish.
+
+Every record is one ``write`` of one line followed by a flush, so a killed process leaves at worst a torn
+last line (which readers ignore). ``finish`` writes the footer and fsyncs the file and its directory
+before it returns: once the caller has the final hash, the trace survives a power cut. With
+``fsync_each`` every line is fsynced too (slower; for runs whose partial traces must survive a crash).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, BinaryIO, Self
+
+from tools.errors import TraceError
+from traces.hashing import check_json, event_hash, normalize_json, record_hash
+from traces.schema import SCHEMA_VERSION, TraceEvent, TraceFooter, TraceHeader
+
+Fsync = Callable[[int], None]
+FinishHook = Callable[[Path, TraceHeader, TraceFooter, int], None]
+"""Called after the footer is durable with the file, its header and footer, and its size in bytes."""
+
+
+def _line(record: Mapping[str, Any]) -> bytes:
+    """One committed record: compact JSON in field order, then a newline."""
+    text = json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return text.encode("utf-8") + b"\n"
+
+
+def seal_header(header: TraceHeader) -> TraceHeader:
+    """The header as it will read back (plain JSON values), with its hash filled in."""
+    if header.schema_version != SCHEMA_VERSION:
+        raise TraceError(f"new traces are written in schema {SCHEMA_VERSION}, not {header.schema_version}")
+    raw = header.model_dump(mode="json")
+    check_json(raw, "header")
+    raw = normalize_json(raw)
+    raw["hash"] = record_hash(raw)
+    return TraceHeader.model_validate(raw)
+
+
+class TraceWriter:
+    """Appends the events of one run to its trace file; use as a context manager.
+
+    Leaving the ``with`` block through an exception records an ``aborted`` event (the exception's type and
+    a short message) and closes the file without a footer: the run reads as incomplete.
+    """
+
+    def __init__(
+        self,
+        file: BinaryIO,
+        path: Path,
+        header: TraceHeader,
+        *,
+        sync_dirs: Sequence[Path] = (),
+        fsync_each: bool = False,
+        fsync: Fsync = os.fsync,
+        on_finish: FinishHook | None = None,
+    ) -> None:
+        self._file = file
+        self._path = path
+        self._header = seal_header(header)
+        self._sync_dirs = tuple(sync_dirs)
+        self._fsync_each = fsync_each
+        self._fsync = fsync
+        self._on_finish = on_finish
+        self._seq = 0
+        self._last_hash = self._header.hash
+        self._bytes = 0
+        self._footer: TraceFooter | None = None
+        self._write(self._header.model_dump(mode="json"))
+        if fsync_each:
+            self._sync_directories()
+
+    @property
+    def header(self) -> TraceHeader:
+        """The header as written, with its hash."""
+        return self._header
+
+    @property
+    def path(self) -> Path:
+        """The trace file."""
+        return self._path
+
+    @property
+    def last_hash(self) -> str:
+        """The hash of the last record written: the footer's once finished."""
+        return self._last_hash
+
+    @property
+    def finished(self) -> bool:
+        """True once the footer is written."""
+        return self._footer is not None
+
+    def append(self, step: str, data: Mapping[str, Any]) -> TraceEvent:
+        """Write one event, linked to the previous record, and return it as it will read back."""
+        self._ensure_open()
+        clean = normalize_json(data)
+        event = TraceEvent(
+            seq=self._seq,
+            step=step,
+            data=clean,
+            prev_hash=self._last_hash,
+            hash=event_hash(self._last_hash, self._seq, step, clean),
+        )
+        self._write(event.model_dump())
+        self._seq += 1
+        self._last_hash = event.hash
+        return event
+
+    def finish(self, outcome_status: str, *, versions_read: Mapping[str, str] | None = None) -> str:
+        """Write the footer, fsync the file (durable before returning) and return the final hash."""
+        self._ensure_open()
+        footer = TraceFooter(
+            outcome_status=outcome_status,
+            events=self._seq,
+            versions_read=dict(versions_read or {}),
+            prev_hash=self._last_hash,
+        )
+        footer = footer.model_copy(update={"hash": record_hash(footer.model_dump())})
+        self._write(footer.model_dump(), sync=False)
+        try:
+            self._fsync(self._file.fileno())
+            if not self._fsync_each:
+                self._sync_directories()
+        finally:
+            self._file.close()  # even when fsync fails: nothing may follow the footer
+        self._footer = footer
+        self._last_hash = footer.hash
+        if self._on_finish is not None:
+            self._on_finish(self._path, self._header, footer, self._bytes)
+        return footer.hash
+
+    def close(self) -> None:
+        """Close the file; without a prior ``finish`` the trace stays incomplete. Idempotent."""
+        if not self._file.closed:
+            self._file.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc_type is not None and not self.finished and not self._file.closed:
+            # The original exception is the one worth raising, not a failure to record it.
+            with contextlib.suppress(OSError, TraceError, ValueError):
+                self.append("aborted", {"error": exc_type.__name__, "message": str(exc)[:300]})
+        self.close()
+
+    def _ensure_open(self) -> None:
+        if self._footer is not None:
+            raise TraceError(f"trace {self._header.run_id} is finished; it takes no more records")
+        if self._file.closed:
+            raise TraceError(f"trace {self._header.run_id} was closed without a footer")
+
+    def _write(self, record: Mapping[str, Any], *, sync: bool | None = None) -> None:
+        line = _line(record)
+        try:
+            self._file.write(line)
+            self._file.flush()
+        except OSError:
+            # A half-written line must stay the last one (readers see it as torn): write nothing more.
+            with contextlib.suppress(OSError):
+                self._file.close()
+            raise
+        self._bytes += len(line)
+        if self._fsync_each if sync is None else sync:
+            self._fsync(self._file.fileno())
+
+    def _sync_directories(self) -> None:
+        """Make the new file's directory entry (and any new parent directories) durable."""
+        if os.name == "nt":  # directories cannot be opened for fsync on Windows
+            return
+        for directory in self._sync_dirs:
+            fd = os.open(directory, os.O_RDONLY)
+            try:
+                self._fsync(fd)
+            finally:
+                os.close(fd)
