@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from agent.outcome import Answer, Citation, Evidence, GrowthStep, Missing, SeedHit
 from policies.selection import Checked
 from policies.types import MissingPiece
-from tools.types import Unit
+from tools.types import ParsedDocument, Unit
 from tools.windows import runs
 
 
@@ -46,7 +46,7 @@ def evidence_items(items: Sequence[Checked]) -> list[Evidence]:
                     doc_id=window.doc_id,
                     version=window.version,
                     title=doc.title,
-                    section=list(doc.sections[doc.units[first].section_id].path),
+                    section=list(common_section(doc, first, last)),
                     start=start,
                     end=end,
                     text=doc.text[start:end],
@@ -57,7 +57,16 @@ def evidence_items(items: Sequence[Checked]) -> list[Evidence]:
     return out
 
 
-def cite(unit: Unit, evidence: Sequence[Evidence], n: int, text: str) -> Citation:
+def common_section(doc: ParsedDocument, first: int, last: int) -> tuple[str, ...]:
+    """Heading path of the innermost section holding units ``first..last``."""
+    start, end = doc.units[first].start, doc.units[last].end
+    section = doc.sections[doc.units[first].section_id]
+    while not (section.start <= start and end <= section.end) and section.parent_id is not None:
+        section = doc.sections[section.parent_id]
+    return section.path
+
+
+def cite(unit: Unit, evidence: Sequence[Evidence], n: int, doc: ParsedDocument) -> Citation:
     """The citation of one answer unit, pointing at the evidence item that holds it."""
     holder = next(
         e
@@ -72,10 +81,10 @@ def cite(unit: Unit, evidence: Sequence[Evidence], n: int, text: str) -> Citatio
         evidence_id=holder.evidence_id,
         doc_id=unit.doc_id,
         version=unit.version,
-        section=holder.section,
+        section=list(doc.sections[unit.section_id].path),
         start=unit.start,
         end=unit.end,
-        quote=text[unit.start : unit.end],
+        quote=doc.text[unit.start : unit.end],
     )
 
 
@@ -83,7 +92,7 @@ def answer(
     units: Sequence[tuple[int, Unit]], items: Sequence[Checked], evidence: Sequence[Evidence]
 ) -> Answer:
     """The extractive answer: the chosen units' text, each cited."""
-    citations = [cite(unit, evidence, n + 1, items[i].doc.text) for n, (i, unit) in enumerate(units)]
+    citations = [cite(unit, evidence, n + 1, items[i].doc) for n, (i, unit) in enumerate(units)]
     return Answer(text="\n".join(c.quote for c in citations), citations=citations)
 
 

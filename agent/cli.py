@@ -14,7 +14,9 @@ import sys
 from collections.abc import Callable, Sequence
 from types import ModuleType
 
-from agent.commands import ask, batch, delete, demo, docs, evaluate, ingest, replay, search, trace
+from agent import logs
+from agent.commands import ask, batch, delete, demo, docs, ingest, keys, replay, search, serve, trace
+from agent.commands import eval as evaluate
 from tools.errors import (
     DecodeError,
     DocumentTooLargeError,
@@ -27,7 +29,20 @@ from tools.errors import (
     VersionClashError,
 )
 
-COMMANDS: tuple[ModuleType, ...] = (ingest, search, ask, batch, evaluate, docs, delete, trace, replay, demo)
+COMMANDS: tuple[ModuleType, ...] = (
+    ingest,
+    search,
+    ask,
+    batch,
+    evaluate,
+    docs,
+    delete,
+    trace,
+    replay,
+    demo,
+    serve,
+    keys,
+)
 
 EXIT_OK, EXIT_ERROR, EXIT_INPUT = 0, 1, 2
 
@@ -78,6 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else EXIT_ERROR
     run: Callable[[argparse.Namespace], int] = args.run
+    logs.configure()
     try:
         return run(args)
     except EvidenceLoopError as exc:

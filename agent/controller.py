@@ -62,7 +62,7 @@ class Controller:
     ) -> Outcome:
         """Answer one question from one snapshot: answered, insufficient_evidence or conflicting_evidence."""
         started = self.deps.clock()
-        run = Run(analyse(question), tuple(sorted(set(groups))), recorder or NullRecorder())
+        run = Run(analyse(question, snapshot.term_weights), tuple(sorted(set(groups))), recorder or NullRecorder())
         self.recall(snapshot, run, question, self.policy.seed_k)
         selected, missing = self.check(run)
         while (

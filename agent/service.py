@@ -11,7 +11,9 @@ import threading
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
-from agent import tracing
+import structlog
+
+from agent import logs, tracing
 from agent.controller import Controller
 from agent.outcome import Outcome, TraceRef
 from agent.replay import ConflictFactory, ReplayReport, replay
@@ -83,6 +85,14 @@ class Service:
         check_question(question)
         snapshot = self.snapshot()
         run_id = self.deps.new_run_id()
+        with structlog.contextvars.bound_contextvars(run_id=run_id):
+            outcome = self._run(snapshot, question, groups, run_id, caller)
+            logs.log_run(outcome, caller=caller)
+        return outcome
+
+    def _run(
+        self, snapshot: Snapshot, question: str, groups: Collection[str], run_id: str, caller: str | None
+    ) -> Outcome:
         if self.traces is None:
             return self.controller.ask(snapshot, question, groups, run_id=run_id)
         head = tracing.header(

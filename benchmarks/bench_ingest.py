@@ -8,9 +8,11 @@ absent sets are skipped) a fresh child process:
 1. ingests ``corpus.jsonl`` into a temporary index with ``Store.ingest`` (parse + segment +
    tokenise + SQLite + bm25s index files), timed around the call;
 2. takes the unit texts of the live versions from the store and indexes them with bare bm25s:
-   ``tools.tokenize.index_tokens`` (rjieba + Snowball, the same tokens) and ``bm25s.BM25().index``;
-3. times every question of ``questions.jsonl`` through ``snapshot.search(q, k)`` and through bare
-   ``BM25.retrieve`` on the same tokens (tokenising included on both sides);
+   ``tools.tokenize.recall_tokens`` (rjieba + Snowball + CJK bigrams, the same tokens the store
+   indexes) and ``bm25s.BM25().index``;
+3. times every question of ``questions.jsonl`` through ``snapshot.search(q, k)`` (unit and passage
+   scores, fused) and through bare ``BM25.retrieve`` over the units on the same tokens (tokenising
+   included on both sides);
 4. measures the index folder on disk and the child's peak resident set size
    (``resource.getrusage(RUSAGE_SELF).ru_maxrss``: the whole process, interpreter and libraries included).
 
@@ -36,7 +38,7 @@ import bm25s
 from tools.snapshot import Snapshot
 from tools.sources import collect
 from tools.store import Store
-from tools.tokenize import index_tokens
+from tools.tokenize import recall_tokens
 
 DEFAULT_SETS = (Path("/work/shared/eval/tara_zh"), Path("/work/shared/eval/rgb_zh_reject"))
 INGEST_TARGET = 3.0  # our ingest time / bare bm25s tokenise + index time
@@ -94,7 +96,7 @@ def _bare_index(texts: Sequence[str]) -> tuple[bm25s.BM25, float]:
     started = time.perf_counter()
     bare = bm25s.BM25()
     # bm25s needs a token per row; the store pads empty rows the same way.
-    bare.index([index_tokens(t) or [""] for t in texts], show_progress=False)
+    bare.index([recall_tokens(t) or [""] for t in texts], show_progress=False)
     return bare, time.perf_counter() - started
 
 
@@ -107,7 +109,7 @@ def _query_latencies(
         snapshot.search(question, k)
 
     def reference(question: str) -> None:
-        tokens = [t for t in index_tokens(question) if t in bare.vocab_dict]
+        tokens = [t for t in recall_tokens(question) if t in bare.vocab_dict]
         if tokens:  # the store also answers a query with no known token without scoring
             bare.retrieve([tokens], k=k, show_progress=False)
 

@@ -45,7 +45,8 @@ _MARKER_RE = re.compile(
 
 def _head(text: str) -> str:
     """The text without a leading list marker or greeting."""
-    return text[_MARKER_RE.match(text).end() :].strip()  # type: ignore[union-attr]  # the pattern matches ""
+    match = _MARKER_RE.match(text)
+    return text[match.end() if match else 0 :].strip()
 
 
 def _tidy(phrase: str, limit: int = SCOPE_MAX_CHARS) -> str:
@@ -110,11 +111,11 @@ _SCOPE_AT_START: tuple[re.Pattern[str], ...] = tuple(
 _CONDITION_AT_START: tuple[re.Pattern[str], ...] = tuple(
     re.compile(p, re.IGNORECASE)
     for p in (
-        r"^(?:如果|假如|倘若|若(?!干))[^，。；：,;:\n]{1,40}?(?=[，,：:]|$)",
+        r"^(?:如果|假如|倘若|若(?!干))[^，。；：！？,;:!?\n]{1,40}?(?=[，,：:])",
         r"^当(?!前|天|日|月|年|地|然|初|即|场|面|中|时)[^，。；,;\n]{1,40}?时",
-        r"^在(?!线|职|读|家|于|此|内)[^，。；,;\n]{1,30}?(?:之前|之后|以前|以后|期间|前|后|时)(?=[，,：:]|$)",
-        r"^(?:对于|针对)[^，。；：,;:\n]{1,30}?(?=[，,：:]|$)",
-        r"^(?:if|when)\s+[^,;:.\n]{1,80}?(?=[,:]|$)",
+        r"^在(?!线|职|读|家|于|此|内)[^，。；！？,;!?\n]{1,30}?(?:之前|之后|以前|以后|期间|前|后|时)(?=[，,：:])",
+        r"^(?:对于|针对)[^，。；：！？,;:!?\n]{1,30}?(?=[，,：:])",
+        r"^(?:if|when)\s+[^,;:.!?\n]{1,80}?(?=[,:])",
     )
 )
 _FORWARD_RE = re.compile(
@@ -189,7 +190,7 @@ def opens_dangling(text: str) -> str | None:
     return " ".join(match.group(1).lower().split()) if match else None
 
 
-_NOT_AFTER_VERB = "(?<![删排清去解移免开摘剔])"  # "删除", "排除" ... are verbs, not "除"
+_NOT_AFTER_VERB = "(?<![删排清去解移免开摘剔扣])"  # "删除", "扣除" ... are verbs, not "除"
 EXCEPTION_MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (marker, re.compile(pattern, re.IGNORECASE))
     for marker, pattern in (
@@ -197,7 +198,11 @@ EXCEPTION_MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("例外", r"例外"),
         ("除…以外", rf"{_NOT_AFTER_VERB}除(?!了|非|夕|此)[^，。；,;\n]{{1,30}}?(?:以外|之外)"),
         ("除…外", rf"{_NOT_AFTER_VERB}除(?!了|非|夕|此)[^，。；,;\n]{{1,30}}?外[，,]"),
-        ("除了", r"除了[^。；;\n]{1,40}?(?:都|均|一律|其余|其他)"),
+        # "除了A，其他都…" excepts A; "除了A，还/也…" adds to it
+        (
+            "除了",
+            rf"{_NOT_AFTER_VERB}除了[^。；;\n]{{1,40}}?[，,](?![^。；;\n]*?[还也])[^。；;\n]{{0,30}}?(?:都|均|一律|其余|其他)",
+        ),
         ("除非", r"除非"),
         ("不适用", r"不适用"),
         ("不包括", r"不包括"),
@@ -226,7 +231,7 @@ _RULE_NOUNS_ZH = "规则|规定|办法|政策|制度|条款|协议|细则|标准
 # 《》 marks a document title; other quotes mark UI labels too ("按照“设置”操作"), so they count
 # only around a name that ends like a rule or a document.
 _REF_QUOTED_ZH = re.compile(
-    rf"(?:(?:{_REF_VERBS_ZH})[^。；;\n《“「『]{{0,8}}?|以)(?:《(?P<a>[^》\n]{{1,40}})》|"
+    rf"(?:(?:{_REF_VERBS_ZH})[^。；;，,\n《“「『]{{0,8}}?|以)(?:《(?P<a>[^》\n]{{1,40}})》|"
     rf"[“「『](?P<b>[^”」』\n]{{0,38}}(?:{_RULE_NOUNS_ZH}|文档|指南|手册|说明|公告))[”」』])"
 )
 _REF_CLAUSE_ZH = re.compile(
@@ -248,17 +253,23 @@ _REF_NAMED_ZH = re.compile(
 )
 # Pointers inside the same text ("请参考以下步骤", "可参考上方配置") and names that say nothing.
 INTERNAL_REF_PREFIXES: tuple[str, ...] = tuple(
-    "以下 如下 下列 下方 下面 下图 上图 下文 上文 上方 上面 上述 本 此 该 这 图 附图 前文 后文 示例".split()
+    "以下 如下 下列 下方 下面 下图 上图 下文 上文 上方 上面 上述 "
+    "本 此 该 这 图 附图 前文 后文 示例 正文 第".split()
 )
-GENERIC_REF_NAMES: frozenset[str] = frozenset("文档 链接 说明 官网 页面 帮助文档 教程 视频 截图".split())
+GENERIC_REF_NAMES: frozenset[str] = frozenset(
+    "文档 链接 说明 官网 页面 帮助文档 教程 视频 截图 "
+    "规则 规定 办法 政策 制度 条款 协议 细则 标准 须知".split()
+)
 # A name holding these is a clause, not a title: the link text was stripped and the next words ran on.
 NOT_IN_REF_NAME_ZH: frozenset[str] = frozenset(
-    "是 可以 如果 您 你 我们 需要 的话 即可 就 都 会 要 能 请 点击 进行 不 也 还 已 后 时".split()
+    "是 可以 如果 您 你 我们 需要 的话 即可 就 都 会 要 能 请 点击 进行 不 也 还 已 后 时 建议".split()
 )
 NOT_REF_NAME_START_ZH: tuple[str, ...] = tuple(
-    "由于 根据 其中 如果 若 因为 当 对于 通过 使用 自行 所有 为了 按照 一般 目前".split()
+    "由于 根据 其中 如果 若 因为 当 对于 通过 使用 自行 所有 为了 按照 一般 目前 先".split()
 )
-_LEADING_DETERMINERS_ZH = re.compile(r"^(?:另一份|另外的|另外|相关的?|对应的?|具体的?|其他的?|最新的?|的)")
+_LEADING_DETERMINERS_ZH = re.compile(
+    r"^(?:另一份|另外的|另外|相关的?|有关的?|对应的?|具体的?|其他的?|最新的?|的)"
+)
 
 
 def _zh_name(name: str) -> str | None:

@@ -78,7 +78,7 @@ def _right_gaps(doc: ParsedDocument, window: Window) -> list[Gap]:
         return [Gap("truncated_unit", "right", after.ordinal, "the last sentence is cut")]
     if after.kind == "list_item" and after.link == last.ordinal:
         return [Gap("truncated_unit", "right", after.ordinal, "the list the window announces")]
-    if after.kind != "heading" and (exception_clause(after.text) or cross_reference(after.text)):
+    if after.kind != "heading" and (exception_clause(after.text) or referenced_rule(after.text)):
         return [Gap("missing_scope", "right", after.ordinal, "an exception or reference right after")]
     return []
 
@@ -95,7 +95,8 @@ def _anchor_gaps(doc: ParsedDocument, window: Window) -> list[Gap]:
         gaps.append(Gap(kind, "anchor", unit.link, f"a {unit.kind.replace('_', ' ')} without {what}"))
         inside.add(unit.link)
     scope = _section_scope_unit(doc, doc.units[window.first])
-    if scope is not None and scope.ordinal not in inside and scope.ordinal < window.first:
+    # The scope sentence right before the window is already the left gap; count it once.
+    if scope is not None and scope.ordinal not in inside and scope.ordinal < window.first - 1:
         gaps.append(Gap("missing_scope", "anchor", scope.ordinal, "the section's scope sentence"))
     return gaps
 
@@ -128,9 +129,22 @@ def names_a_rule(name: str) -> bool:
     return bool(RULE_NOUNS.search(name.strip()))
 
 
+RULES_APPLY = re.compile(
+    r"\b(?:[Tt]he\s+)?((?:[A-Z][\w-]*\s+){1,6}(?:Rules|Policy|Terms|Regulations|Conditions))\s+(?:apply|applies)\b"
+)
+
+
+def referenced_rule(text: str) -> str | None:
+    """The rule a unit sends the reader to: a cross-reference, or "the X Rules apply"."""
+    name = cross_reference(text)
+    if name is None and (match := RULES_APPLY.search(text)):
+        name = match.group(1).strip()
+    return name
+
+
 def window_references(doc: ParsedDocument, window: Window) -> tuple[str, ...]:
     """Names of the rules, policies or sections the window's units send the reader to."""
-    names = (cross_reference(u.text) for u in units_of(window, doc))
+    names = (referenced_rule(u.text) for u in units_of(window, doc))
     return tuple(dict.fromkeys(n for n in names if n and names_a_rule(n)))
 
 
@@ -141,7 +155,7 @@ def check_window(
     texts = [u.text for u in units_of(window, doc)]
     seed_best = max((h.score for h in window.seeds), default=0.0)
     relevance = bm25_relevance(seed_best, best_score)
-    coverage = term_share(question.terms, texts)
+    coverage = term_share(question.terms, texts, question.weights)
     missing_slots = uncovered_slots(question.slots, texts)
     slot_cov = 1.0 - len(missing_slots) / len(question.slots) if question.slots else 1.0
     gaps = window_gaps(doc, window)

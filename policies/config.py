@@ -26,8 +26,8 @@ class Policy:
     max_recalls: int = 2
     # windows and budgets (characters)
     max_windows: int = 3
-    window_budget: int = 900
-    outcome_budget: int = 2400
+    window_budget: int = 4000
+    outcome_budget: int = 4500
     max_slides: int = 16
     fixed_radius: int = 2
     # completeness score weights
@@ -39,7 +39,7 @@ class Policy:
     # decision
     min_seed_relevance: float = 0.0
     min_coverage: float = 0.5
-    window_keep_ratio: float = 0.6
+    window_keep_ratio: float = 0.8
     # answer
     max_answer_sentences: int = 3
 

@@ -68,6 +68,8 @@ _NUMBER_PARTS = UNIT_ATOMS | _PERCENT_UNITS | _AMOUNT_UNITS | _DURATION_UNITS | 
     {",", ".", "-", "–", "/", ":", "st", "nd", "rd", "th", "am", "pm", "us", "(", ")", "（", "）"}
 )
 _CONNECTORS = frozenset({"·", "•", "-", "'", "’", ".", ",", "&"})
+_NAME_JOINERS = frozenset({"·", "•", "-", "'", "’", ".", "&"})
+_MAX_CJK_NAME = 8
 _NAME_LINKS = frozenset({"of", "the", "de", "da", "van", "von", "der", "la", "le", "and", "&", "ii", "iii"})
 # Single CJK characters that are grammar, not names: a variant of "与" is no other value.
 _CJK_FUNCTION = frozenset("的了之与與和及或在于於是為为由被把将將也都又而其这這那此该該")
@@ -212,11 +214,11 @@ def _is_named(span: tuple[Atom, ...]) -> bool:
     words = [a for a in span if a.norm.isalpha() and not _CJK_RE.match(a.norm)]
     if not cjk and not words:
         return False
-    if cjk and all(a.norm in _CJK_FUNCTION for a in cjk) and not words:
+    if cjk and (span[0].norm in _CJK_FUNCTION or span[-1].norm in _CJK_FUNCTION or len(cjk) > _MAX_CJK_NAME):
         return False
     if any(not (a.surface[0].isupper() or a.norm in _NAME_LINKS) for a in words):
         return False
-    return all(a in cjk or a in words or a.norm in _CONNECTORS or a.norm.isdigit() for a in span)
+    return all(a in cjk or a in words or a.norm in _NAME_JOINERS or a.norm.isdigit() for a in span)
 
 
 _ASKS: tuple[tuple[re.Pattern[str], frozenset[ValueKind]], ...] = (

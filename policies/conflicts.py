@@ -67,6 +67,7 @@ class ConflictRules:
     min_question_terms: int = 2  # question terms each window must share
     polarity_reach: int = 2  # atoms after a negation that belong to the negated value
     min_sentence_similarity: float = 0.6  # two sentences of one window compared at all
+    max_term_mismatch: int = 1  # question terms one window has and the other lacks: more reads as two subjects
     min_statement_words: int = 3  # words around the value in its sentence: a statement, not a bare date line
 
 
@@ -138,6 +139,12 @@ def _term_count(norms: Sequence[str], terms: frozenset[str]) -> int:
     return sum(1 for term in terms if term in words or (not term.isascii() and term in joined))
 
 
+def _terms_of(text: _Text, terms: frozenset[str]) -> frozenset[str]:
+    """The question terms a text contains."""
+    norms = [atom.norm for atom in text.atoms]
+    return frozenset(term for term in terms if _term_count(norms, frozenset({term})))
+
+
 def find_candidates(
     question: str, views: Sequence[EvidenceView], rules: ConflictRules = ConflictRules()
 ) -> CandidateScan:
@@ -149,6 +156,8 @@ def find_candidates(
     candidates: dict[tuple[str, str, str, str], ConflictCandidate] = {}
     resolved: dict[tuple[str, str, str, str], Verdict] = {}
     for left, right in _text_pairs(relevant, rules):
+        if len(_terms_of(left, asked.terms) ^ _terms_of(right, asked.terms)) > rules.max_term_mismatch:
+            continue
         for candidate in _candidates(left, right, asked, rules):
             key = (left.view.evidence_id, right.view.evidence_id, candidate.left.norm, candidate.right.norm)
             settled = settle_by_rule(candidate, left.view, right.view)

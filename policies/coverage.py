@@ -34,16 +34,24 @@ def covered_terms(terms: Sequence[str], texts: Iterable[str]) -> frozenset[str]:
         seen.update(unit_terms(text))
     found = {t for t in terms if t in seen}
     for term in terms:
-        if term not in found and is_cjk(term) and any(term in unit_norm(t) for t in texts):
+        if term not in found and len(term) > 1 and is_cjk(term) and any(term in unit_norm(t) for t in texts):
             found.add(term)
     return frozenset(found)
 
 
-def term_share(terms: Sequence[str], texts: Iterable[str]) -> float:
-    """Share of the question's content terms the texts contain (1.0 when it has none)."""
+def term_share(terms: Sequence[str], texts: Iterable[str], weights: Sequence[float] = ()) -> float:
+    """Share of the question's content terms the texts contain, weighted when weights are given.
+
+    With IDF weights a missing rare term (a product name) costs more than a missing common one.
+    1.0 when the question has no content terms.
+    """
     if not terms:
         return 1.0
-    return len(covered_terms(terms, texts)) / len(terms)
+    found = covered_terms(terms, texts)
+    if not weights:
+        return len(found) / len(terms)
+    total = sum(weights)
+    return sum(w for t, w in zip(terms, weights, strict=True) if t in found) / total if total else 1.0
 
 
 def uncovered_slots(slots: Sequence[Slot], texts: Iterable[str]) -> tuple[Slot, ...]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from policies.boundary import cross_reference
+from policies.completeness import referenced_rule
 from policies.config import Policy
 from policies.coverage import covered_terms, term_share, uncovered_slots
 from policies.question import Question
@@ -70,7 +70,7 @@ def _reference_pieces(items: Sequence[Checked]) -> list[MissingPiece]:
     pieces = []
     for name, item in unresolved_references(items):
         units = units_of(item.window, item.doc)
-        unit = next((u for u in units if cross_reference(u.text) == name), units[0])
+        unit = next((u for u in units if referenced_rule(u.text) == name), units[0])
         pieces.append(
             MissingPiece(
                 "unresolved_reference",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from policies.relevance import content_terms
@@ -17,8 +18,23 @@ class Question:
     slots: tuple[Slot, ...]
     terms: tuple[str, ...]
     phrases: tuple[str, ...]
+    weights: tuple[float, ...] = ()
+
+    def weight(self, term: str) -> float:
+        """How much finding the term tells (its IDF); 1.0 when the question was analysed without a corpus."""
+        if not self.weights:
+            return 1.0
+        return self.weights[self.terms.index(term)]
 
 
-def analyse(text: str) -> Question:
-    """Slots, content terms and key phrases of a question."""
-    return Question(text, extract_slots(text), content_terms(text), key_phrases(text))
+def analyse(text: str, weigh: Callable[[Sequence[str]], Mapping[str, float]] | None = None) -> Question:
+    """Slots, content terms and key phrases of a question; ``weigh`` gives each term its corpus IDF."""
+    terms = content_terms(text)
+    weights = weigh(terms) if weigh is not None else {}
+    return Question(
+        text,
+        extract_slots(text),
+        terms,
+        key_phrases(text),
+        tuple(weights.get(t, 1.0) for t in terms) if weights else (),
+    )

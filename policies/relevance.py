@@ -10,6 +10,8 @@ substring of the normalised text.
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Sequence
 
 from tools.tokenize import index_tokens, is_cjk, normalize
@@ -41,9 +43,17 @@ def is_question_word(word: str) -> bool:
     return word in QUESTION_WORDS_EN or word in _QUESTION_TOKENS_EN
 
 
+_HOW_MEASURE_RE = re.compile(r"\bhow\s+(?:long|many|much|often|far|soon|old)\b", re.IGNORECASE)
+
+
 def content_terms(question: str) -> tuple[str, ...]:
-    """The question's index tokens minus question words, deduplicated in order of appearance."""
-    terms = (t for t in index_tokens(question) if not is_question_word(t))
+    """The question's index tokens minus question words, deduplicated in order of appearance.
+
+    "How long/many/much ..." asks for a measure: the measure word is part of the question, not a
+    term the evidence must repeat.
+    """
+    stripped = _HOW_MEASURE_RE.sub(" ", question)
+    terms = (t for t in index_tokens(stripped) if not is_question_word(t))
     return tuple(dict.fromkeys(terms))
 
 

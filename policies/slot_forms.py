@@ -241,6 +241,16 @@ def count_forms(number: str, unit: str, ordinal: bool = False) -> list[str]:
     return [f"{number}{lowered}", f"{number} {lowered}"]
 
 
+def quarter_forms(quarter: str) -> list[str]:
+    """A quarter "Q2", "2", "二" is also "second quarter", "2nd quarter", "第二季度", "二季度"; else none."""
+    n = to_int(quarter.upper().removeprefix("Q"))
+    if n is None or not 1 <= n <= 4:
+        return []
+    ordinal, chinese = ("first", "second", "third", "fourth")[n - 1], _CN_DIGIT_BY_VALUE[n]
+    forms = [f"q{n}", f"{ordinal} quarter", f"{n}{_ordinal_suffix(n)} quarter"]
+    return [*forms, f"第{chinese}季度", f"{chinese}季度", f"第{n}季度", f"{n}季度"]
+
+
 def _ordinal_suffix(day: int) -> str:
     if 10 <= day % 100 <= 20:
         return "th"

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -37,6 +37,7 @@ from policies.slot_forms import (
     date_forms,
     duration_forms,
     percent_forms,
+    quarter_forms,
     to_int,
 )
 from policies.types import Slot, SlotKind
@@ -46,20 +47,14 @@ Forms = tuple[str, list[str]]  # the surface value and every spelling that count
 Builder = Callable[[re.Match[str]], Forms | None]
 
 _CN = f"[{CN_NUMERAL_CHARS}]+"
-_NUM = rf"(?:[0-9]+(?:\.[0-9]+)?|{_CN})"
 _EN_NUM = "|".join(EN_NUMBER_WORDS)
 _MON = "|".join(sorted(MONTHS, key=len, reverse=True))
 _YEAR = "(?:19|20)[0-9]{2}"
+_NOT_BEFORE_CN = "哪几每这那同某第"  # "哪一年" asks, "每一天" and "第一年" are no amounts of time
 _LB = rf"(?<![A-Za-z0-9.{CN_NUMERAL_CHARS}])"  # a number starts here, not inside another one
 _QUOTES: tuple[tuple[str, str], ...] = (
-    ("“", "”"),
-    ('"', '"'),
-    ("《", "》"),
-    ("「", "」"),
-    ("『", "』"),
-    ("【", "】"),
-    ("‘", "’"),
-)
+    ("“", "”"), ('"', '"'), ("《", "》"), ("「", "」"), ("『", "』"), ("【", "】"), ("‘", "’"),
+)  # fmt: skip
 QUOTED_MAX_CHARS = 40
 CN_COUNT_MIN = 10  # counts in Chinese numerals below this are words ("两个企业"), not asked values
 # Capitalised words that precede a number without naming a product ("Within 30", "Top 5").
@@ -99,7 +94,8 @@ def _model_token(match: re.Match[str]) -> Forms | None:
     if not (re.search("[A-Za-z]", token) and re.search("[0-9]", token)):
         return None
     joined = re.sub(r"(?<=[A-Za-z])-(?=[0-9])|(?<=[0-9])-(?=[A-Za-z])", "", token)
-    return token, [token, joined, re.sub(r"(?<=[A-Za-z])(?=[0-9])", "-", joined, count=1)]
+    forms = [token, joined, re.sub(r"(?<=[A-Za-z])(?=[0-9])", "-", joined, count=1)]
+    return token, forms + (quarter_forms(token) if re.fullmatch("[Qq][1-4]", token) else [])
 
 
 def _count(match: re.Match[str]) -> Forms | None:
@@ -111,6 +107,7 @@ def _count(match: re.Match[str]) -> Forms | None:
 
 
 def _upper_code(match: re.Match[str]) -> Forms | None:
+    """An upper-case code joined by hyphens or underscores: "HDMI-CEC", "TRADE_NOT_EXIST"."""
     token = match.group(0)
     return (token, [token]) if len(token) >= 4 and re.search("[-_]", token) else None
 
@@ -175,6 +172,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule("date", rf"\b(?P<mon>{_MON})\.?,?\s+(?P<y>{_YEAR})(?![0-9])", _date),
     _rule("date", rf"(?<![0-9.,])(?P<y>{_YEAR})(?![0-9]|\.[0-9])", _date),
+    _rule("date", r"第?(?P<n>[一二三四1-4])\s*季度", _with(quarter_forms, "n")),
     _rule(
         "amount",
         r"(?<![A-Za-z0-9])(?P<c>us\$|hk\$|[¥$€£]|(?:usd|rmb|cny|eur|gbp|hkd|jpy)(?=\s?[0-9]))\s?"
@@ -193,7 +191,8 @@ _RULES: tuple[_Rule, ...] = (
     _rule("percentage", rf"百分之(?P<n>{_CN}(?:点[{CN_NUMERAL_CHARS}]+)?)", _with(percent_forms, "n")),
     _rule(
         "duration",
-        rf"{_LB}(?!{_YEAR}\s*年)(?P<n>{_NUM})\s*(?P<u>个月|个?小时|个?工作日|个?星期|周(?!年)|天|年|分钟|秒钟?)",
+        rf"{_LB}(?!{_YEAR}\s*年)(?P<n>[0-9]+(?:\.[0-9]+)?|(?<![{_NOT_BEFORE_CN}]){_CN})\s*"
+        r"(?P<u>个月|个?小时|个?工作日|个?星期|周(?!年)|天|年|分钟|秒钟?)",
         _with(duration_forms, "n", "u"),
     ),
     _rule(
@@ -207,7 +206,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "clause",
-        r"\b(?P<u>section|sec\.|clause|article|art\.|chapter|ch\.|part|§)\s*(?P<n>[0-9]+(?:\.[0-9]+)*)",
+        r"\b(?P<u>section|sec\.|clause|article|art\.|chapter|ch\.|part)\s*(?P<n>[0-9]+(?:\.[0-9]+)*)",
         _with(clause_forms, "n", "u"),
     ),
     _rule("clause", r"(?P<u>§)\s*(?P<n>[0-9]+(?:\.[0-9]+)*)", _with(clause_forms, "n", "u")),
@@ -220,7 +219,7 @@ _RULES: tuple[_Rule, ...] = (
     _rule("count", r"(?<![A-Za-z0-9])[0-9]+(?:st|nd|rd|th)\b", _with(lambda: [])),
     _rule(
         "count",
-        rf"{_LB}(?P<n>[0-9]+(?:\.[0-9]+)?|{_CN})\s*"
+        rf"{_LB}(?P<n>[0-9]+(?:\.[0-9]+)?|(?<![{_NOT_BEFORE_CN}]){_CN})\s*"
         r"(?P<u>平方米|公里|千米|厘米|毫米|公斤|千克|毫升|英寸|次|遍|个|位|名|人|台|张|份|件|笔|条|项|种|家|款|部|篇|场|辆|架|本|页|米|克|吨|升|寸)",
         _count,
     ),
@@ -255,24 +254,20 @@ def compact(text: str) -> str:
     return "".join(normalize(text).split())
 
 
+def _slot(kind: SlotKind, value: str, spellings: list[str]) -> Slot:
+    norm = compact(spellings[0])
+    return Slot(
+        kind, value, norm, tuple(dict.fromkeys(f for f in map(compact, spellings) if f and f != norm))
+    )
+
+
 def _candidates(text: str) -> list[tuple[int, int, int, Slot]]:
+    """Every rule's matches as (start, -length, rule order, slot), leftmost and longest first."""
     found: list[tuple[int, int, int, Slot]] = []
     for order, rule in enumerate(_RULES):
         for match in rule.pattern.finditer(text):
-            built = rule.build(match)
-            if built is None:
-                continue
-            value, spellings = built
-            norm = compact(spellings[0])
-            alternatives = tuple(dict.fromkeys(f for f in map(compact, spellings) if f and f != norm))
-            found.append(
-                (
-                    match.start(),
-                    -(match.end() - match.start()),
-                    order,
-                    Slot(rule.kind, value, norm, alternatives),
-                )
-            )
+            if built := rule.build(match):
+                found.append((match.start(), match.start() - match.end(), order, _slot(rule.kind, *built)))
     return sorted(found, key=lambda c: c[:3])
 
 
@@ -297,12 +292,15 @@ def extract_slots(question: str) -> tuple[Slot, ...]:
     return tuple(slots)
 
 
+_MARKS = str.maketrans("", "", "™®©")  # "Chronicles™ 2" is "Chronicles 2"; NFKC would make ™ "tm"
+
+
 @lru_cache(maxsize=65536)
 def _compact_with_gaps(text: str) -> tuple[str, frozenset[int]]:
     """The compact form of a text and the positions in it where whitespace was removed."""
     chars: list[str] = []
     gaps: set[int] = set()
-    for char in normalize(text):
+    for char in normalize(text.translate(_MARKS)):
         if char.isspace():
             gaps.add(len(chars))
         else:
@@ -412,9 +410,3 @@ def key_phrases(question: str) -> tuple[str, ...]:
             _flush(run, phrases)
     _flush(run, phrases)
     return tuple(dict.fromkeys(phrases))
-
-
-def covered_phrases(phrases: Iterable[str], text: str) -> tuple[str, ...]:
-    """The key phrases the text mentions (compared without whitespace)."""
-    compacted = compact(text)
-    return tuple(p for p in phrases if compact(p) in compacted)

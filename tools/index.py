@@ -80,6 +80,14 @@ class RecallIndex:
             )
         return cls(bm25, size), meta
 
+    def doc_freq(self, token: str) -> int:
+        """How many positions contain the token (0 when it is not in the vocabulary)."""
+        tid = self._vocab.get(token)
+        if tid is None or self._bm25 is None:
+            return 0
+        indptr = self._bm25.scores["indptr"]
+        return int(indptr[tid + 1] - indptr[tid])
+
     def scores(self, tokens: Sequence[str]) -> Scores | None:
         """BM25 score of every position for the query tokens; None when no token is in the vocabulary."""
         vocab = self._vocab

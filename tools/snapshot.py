@@ -9,6 +9,8 @@ the new generation.
 
 from __future__ import annotations
 
+import math
+
 import hashlib
 import json
 import threading
@@ -130,6 +132,18 @@ class Snapshot:
     def current_versions(self) -> Mapping[str, str]:
         """doc_id -> the version live at this generation."""
         return self._current
+
+    def term_weights(self, terms: Sequence[str]) -> dict[str, float]:
+        """BM25 inverse document frequency of each term over passages: how much finding it tells.
+
+        A term no passage holds gets the highest weight, as if it occurred once.
+        """
+        n = max(self._passages.size, 1)
+        out: dict[str, float] = {}
+        for term in terms:
+            df = max(self._passages.doc_freq(term), 1)
+            out[term] = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+        return out
 
     def search(
         self,

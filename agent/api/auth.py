@@ -143,9 +143,7 @@ class Keyring:
             first = exc.errors()[0]
             where = ".".join(str(part) for part in first["loc"])
             raise InputError(f"{path}: {where}: {first['msg']}") from exc
-        return cls(
-            ApiKey(k.name, k.sha256, frozenset(k.groups), frozenset(k.scopes)) for k in parsed.keys
-        )
+        return cls(ApiKey(k.name, k.sha256, frozenset(k.groups), frozenset(k.scopes)) for k in parsed.keys)
 
     def authenticate(self, presented: str) -> Caller | None:
         """The caller a presented key belongs to, or None. Every stored hash is compared, match or not."""

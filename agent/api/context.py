@@ -1,7 +1,5 @@
 """What every endpoint shares: the service it fronts, the keys, the limits; and the caller dependency."""
 
-from __future__ import annotations
-
 import threading
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -20,13 +18,15 @@ from agent.replay import ReplayReport
 from tools.snapshot import Snapshot
 from tools.store import DocumentInfo, IngestReport
 from tools.types import DocumentInput
-from traces import Trace, VerifyResult
+from traces import Trace, TraceStore, VerifyResult
 
 T = TypeVar("T")
 
 
 class Backend(Protocol):
-    """What the API needs from :class:`agent.service.Service` (tests may hand in the real one only)."""
+    """What the API needs from :class:`agent.service.Service`."""
+
+    traces: TraceStore | None
 
     def ask(self, question: str, groups: Collection[str] = ..., *, caller: str | None = ...) -> Outcome: ...
     def ingest(self, docs: Iterable[DocumentInput], *, replace: bool = ...) -> IngestReport: ...
@@ -103,4 +103,5 @@ def require(ctx: ApiContext, *scopes: Scope) -> Callable[..., Caller]:
 
 
 def _unauthenticated(detail: str) -> ApiProblem:
-    return ApiProblem(401, "unauthenticated", "Unauthenticated", detail, headers={"WWW-Authenticate": "Bearer"})
+    challenge = {"WWW-Authenticate": "Bearer"}
+    return ApiProblem(401, "unauthenticated", "Unauthenticated", detail, headers=challenge)

@@ -74,11 +74,18 @@ class BodyLimitMiddleware:
     @staticmethod
     async def _refuse(send: Send, detail: str) -> None:
         body = json.dumps(
-            {"type": "urn:evloop:problem:body-too-large", "title": "Request body too large",
-             "status": 413, "detail": detail}
+            {
+                "type": "urn:evloop:problem:body-too-large",
+                "title": "Request body too large",
+                "status": 413,
+                "detail": detail,
+            }
         ).encode()
-        headers = [(b"content-type", PROBLEM_JSON.encode()), (b"content-length", str(len(body)).encode()),
-                   (b"connection", b"close")]
+        headers = [
+            (b"content-type", PROBLEM_JSON.encode()),
+            (b"content-length", str(len(body)).encode()),
+            (b"connection", b"close"),
+        ]
         await send({"type": "http.response.start", "status": 413, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 

@@ -104,7 +104,11 @@ def _phrase(status: int) -> str:
 def _validation_errors(exc: RequestValidationError) -> list[dict[str, object]]:
     """Where and what, without echoing the input back (it may be large, or another document's text)."""
     return [
-        {"loc": [str(part) for part in err.get("loc", ())], "msg": str(err.get("msg", "")), "type": err["type"]}
+        {
+            "loc": [str(part) for part in err.get("loc", ())],
+            "msg": str(err.get("msg", "")),
+            "type": str(err.get("type", "")),
+        }
         for err in exc.errors()
     ]
 
@@ -142,7 +146,8 @@ async def _on_project_error(request: Request, exc: Exception) -> JSONResponse:
 
 async def _on_crash(request: Request, exc: Exception) -> JSONResponse:
     log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
-    return problem_response(500, "the server failed to handle this request; it has been logged", slug="internal")
+    detail = "the server failed to handle this request; it has been logged"
+    return problem_response(500, detail, slug="internal", title="Internal error")
 
 
 def install(app: FastAPI) -> None:

@@ -1,7 +1,5 @@
 """POST /v1/ask, and the probes GET /healthz and GET /readyz."""
 
-from __future__ import annotations
-
 from functools import partial
 from typing import Annotated
 
@@ -53,7 +51,8 @@ def reading_groups(caller: Caller, requested: list[str] | None) -> tuple[str, ..
             403,
             "groups-not-granted",
             "Groups not granted",
-            f"this key does not hold the groups: {', '.join(exc.extra)}; a request may only narrow its key's groups",
+            f"this key does not hold the groups: {', '.join(exc.extra)}; "
+            "a request may only narrow its key's groups",
         ) from None
 
 

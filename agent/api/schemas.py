@@ -23,10 +23,10 @@ class _Strict(BaseModel):
 class AskOptions(_Strict):
     """How much of the outcome to send back, and how long to wait for it."""
 
-    include_evidence: bool = Field(True, description="false: leave out the evidence windows")
-    include_steps: bool = Field(True, description="false: leave out how each window grew")
+    include_evidence: bool = Field(default=True, description="false: leave out the evidence windows")
+    include_steps: bool = Field(default=True, description="false: leave out how each window grew")
     timeout_s: float | None = Field(
-        None, gt=0, le=3600, description="give up sooner than the server's own request timeout"
+        default=None, ge=0.5, le=3600, description="give up sooner than the server's own request timeout"
     )
 
 
@@ -35,11 +35,11 @@ class AskRequest(_Strict):
 
     question: str = Field(min_length=1, description="the user's question; the server bounds its length")
     groups: list[str] | None = Field(
-        None,
+        default=None,
         max_length=64,
         description="read only with these groups (a subset of the key's); default: all of the key's",
     )
-    options: AskOptions = AskOptions()
+    options: AskOptions = Field(default_factory=AskOptions)
 
 
 class DocumentIn(_Strict):
@@ -48,9 +48,9 @@ class DocumentIn(_Strict):
     doc_id: str = Field(min_length=1, max_length=512, pattern=r"\S")
     text: str
     title: str = ""
-    version: str = Field("1", min_length=1, max_length=128)
+    version: str = Field(default="1", min_length=1, max_length=128)
     format: DocFormat = "text"
-    acl: list[str] = Field([], description="groups allowed to read it; empty: everyone")
+    acl: list[str] = Field(default=[], description="groups allowed to read it; empty: everyone")
     metadata: dict[str, Any] = {}
 
     def to_input(self) -> DocumentInput:
@@ -71,13 +71,18 @@ class DocumentBatch(_Strict):
     documents: list[DocumentIn] = Field(min_length=1)
 
 
+class Skipped(_Strict):
+    doc_id: str
+    reason: str
+
+
 class IngestOut(_Strict):
     """What one ingest did (see ``tools.store.IngestReport``)."""
 
     documents: int = Field(description="documents added or updated")
     versions_added: int
     unchanged: int
-    skipped: list[tuple[str, str]] = Field(description="(doc_id, reason) of documents passed over")
+    skipped: list[Skipped] = Field(description="documents passed over, and why")
     units: int
     seconds: float
     generation: int
@@ -124,7 +129,9 @@ class ReplayOut(_Strict):
 
     run_id: str
     identical: bool
-    divergence: str | None
+    divergence: str | None = Field(description="the first step that differs, when one does")
+    recorded_status: str | None
+    replayed_status: str | None
 
 
 class Health(_Strict):

@@ -100,28 +100,27 @@ def _from_lines(data: bytes) -> list[DocumentIn]:
 
 
 async def _from_form(request: Request, batch_limit: int) -> list[DocumentInput]:
-    form = await request.form(max_files=batch_limit + 1, max_fields=len(FORM_FIELDS) + batch_limit)
-    unknown = sorted({key for key in form if key not in FORM_FIELDS})
-    if unknown:
-        raise ApiProblem(422, "unknown-field", "Unknown form field", f"unknown form fields: {', '.join(unknown)}")
-    files = form.getlist("file")
-    if not all(isinstance(part, UploadFile) for part in files):
-        raise ApiProblem(422, "bad-form-field", "Bad form field", "each \"file\" part must be a file upload")
-    acl = tuple(g.strip() for g in _text_field(form.getlist("acl")).split(",") if g.strip())
-    version = _text_field(form.getlist("version")) or "1"
-    doc_id = _text_field(form.getlist("doc_id"))
-    if doc_id and len(files) != 1:
-        raise ApiProblem(422, "doc-id-needs-one-file", "doc_id needs one file", "doc_id names one file only")
-    return [
-        _upload(await part.read(), part.filename or "", doc_id, acl, version)
-        for part in files
-        if isinstance(part, UploadFile)
-    ]
+    # The context closes the spooled upload files, on errors too.
+    async with request.form(max_files=batch_limit + 1, max_fields=len(FORM_FIELDS) + batch_limit) as form:
+        unknown = sorted({key for key in form if key not in FORM_FIELDS})
+        if unknown:
+            detail = f"unknown form fields: {', '.join(unknown)}"
+            raise ApiProblem(422, "unknown-field", "Unknown form field", detail)
+        files = [part for part in form.getlist("file") if isinstance(part, UploadFile)]
+        if len(files) != len(form.getlist("file")):
+            raise ApiProblem(422, "bad-form-field", "Bad form field", 'each "file" part must be a file upload')
+        acl = tuple(g.strip() for g in _text_field(form.getlist("acl")).split(",") if g.strip())
+        version = _text_field(form.getlist("version")) or "1"
+        doc_id = _text_field(form.getlist("doc_id"))
+        if doc_id and len(files) != 1:
+            raise ApiProblem(422, "doc-id-needs-one-file", "doc_id needs one file", "doc_id names one file only")
+        return [_upload(await part.read(), part.filename or "", doc_id, acl, version) for part in files]
 
 
 def _text_field(values: Sequence[object]) -> str:
     if len(values) > 1 or any(not isinstance(v, str) for v in values):
-        raise ApiProblem(422, "bad-form-field", "Bad form field", "acl, version and doc_id are single text fields")
+        detail = "acl, version and doc_id are single text fields"
+        raise ApiProblem(422, "bad-form-field", "Bad form field", detail)
     return str(values[0]).strip() if values else ""
 
 
@@ -141,7 +140,14 @@ def _upload(data: bytes, filename: str, doc_id: str, acl: tuple[str, ...], versi
         raise DecodeError(f"{name}:{line}: not valid UTF-8 (byte {exc.start})") from None
     title = markdown_title(text) if fmt == "markdown" else html_title(text) if fmt == "html" else ""
     stem = PurePosixPath(name).stem
-    record = {"doc_id": doc_id or stem, "text": text, "title": title or stem, "version": version,
-              "format": fmt, "acl": list(acl), "metadata": {"file": name}}
+    record = {
+        "doc_id": doc_id or stem,
+        "text": text,
+        "title": title or stem,
+        "version": version,
+        "format": fmt,
+        "acl": list(acl),
+        "metadata": {"file": name},
+    }
     doc: DocumentIn = _validated(DocumentIn, record, ("body", "file", name))
     return doc.to_input()

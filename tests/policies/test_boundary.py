@@ -108,6 +108,8 @@ NO_SCOPE = [
     "If your TV is not found, turn both devices off and on.",
     "For more information, see Location .",
     "Check if the TV is on.",
+    "对于“年下恋”你能接受吗？",  # a question, not a condition
+    "如果没有这些缺点这款游戏真的要拿100分了",
 ]
 
 
@@ -199,6 +201,8 @@ NO_EXCEPTION = [
     "除了钉钉，还可以用邮箱登录。",  # additive "besides"
     "除此之外，还应设置过期时间。",
     "除夕当天照常发货。",
+    "除了余额宝、花呗，还可选择其他冻结渠道。",  # "还" adds to the list
+    "可用金额是扣除了订单运费后的卖家所得，其他费用另计。",  # 扣除 is a verb
     "Exceptional service every day.",
     "Unlimited data on all plans.",
 ]
@@ -260,6 +264,11 @@ NO_REFERENCE = [
     "按照“设置”-“通用”操作。",  # UI labels, not documents
     "以“会员日”为例。",
     "梁冠华在《相逢时节》中演的谁",  # a title, but nothing sends the reader to it
+    "而根据网传的数字计算，《三体》动画的制作成本更高。",  # 根据 governs another clause
+    "具体详见正文。",
+    "请参考第1点群文件的批量删除方法。",  # a point of the same article
+    "按照有关规定执行。",  # names no rule
+    "详情参考小程序建议将页面栈深度控制在10层以内。",
 ]
 
 

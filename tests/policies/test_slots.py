@@ -46,6 +46,7 @@ EXTRACTED = [
     ("2022年高考报名人数", [("date", "2022年")]),
     ("Who won in 2021?", [("date", "2021")]),
     ("2021-2022赛季欧冠冠军", [("date", "2021"), ("date", "2022")]),
+    ("美团2022年第一季度营收是多少？", [("date", "2022年"), ("date", "第一季度")]),
     ("When did the Golden Globe Awards 2020 take place?", [("date", "2020")]),
     # percentages
     ("折扣是15%吗", [("percentage", "15%")]),
@@ -90,6 +91,8 @@ NO_SLOTS = [
     "两个企业可以合并为一个吗？",  # small counts in Chinese numerals are ordinary words
     "六项基本日常生活活动定义",
     "原有的400号码可以更换吗？",
+    "苏联解体在哪一年",  # "哪一年" asks which year
+    "每一天可以打几次卡",
 ]
 
 
@@ -147,6 +150,9 @@ ALTERNATIVES = [
     ("保修两年吗", "2年"),
     ("GPT4发布时间", "gpt-4"),
     ("X-200 好吗", "x200"),
+    ("What was the revenue in Q2?", "secondquarter"),
+    ("What was the revenue in Q2?", "第二季度"),
+    ("一季度营收", "q1"),
     ("section 3.2", "§3.2"),
     ("§4", "section4"),
     ("2022年高考", "2022"),
@@ -203,6 +209,7 @@ MATCHES = [
     ("保修2年吗", "保修期两年", True),
     ("最多改期2次吗", "支持二次开发", False),
     ("GPT4发布时间", "GPT-4 于3月发布", True),
+    ("When was Xenoblade Chronicles 2 released?", "Xenoblade Chronicles™ 2 launched", True),
     ("第三条", "根据第3条", True),
     ("第三条", "根据第13条", False),
     ("折扣15%", "优惠百分之十五", True),

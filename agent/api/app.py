@@ -1,0 +1,83 @@
+"""The FastAPI application: ``create_app(service, keys, limits)`` wires the routers to one service.
+
+``from_env`` builds the same app inside each uvicorn worker process (``evloop serve --workers N``),
+from the settings ``agent.commands.serve`` puts in the environment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import anyio
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+
+from agent.api import problems
+from agent.api.auth import Keyring
+from agent.api.context import ApiContext, Backend
+from agent.api.limits import BodyLimitMiddleware, Limits
+from agent.api.problems import PROBLEM_JSON, Problem
+from agent.api.routes_ask import ask_router, probe_router
+from agent.api.routes_documents import documents_router
+from agent.api.routes_traces import traces_router
+from agent.api.schemas import DocumentBatch, DocumentIn
+from agent.tracing import code_version
+
+TITLE = "evidence-loop"
+DESCRIPTION = """\
+Grounded answers for support chatbots. `POST /v1/ask` returns one of three outcomes, all with
+HTTP 200: `answered` (every sentence cited to character offsets), `insufficient_evidence` (what
+is missing) or `conflicting_evidence` (both sources cited). Send `Authorization: Bearer <key>`;
+a key's groups bound what it can read. Every error is `application/problem+json`."""
+
+# Environment of worker processes (set by `evloop serve`).
+ENV_INDEX, ENV_KEYS, ENV_LIMITS = "EVLOOP_SERVE_INDEX", "EVLOOP_SERVE_KEYS", "EVLOOP_SERVE_LIMITS"
+
+
+def create_app(service: Backend, keys: Keyring | None, limits: Limits | None = None) -> FastAPI:
+    """The HTTP API over ``service``; ``keys`` None serves every request as the local caller."""
+    limits = limits or Limits()
+    ctx = ApiContext(service, keys, limits, anyio.CapacityLimiter(limits.concurrent_asks))
+    app = FastAPI(title=TITLE, version=code_version(), description=DESCRIPTION)
+    for router in (ask_router(ctx), documents_router(ctx), traces_router(ctx), probe_router(ctx)):
+        app.include_router(router)
+    problems.install(app)
+    app.add_middleware(BodyLimitMiddleware, limit=limits.body_bytes)
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = _openapi_document(app)
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+    return app
+
+
+def _openapi_document(app: FastAPI) -> dict[str, Any]:
+    """FastAPI's document, plus the hand-read request bodies' schemas and problem+json errors."""
+    doc = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+    schemas: dict[str, Any] = doc.setdefault("components", {}).setdefault("schemas", {})
+    for model in (DocumentIn, DocumentBatch, Problem):
+        schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
+        schemas.update(schema.pop("$defs", {}))
+        schemas[model.__name__] = schema
+    problem = {"schema": {"$ref": "#/components/schemas/Problem"}}
+    for operations in doc.get("paths", {}).values():
+        for operation in operations.values():
+            for status, response in operation.get("responses", {}).items():
+                if status[0] in "45":
+                    response["content"] = {PROBLEM_JSON: problem}
+    return doc
+
+
+def from_env() -> FastAPI:
+    """The app of one uvicorn worker: opens its own store from the ``EVLOOP_SERVE_*`` environment."""
+    from agent.service import Service  # the worker's own import; keeps this module free of the store
+
+    keys_path = os.environ.get(ENV_KEYS, "")
+    limits = Limits(**json.loads(os.environ.get(ENV_LIMITS, "{}")))
+    service = Service.open(Path(os.environ[ENV_INDEX]))
+    return create_app(service, Keyring.load(Path(keys_path)) if keys_path else None, limits)

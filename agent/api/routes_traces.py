@@ -1,0 +1,94 @@
+"""GET /v1/traces/{run_id}, GET /v1/traces/{run_id}/verify, POST /v1/traces/{run_id}/replay.
+
+Who sees a trace: its own key (scope ``ask``), or any key with scope ``audit``; and in both cases
+only if the key's groups cover the groups the run read with, so a trace never shows a key text
+that its groups could not have read. Any other run id is "not found", whether it exists or not.
+"""
+
+from functools import partial
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Path
+
+from agent.api.auth import Caller
+from agent.api.context import ApiContext, require
+from agent.api.problems import PROBLEM_RESPONSES, ApiProblem
+from agent.api.schemas import ReplayOut, TraceOut, VerifyOut
+from tools.errors import NotFoundError
+from traces import Trace
+from traces.schema import RUN_ID_PATTERN
+
+RunId = Annotated[str, Path(pattern=RUN_ID_PATTERN, description="the run_id of an outcome")]
+
+
+def traces_router(ctx: ApiContext) -> APIRouter:
+    """The audit endpoints."""
+    router = APIRouter(tags=["traces"], responses=PROBLEM_RESPONSES)
+    reader = require(ctx, "ask", "audit")
+
+    @router.get("/v1/traces/{run_id}", response_model=TraceOut, summary="Read a run's trace")
+    async def get_trace(run_id: RunId, caller: Annotated[Caller, Depends(reader)]) -> TraceOut:
+        trace = await ctx.in_thread(partial(visible_trace, ctx, caller, run_id))
+        return TraceOut(
+            header=trace.header,
+            events=list(trace.events),
+            footer=trace.footer,
+            complete=trace.complete,
+            torn=trace.torn,
+            damage=trace.damage,
+        )
+
+    @router.get("/v1/traces/{run_id}/verify", response_model=VerifyOut, summary="Check a trace's hash chain")
+    async def verify_trace(run_id: RunId, caller: Annotated[Caller, Depends(reader)]) -> VerifyOut:
+        return await ctx.in_thread(partial(_verify, ctx, caller, run_id))
+
+    @router.post("/v1/traces/{run_id}/replay", response_model=ReplayOut, summary="Re-run a traced question")
+    async def replay_trace(run_id: RunId, caller: Annotated[Caller, Depends(reader)]) -> ReplayOut:
+        """Re-run the loop pinned to the recorded corpus and LLM replies; report the first difference."""
+        return await ctx.in_thread(partial(_replay, ctx, caller, run_id), timeout_s=ctx.limits.timeout_s)
+
+    return router
+
+
+def visible_trace(ctx: ApiContext, caller: Caller, run_id: str) -> Trace:
+    """The trace of ``run_id`` if this caller may see it; the same 404 whether it is absent or hidden."""
+    if ctx.service.traces is None:
+        raise ApiProblem(404, "tracing-off", "Tracing is off", "this server does not record traces")
+    try:
+        trace = ctx.service.trace(run_id)
+    except NotFoundError:
+        trace = None
+    if trace is None or not may_see(caller, trace.header.caller, trace.header.groups):
+        raise ApiProblem(404, "not-found", "Not found", f"no trace for run {run_id!r}")
+    return trace
+
+
+def may_see(caller: Caller, owner: str | None, groups: list[str]) -> bool:
+    """Own runs, or any run with scope audit; never a run that read with groups the caller lacks."""
+    return (caller.has("audit") or owner == caller.name) and caller.covers(groups)
+
+
+def _verify(ctx: ApiContext, caller: Caller, run_id: str) -> VerifyOut:
+    visible_trace(ctx, caller, run_id)
+    result = ctx.service.verify(run_id)
+    return VerifyOut(
+        run_id=run_id,
+        ok=result.ok,
+        complete=result.complete,
+        first_bad_seq=result.first_bad_seq,
+        reason=result.reason,
+        events=result.events,
+        final_hash=result.final_hash,
+    )
+
+
+def _replay(ctx: ApiContext, caller: Caller, run_id: str) -> ReplayOut:
+    visible_trace(ctx, caller, run_id)
+    report = ctx.service.replay(run_id)
+    return ReplayOut(
+        run_id=run_id,
+        identical=report.identical,
+        divergence=report.divergence.describe() if report.divergence is not None else None,
+        recorded_status=report.recorded_status,
+        replayed_status=report.replayed_status,
+    )

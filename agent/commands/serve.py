@@ -1,0 +1,150 @@
+"""``evloop serve``: the HTTP API (FastAPI on uvicorn) over one index folder."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import json
+import os
+from dataclasses import asdict
+from pathlib import Path
+
+from agent.api.app import ENV_INDEX, ENV_KEYS, ENV_LIMITS, create_app
+from agent.api.auth import Keyring
+from agent.api.limits import Limits
+from agent.commands.common import Subparsers, add_command, add_index_option, resolve_index, warn
+from agent.service import Service
+from tools.errors import InputError
+from tools.schema import DB_NAME
+
+LOOPBACK = "127.0.0.1"
+
+DESCRIPTION = """\
+Serve the HTTP API: POST /v1/ask, /v1/documents, /v1/traces/{run_id}, /healthz, /readyz, and the
+OpenAPI document at /openapi.json (interactive at /docs). With --keys, every request needs
+`Authorization: Bearer <key>` for a key in KEYS.json (create one with `evloop keys add`).
+Without --keys authentication is off: the server then listens on loopback only, whatever --host
+says, and trusts each request with every scope and the groups it names.
+
+Ingestion through the API runs while questions are served: a question reads the snapshot it
+started with, and sees a new batch only once it is complete."""
+
+EPILOG = """\
+examples:
+  evloop serve                                   local use, no keys, http://127.0.0.1:8080
+  evloop keys add chatbot --scopes ask --file keys.json
+  evloop serve --keys keys.json --host 0.0.0.0 --port 8080 --workers 4"""
+
+
+def register(subparsers: Subparsers) -> None:
+    """Add the ``serve`` command."""
+    parser = add_command(
+        subparsers, "serve", summary="serve the HTTP API", description=DESCRIPTION, epilog=EPILOG
+    )
+    add_index_option(parser)
+    parser.add_argument("--host", default=LOOPBACK, help=f"address to listen on (default: {LOOPBACK})")
+    parser.add_argument("--port", type=int, default=8080, help="port to listen on (default: 8080)")
+    parser.add_argument("--keys", type=Path, metavar="KEYS.json", default=None, help="API keys file")
+    parser.add_argument("--workers", type=int, default=1, metavar="N", help="worker processes (default: 1)")
+    defaults = Limits()
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=defaults.timeout_s,
+        metavar="S",
+        help="seconds per question (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--max-question-chars",
+        type=int,
+        default=defaults.question_chars,
+        metavar="N",
+        help="(default: %(default)s)",
+    )
+    parser.add_argument(
+        "--max-body-mb",
+        type=float,
+        default=defaults.body_bytes / 1e6,
+        metavar="MB",
+        help="(default: %(default)s)",
+    )
+    parser.add_argument(
+        "--max-batch",
+        type=int,
+        default=defaults.batch_documents,
+        metavar="N",
+        help="documents per ingest request",
+    )
+    parser.add_argument("--quiet", action="store_true", help="log warnings and errors only, no access log")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check the settings, open the index, then serve until interrupted."""
+    import uvicorn  # only the serving path pays for importing it
+
+    index = resolve_index(args.index)
+    limits = _limits(args)
+    keys = Keyring.load(args.keys) if args.keys is not None else None
+    host = _host(args.host, keys)
+    if args.workers < 1:
+        raise InputError(f"--workers must be at least 1, not {args.workers}")
+    if not (index / DB_NAME).is_file():
+        warn(f"no index at {index} yet: created an empty one; add documents with POST /v1/documents")
+    service = Service.open(index, create=True)
+    log_level = "warning" if args.quiet else "info"
+    print(f"evloop: serving {index} on http://{host}:{args.port} ({_who(args.keys, keys)})", flush=True)
+    if args.workers == 1:
+        try:
+            uvicorn.run(create_app(service, keys, limits), host=host, port=args.port, log_level=log_level)
+        finally:
+            service.close()
+        return 0
+    service.close()  # each worker process opens its own
+    os.environ[ENV_INDEX] = str(index.resolve())
+    os.environ[ENV_KEYS] = str(args.keys.resolve()) if args.keys is not None else ""
+    os.environ[ENV_LIMITS] = json.dumps(asdict(limits))
+    uvicorn.run(
+        "agent.api.app:from_env",
+        factory=True,
+        host=host,
+        port=args.port,
+        workers=args.workers,
+        log_level=log_level,
+    )
+    return 0
+
+
+def _limits(args: argparse.Namespace) -> Limits:
+    try:
+        return Limits(
+            question_chars=args.max_question_chars,
+            body_bytes=int(args.max_body_mb * 1_000_000),
+            batch_documents=args.max_batch,
+            timeout_s=args.timeout,
+        )
+    except ValueError as exc:
+        raise InputError(f"bad limit: {exc}") from None
+
+
+def _host(host: str, keys: Keyring | None) -> str:
+    """Without keys, only loopback: an unauthenticated API must not be reachable from elsewhere."""
+    if keys is not None or _is_loopback(host):
+        return host
+    warn(f"no --keys: authentication is off, so listening on {LOOPBACK} (loopback) only, not {host}")
+    return LOOPBACK
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _who(path: Path | None, keys: Keyring | None) -> str:
+    if keys is None:
+        return "no --keys: authentication off, loopback only"
+    return f"{len(keys.keys)} keys from {path}"

@@ -1,0 +1,66 @@
+"""Shared by the HTTP API tests: test keys, the sample help centre in a temp index, clients."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+
+from agent.api import Keyring, Limits, create_app
+from agent.api.auth import ApiKey, Scope, hash_key
+from agent.sample import load_sample_kb
+from agent.service import Service
+from tools.types import DocumentInput
+
+
+@dataclass(frozen=True, slots=True)
+class Key:
+    """A test key: its name, its plain secret, its groups and scopes."""
+
+    name: str
+    secret: str
+    groups: tuple[str, ...]
+    scopes: tuple[Scope, ...]
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.secret}"}
+
+
+PUBLIC = Key("public-bot", "pk-public", (), ("ask",))
+STAFF = Key("staff-bot", "pk-staff", ("staff",), ("ask",))
+INGEST_PUBLIC = Key("public-importer", "pk-import", (), ("ingest",))
+INGEST_STAFF = Key("staff-importer", "pk-import-staff", ("staff",), ("ingest",))
+AUDIT_PUBLIC = Key("public-auditor", "pk-audit", (), ("audit",))
+AUDIT_STAFF = Key("staff-auditor", "pk-audit-staff", ("staff",), ("audit",))
+ADMIN = Key("admin", "pk-admin", ("staff", "sales"), ("ask", "ingest", "audit"))
+ALL_KEYS = (PUBLIC, STAFF, INGEST_PUBLIC, INGEST_STAFF, AUDIT_PUBLIC, AUDIT_STAFF, ADMIN)
+
+
+def keyring(keys: tuple[Key, ...] = ALL_KEYS) -> Keyring:
+    """The keyring a server holding ``keys`` would load (only hashes)."""
+    return Keyring(ApiKey(k.name, hash_key(k.secret), frozenset(k.groups), frozenset(k.scopes)) for k in keys)
+
+
+def open_sample(folder: Path, extra: tuple[DocumentInput, ...] = ()) -> Service:
+    """A traced service over the sample help centre (with its staff-only document) and ``extra``."""
+    service = Service.open(folder / "index", create=True)
+    service.ingest([*load_sample_kb(), *extra])
+    return service
+
+
+def api_client(
+    service: Service,
+    limits: Limits | None = None,
+    *,
+    local: bool = False,
+    crash: bool = True,
+    keys_for: tuple[Key, ...] = ALL_KEYS,
+) -> TestClient:
+    """An in-process client for ``keys_for`` (``local``: no keys at all).
+
+    ``crash=False`` shows a server error as the 500 response a real client would get.
+    """
+    keys = None if local else keyring(keys_for)
+    return TestClient(create_app(service, keys, limits or Limits()), raise_server_exceptions=crash)

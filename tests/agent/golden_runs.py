@@ -1,0 +1,63 @@
+"""The golden runs: fixed questions against the bundled sample knowledge base, with fixed ids and clock.
+
+``python -m tests.agent.golden_runs`` rewrites ``tests/agent/golden/*.jsonl`` (after a deliberate change
+of the loop's behaviour); the tests replay the committed files and expect them identical, except
+``diverge-*`` which is replayed against an edited corpus and must report its first divergent step.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+from agent.runtime import Deps
+from agent.sample import load_sample_kb
+from agent.service import Service
+from tools.store import Store
+from tools.types import DocumentInput
+from traces import TraceStore
+
+GOLDEN = Path(__file__).parent / "golden"
+FIXED_TIME = datetime(2026, 11, 1, 8, 0, tzinfo=UTC)
+RUNS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("golden-reschedule-zh", "我的常规班已经开课了，还能免费改期一次吗？", ()),
+    ("golden-warranty-en", "How long is the whole-unit warranty for the LM-S10?", ()),
+    ("golden-uncovered-model", "LM-Z900 的整机保修期是多久？", ()),
+    ("golden-staff", "员工内部购机优惠是多少？", ("staff",)),
+    ("diverge-shipping", "满多少元可以免费配送？", ()),
+)
+# The edit made after the diverging run was recorded: the free-shipping threshold changes again.
+EDITED_SHIPPING = DocumentInput(
+    doc_id="shipping-zh",
+    version="3",
+    title="配送说明",
+    format="markdown",
+    text="# 配送说明\n\n## 运费\n\n订单实付满59元免运费，未满59元收取运费8元。\n",
+)
+
+
+def sample_store(root: Path) -> Store:
+    """The store every golden run was recorded against: the sample KB, ingested in one batch."""
+    store = Store.open(root, create=True)
+    store.ingest(load_sample_kb())
+    return store
+
+
+def record(out: Path) -> None:
+    """Record every golden run into ``out`` as one trace file each."""
+    with tempfile.TemporaryDirectory() as tmp:
+        store = sample_store(Path(tmp) / "index")
+        traces = TraceStore(Path(tmp) / "traces")
+        for run_id, question, groups in RUNS:
+            deps = Deps(now=lambda: FIXED_TIME, new_run_id=lambda rid=run_id: rid)  # type: ignore[misc]
+            Service(store, traces=traces, deps=deps).ask(question, groups)
+            shutil.copyfile(traces.path(run_id), out / f"{run_id}.jsonl")
+        store.close()
+
+
+if __name__ == "__main__":
+    GOLDEN.mkdir(exist_ok=True)
+    record(GOLDEN)
+    print(f"wrote {len(RUNS)} golden traces to {GOLDEN}")

@@ -1,0 +1,90 @@
+"""Schema-driven fuzzing of the OpenAPI document (schemathesis): no 5xx, every error is problem+json.
+
+Each operation gets a bounded, derandomized set of generated requests, valid and invalid, sent
+in-process with a key that holds every scope; responses must also match the documented schemas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, settings
+from schemathesis import Case, CheckContext, Response
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    ignored_auth,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from agent.api import Limits, create_app
+from agent.service import Service
+from tests.agent.api_support import ADMIN, keyring, open_sample
+
+PROBLEM = "application/problem+json"
+EXAMPLES_PER_OPERATION = 40
+
+
+def errors_are_problem_json(ctx: CheckContext, response: Response, case: Case) -> bool | None:
+    """Every 4xx and 5xx is an RFC 9457 problem document."""
+    if response.status_code < 400:
+        return None
+    assert response.headers.get("content-type", [""])[0] == PROBLEM, response.headers
+    body = response.json()
+    assert {"type", "title", "status", "detail"} <= body.keys(), body
+    assert body["status"] == response.status_code
+    return True
+
+
+class LateService:
+    """Stands in for the service in the app built at import (schemathesis loads its schema then);
+    the fixture below binds the real one for the duration of the module's tests."""
+
+    target: Service | None = None
+
+    def __getattr__(self, name: str) -> object:
+        assert self.target is not None, "the fuzzed_service fixture binds the service"
+        return getattr(self.target, name)
+
+
+# corpus.jsonl bodies are text: send the generated strings as they are.
+schemathesis.serializer.alias("application/x-ndjson", "text/plain")
+late = LateService()
+schema = schemathesis.openapi.from_asgi("/openapi.json", create_app(late, keyring(), Limits(timeout_s=10)))  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def fuzzed_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    service = open_sample(tmp_path_factory.mktemp("fuzz"))
+    late.target = service
+    yield service
+    late.target = None
+    service.close()
+
+
+@schema.parametrize()
+@settings(
+    max_examples=EXAMPLES_PER_OPERATION,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=list(HealthCheck),
+)
+def test_no_generated_request_gets_a_5xx_or_an_error_that_is_not_problem_json(case: Case) -> None:
+    case.call_and_validate(
+        headers=ADMIN.headers,
+        checks=[
+            not_a_server_error,
+            errors_are_problem_json,
+            status_code_conformance,
+            content_type_conformance,
+            response_schema_conformance,
+            ignored_auth,
+        ],
+    )
+
+
+def test_the_index_still_answers_after_the_fuzzing(fuzzed_service: Service) -> None:
+    assert fuzzed_service.ask("LM-S10 整机保修多久？").status == "answered"

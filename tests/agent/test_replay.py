@@ -1,0 +1,109 @@
+"""Traces and replay for audits: every run recorded, verifiable, replayable to the first divergent step."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from agent.replay import replay
+from agent.runtime import ConflictReport, Recorder
+from agent.service import Service
+from policies.conflicts import EvidenceView
+from tests.agent.golden_runs import EDITED_SHIPPING, GOLDEN, RUNS, sample_store
+from tools.store import Store
+from traces import TraceStore, read_trace, verify
+
+GOLDEN_IDENTICAL = [run_id for run_id, _, _ in RUNS if run_id.startswith("golden-")]
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
+    s = sample_store(tmp_path_factory.mktemp("golden") / "index")
+    yield s
+    s.close()
+
+
+@pytest.mark.parametrize("run_id", GOLDEN_IDENTICAL)
+def test_a_committed_golden_trace_replays_identical(store: Store, run_id: str) -> None:
+    report = replay(read_trace(GOLDEN / f"{run_id}.jsonl"), store)
+    assert report.identical, report.describe()
+
+
+@pytest.mark.parametrize("run_id", [r for r, _, _ in RUNS])
+def test_a_committed_golden_trace_verifies(run_id: str) -> None:
+    assert verify(read_trace(GOLDEN / f"{run_id}.jsonl")).ok
+
+
+def test_the_diverging_golden_trace_reports_the_recall_that_changed(tmp_path: Path) -> None:
+    store = sample_store(tmp_path / "index")
+    store.ingest([EDITED_SHIPPING])
+    trace = read_trace(GOLDEN / "diverge-shipping.jsonl")
+    pinned = replay(trace, store)
+    current = replay(trace, store, current=True)
+    store.close()
+    assert pinned.identical
+    assert current.divergence is not None
+    assert (current.divergence.seq, current.divergence.step) == (0, "recalled")
+    assert current.divergence.path.startswith("data.hits[")
+    assert current.corpus_changed
+
+
+@pytest.fixture()
+def service(tmp_path: Path) -> Iterator[Service]:
+    s = Service(sample_store(tmp_path / "index"), traces=TraceStore(tmp_path / "traces"))
+    yield s
+    s.close()
+
+
+def test_every_run_leaves_a_complete_verifying_trace_named_by_the_outcome(service: Service) -> None:
+    outcome = service.ask("LM-S10 的整机保修期是多久？")
+    assert outcome.trace is not None and outcome.trace.id == outcome.run_id
+    result = service.verify(outcome.run_id)
+    assert result.ok and result.complete
+    assert result.final_hash == outcome.trace.hash
+
+
+def test_the_trace_records_each_step_of_the_loop(service: Service) -> None:
+    outcome = service.ask("我的常规班已经开课了，还能免费改期一次吗？")
+    steps = [e.step for e in service.trace(outcome.run_id).events]
+    assert steps[0] == "recalled" and steps[-1] == "decided"
+    assert "checked" in steps and "slid" in steps
+
+
+def test_a_tampered_trace_fails_verify_at_the_changed_event(service: Service) -> None:
+    outcome = service.ask("LM-S10 的整机保修期是多久？")
+    path = service.traces.path(outcome.run_id)  # type: ignore[union-attr]
+    lines = path.read_text(encoding="utf-8").splitlines()
+    record = json.loads(lines[2])
+    record["data"]["query"] = "LM-S10 的整机保修期是几年？"
+    lines[2] = json.dumps(record, ensure_ascii=False)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = verify(read_trace(path))
+    assert not result.ok and result.first_bad_seq == record["seq"]
+
+
+def _exploding_check(question: str, views: Sequence[EvidenceView], recorder: Recorder) -> ConflictReport:
+    raise RuntimeError("killed mid-run")
+
+
+def test_an_interrupted_run_leaves_an_incomplete_but_valid_trace(tmp_path: Path) -> None:
+    traces = TraceStore(tmp_path / "traces")
+    service = Service(sample_store(tmp_path / "index"), traces=traces, conflict_check=_exploding_check)
+    with pytest.raises(RuntimeError):
+        service.ask("LM-S10 的整机保修期是多久？")
+    (summary,) = traces.list()
+    trace = traces.read(summary.run_id)
+    assert summary.status == "incomplete" and not trace.complete
+    assert verify(trace).ok
+    service.close()
+
+
+def test_replay_after_a_new_version_is_identical_pinned_and_differs_current(service: Service) -> None:
+    outcome = service.ask("满多少元可以免费配送？")
+    service.ingest([EDITED_SHIPPING])
+    assert service.replay(outcome.run_id).identical
+    current = service.replay(outcome.run_id, current=True)
+    assert not current.identical and current.corpus_changed
