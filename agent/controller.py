@@ -14,16 +14,22 @@ from dataclasses import dataclass, field
 from agent import assemble, events
 from agent.growth import Grower
 from agent.outcome import Evidence, Outcome, Signals
+from agent.conflict_check import ConflictChecker
 from agent.runtime import ConflictCheck, ConflictReport, Deps, NullRecorder, Recorder, no_conflict_check
 from policies.answer import answer_units
 from policies.completeness import check_window
 from policies.config import Policy
 from policies.decision import missing_pieces, pinned_for_references, status_of, widen, widened_query
 from policies.question import Question, analyse
-from policies.selection import Checked, select
+from policies.selection import Checked, conflict_pool, select
 from policies.types import MissingPiece
 from tools.snapshot import Snapshot
 from tools.windows import Step, Window, merge_windows, overlaps_or_touches, seed_window
+
+
+def default_conflict_check(policy: Policy) -> ConflictCheck:
+    """The rule-based conflict check for the full loop; the ablation modes check nothing."""
+    return ConflictChecker() if policy.mode == "adaptive" else no_conflict_check
 
 
 @dataclass(slots=True)
@@ -49,7 +55,7 @@ class Controller:
         deps: Deps | None = None,
     ) -> None:
         self.policy = policy or Policy()
-        self.conflict_check = conflict_check or no_conflict_check
+        self.conflict_check = conflict_check or default_conflict_check(self.policy)
         self.deps = deps or Deps()
 
     def ask(
@@ -73,9 +79,7 @@ class Controller:
         ):
             self.recall(snapshot, run, widened_query(run.question, missing), self.policy.wider_k)
             selected, missing = self.check(run)
-        evidence = assemble.evidence_items(selected)
-        views = events.views(evidence, snapshot.current_versions())
-        report = self.conflict_check(run.question.text, views, run.recorder)
+        evidence, report = self.conflicts(snapshot, run, selected)
         outcome = self.decide(run, selected, evidence, missing, report, run_id or self.deps.new_run_id())
         latency = round((self.deps.clock() - started) * 1000, 3)
         run.recorder.record("decided", events.decided(outcome))
@@ -116,6 +120,15 @@ class Controller:
                     merged = True
                     break
         run.items = items
+
+    def conflicts(self, snapshot: Snapshot, run: Run, selected: list[Checked]) -> tuple[list[Evidence], ConflictReport]:
+        """Check the evidence and its close runners-up for disagreements; cited runners-up join the evidence."""
+        chosen = assemble.evidence_items(selected)
+        pool = assemble.evidence_items(conflict_pool(run.items, selected, self.policy))
+        report = self.conflict_check(run.question.text, events.views(pool, snapshot.current_versions()), run.recorder)
+        cited = {side.citation.evidence_id for c in report.conflicts for side in c.values}
+        kept = {e.evidence_id for e in chosen} | cited
+        return [e for e in pool if e.evidence_id in kept], report
 
     def check(self, run: Run) -> tuple[list[Checked], list[MissingPiece]]:
         """Select the evidence (windows resolving its references first) and list what it still lacks."""

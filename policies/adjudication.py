@@ -25,7 +25,7 @@ _SUPERSEDING_RE = re.compile(
 
 
 def adjudicate_by_rules(candidate: ConflictCandidate, views: Sequence[EvidenceView]) -> Verdict:
-    """Decide one candidate by rule: superseded when a source says so or is the current version, else conflict."""
+    """One candidate by rule: superseded when a source says so or is the current version, else conflict."""
     by_id = {view.evidence_id: view for view in views}
     left, right = by_id.get(candidate.left.evidence_id), by_id.get(candidate.right.evidence_id)
     if left is not None and right is not None:

@@ -9,17 +9,12 @@ a section's scope sentence). Sliding (policies/sliding.py) follows the gaps; the
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from policies.boundary import (
-    cross_reference,
-    exception_clause,
-    is_cut_sentence,
-    opens_dangling,
-    scope_condition,
-)
+from policies import boundary
 from policies.config import Policy
 from policies.coverage import term_share, uncovered_slots
 from policies.question import Question
@@ -29,6 +24,14 @@ from tools.types import ParsedDocument, Unit
 from tools.windows import Window, neighbour, units_of
 
 Direction = Literal["left", "right", "anchor", "none"]
+
+# The boundary predicates are pure functions of a unit's text; a question checks the same units
+# many times while windows slide, so each unit is judged once.
+scope_condition = lru_cache(maxsize=100_000)(boundary.scope_condition)
+opens_dangling = lru_cache(maxsize=100_000)(boundary.opens_dangling)
+exception_clause = lru_cache(maxsize=100_000)(boundary.exception_clause)
+cross_reference = lru_cache(maxsize=100_000)(boundary.cross_reference)
+is_cut_sentence = lru_cache(maxsize=100_000)(boundary.is_cut_sentence)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +137,7 @@ RULES_APPLY = re.compile(
 )
 
 
+@lru_cache(maxsize=100_000)
 def referenced_rule(text: str) -> str | None:
     """The rule a unit sends the reader to: a cross-reference, or "the X Rules apply"."""
     name = cross_reference(text)

@@ -40,6 +40,9 @@ class Policy:
     min_seed_relevance: float = 0.0
     min_coverage: float = 0.5
     window_keep_ratio: float = 0.8
+    # conflict check: windows close to the best are read too, so both sides of a disagreement are seen
+    conflict_pool_ratio: float = 0.3
+    conflict_pool_max: int = 8
     # answer
     max_answer_sentences: int = 3
 

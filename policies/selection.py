@@ -51,3 +51,13 @@ def select(items: Sequence[Checked], policy: Policy, pinned: Sequence[Checked] =
         chosen.append(item)
         used += size
     return chosen
+
+
+def conflict_pool(items: Sequence[Checked], selected: Sequence[Checked], policy: Policy) -> list[Checked]:
+    """The selected evidence first, then other windows scoring close to the best, for the conflict check."""
+    ranked = rank(items)
+    if not ranked:
+        return list(selected)
+    floor = ranked[0].check.score * policy.conflict_pool_ratio
+    extra = [c for c in ranked if c not in selected and c.check.score >= floor]
+    return [*selected, *extra][: max(policy.conflict_pool_max, len(selected))]

@@ -28,7 +28,7 @@ from tools.passages import PassageIds, passage_count
 from tools.tokenize import recall_tokens
 from tools.types import Hit, ParsedDocument, Unit
 
-_PARSED_CACHE = 256
+_PARSED_CACHE = 4096
 _MASK_CACHE = 256
 # Weight of the passage score against the unit score, both scaled to the best readable one:
 # a sentence in the section about the question outranks the same sentence elsewhere. Measured on

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 from fastapi.testclient import TestClient
 
@@ -12,6 +14,18 @@ from agent.api.auth import ApiKey, Scope, hash_key
 from agent.sample import load_sample_kb
 from agent.service import Service
 from tools.types import DocumentInput
+
+
+class Reply(Protocol):
+    """What the tests read of a response (the test client's and httpx's alike)."""
+
+    @property
+    def status_code(self) -> int: ...
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+    @property
+    def text(self) -> str: ...
+    def json(self, **kwargs: Any) -> Any: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,14 +11,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
 from agent.api.auth import Caller
 from agent.sample import load_sample_kb
-from agent.service import Service
 from tests.agent.api_support import Key, api_client, open_sample
 from tools.parse import parse_document
 from tools.types import DocumentInput
@@ -34,7 +33,8 @@ EXTRA = (
     ),
     DocumentInput(
         "exec-comp-zh",
-        "# 高管薪酬方案\n\n## 年终奖\n\n高管年终奖为年薪的4个月，须在次年2月28日前发放完毕。绩效评级为C的高管不发放年终奖。\n",
+        "# 高管薪酬方案\n\n## 年终奖\n\n"
+        "高管年终奖为年薪的4个月，须在次年2月28日前发放完毕。绩效评级为C的高管不发放年终奖。\n",
         title="高管薪酬方案",
         format="markdown",
         acl=("exec",),
@@ -48,7 +48,8 @@ EXTRA = (
     ),
     DocumentInput(
         "member-prices-zh",
-        "# 会员折扣\n\n## 会员价\n\n普通会员购买学习设备享受95折。员工的购机优惠请参见员工内部购机优惠规则。\n",
+        "# 会员折扣\n\n## 会员价\n\n"
+        "普通会员购买学习设备享受95折。员工的购机优惠请参见员工内部购机优惠规则。\n",
         title="会员折扣",
         format="markdown",
     ),
@@ -83,7 +84,7 @@ MIN_SNIPPET = 10
 class Run:
     key: Key
     question: str
-    outcome: dict[str, object]
+    outcome: dict[str, Any]
     run_id: str
 
 
@@ -123,7 +124,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClien
 
 
 def cited_docs(run: Run) -> set[str]:
-    return {str(e["doc_id"]) for e in run.outcome["evidence"]}  # type: ignore[attr-defined]
+    return {str(e["doc_id"]) for e in run.outcome["evidence"]}
 
 
 def test_every_restricted_document_has_text_to_leak() -> None:
@@ -138,11 +139,17 @@ def test_no_outcome_shows_a_key_text_it_cannot_read(served: tuple[TestClient, li
 
 
 @pytest.mark.parametrize("key", ASKERS, ids=lambda k: k.name)
-def test_no_trace_of_its_own_shows_a_key_text_it_cannot_read(served: tuple[TestClient, list[Run]], key: Key) -> None:
+def test_no_trace_of_its_own_shows_a_key_text_it_cannot_read(
+    served: tuple[TestClient, list[Run]], key: Key
+) -> None:
     client, runs = served
-    traces = {r.question: client.get(f"/v1/traces/{r.run_id}", headers=key.headers) for r in runs if r.key == key}
+    traces = {
+        r.question: client.get(f"/v1/traces/{r.run_id}", headers=key.headers) for r in runs if r.key == key
+    }
 
-    assert {q: (t.status_code, leaks(t.json(), key)) for q, t in traces.items()} == {q: (200, []) for q in QUESTIONS}
+    assert {q: (t.status_code, leaks(t.json(), key)) for q, t in traces.items()} == {
+        q: (200, []) for q in QUESTIONS
+    }
 
 
 @pytest.mark.parametrize("auditor", AUDITORS, ids=lambda k: k.name)
@@ -163,7 +170,11 @@ def test_an_auditor_reads_exactly_the_runs_within_its_groups(
 ) -> None:
     client, runs = served
 
-    visible = {r.run_id for r in runs if client.get(f"/v1/traces/{r.run_id}", headers=auditor.headers).status_code == 200}
+    visible = {
+        r.run_id
+        for r in runs
+        if client.get(f"/v1/traces/{r.run_id}", headers=auditor.headers).status_code == 200
+    }
 
     assert visible == {r.run_id for r in runs if set(r.key.groups) <= set(auditor.groups)}
 
@@ -192,13 +203,18 @@ def test_the_same_questions_without_the_group_never_cite_it(served: tuple[TestCl
     restricted = {d.doc_id: d.acl for d in [*load_sample_kb(), *EXTRA] if d.acl}
 
     cited = {
-        (r.key.name, doc_id) for r in runs for doc_id in cited_docs(r) if doc_id in restricted and not caller(r.key).may_read(restricted[doc_id])
+        (r.key.name, doc_id)
+        for r in runs
+        for doc_id in cited_docs(r)
+        if doc_id in restricted and not caller(r.key).may_read(restricted[doc_id])
     }
 
     assert cited == set()
 
 
-def test_the_leak_check_would_catch_a_staff_answer_shown_to_the_public(served: tuple[TestClient, list[Run]]) -> None:
+def test_the_leak_check_would_catch_a_staff_answer_shown_to_the_public(
+    served: tuple[TestClient, list[Run]],
+) -> None:
     _, runs = served
     staff_run = next(r for r in runs if (r.key, r.question) == (ASKERS[1], QUESTIONS[0]))
 

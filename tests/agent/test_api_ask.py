@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -14,7 +15,7 @@ from agent.outcome import Citation, Conflict, ConflictSide, Outcome
 from agent.runtime import ConflictReport, Recorder
 from agent.service import Service
 from policies.conflicts import EvidenceView
-from tests.agent.api_support import ADMIN, INGEST_PUBLIC, PUBLIC, STAFF, api_client, open_sample
+from tests.agent.api_support import ADMIN, INGEST_PUBLIC, PUBLIC, STAFF, Key, Reply, api_client, open_sample
 
 PROBLEM = "application/problem+json"
 WARRANTY_ZH = "LM-S10 整机保修多久？"
@@ -34,19 +35,18 @@ def client(service: Service) -> TestClient:
     return api_client(service)
 
 
-def ask(client: TestClient, question: str, key: object = PUBLIC, **body: object) -> dict[str, object]:
-    headers = key.headers if key is not None else {}  # type: ignore[attr-defined]
-    response = client.post("/v1/ask", json={"question": question, **body}, headers=headers)
+def ask(client: TestClient, question: str, key: Key = PUBLIC, **body: object) -> dict[str, Any]:
+    response = client.post("/v1/ask", json={"question": question, **body}, headers=key.headers)
     assert response.status_code == 200, response.text
-    result: dict[str, object] = response.json()
+    result: dict[str, Any] = response.json()
     return result
 
 
-def assert_problem(response: object, status: int) -> dict[str, object]:
+def assert_problem(response: Reply, status: int) -> dict[str, Any]:
     """The response is an RFC 9457 problem with this status, and says so in its content type."""
-    assert response.status_code == status, response.text  # type: ignore[attr-defined]
-    assert response.headers["content-type"] == PROBLEM  # type: ignore[attr-defined]
-    body: dict[str, object] = response.json()  # type: ignore[attr-defined]
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"] == PROBLEM
+    body: dict[str, Any] = response.json()
     assert {"type", "title", "status", "detail"} <= body.keys()
     assert body["status"] == status
     return body
@@ -59,9 +59,9 @@ def test_an_answer_is_a_200_with_cited_sentences_and_a_run_id(client: TestClient
     outcome = ask(client, WARRANTY_ZH)
 
     assert outcome["status"] == "answered"
-    assert "3年" in outcome["answer"]["text"]  # type: ignore[index]
-    assert outcome["answer"]["citations"][0]["doc_id"] == "warranty-zh"  # type: ignore[index]
-    assert outcome["run_id"] == outcome["trace"]["id"]  # type: ignore[index]
+    assert "3年" in outcome["answer"]["text"]
+    assert outcome["answer"]["citations"][0]["doc_id"] == "warranty-zh"
+    assert outcome["run_id"] == outcome["trace"]["id"]
 
 
 def test_a_refusal_is_a_200_that_names_the_missing_piece(client: TestClient) -> None:
@@ -69,13 +69,15 @@ def test_a_refusal_is_a_200_that_names_the_missing_piece(client: TestClient) -> 
 
     assert outcome["status"] == "insufficient_evidence"
     assert outcome["answer"] is None
-    assert [m["value"] for m in outcome["missing"]] == ["LM-Z99"]  # type: ignore[attr-defined]
+    assert [m["value"] for m in outcome["missing"]] == ["LM-Z99"]
 
 
 def test_conflicting_evidence_is_a_200_citing_both_sides(tmp_path: Path) -> None:
     def always_conflict(question: str, views: Sequence[EvidenceView], recorder: Recorder) -> ConflictReport:
         sides = [ConflictSide(value=v.text[:8], citation=_citation(v)) for v in views[:2]]
-        conflict = Conflict(slot="duration", values=sides, verdict="conflict", adjudicator="rules", reason="test")
+        conflict = Conflict(
+            slot="duration", values=sides, verdict="conflict", adjudicator="rules", reason="test"
+        )
         return ConflictReport(conflicts=(conflict,), blocking=True)
 
     service = open_sample(tmp_path)
@@ -84,7 +86,7 @@ def test_conflicting_evidence_is_a_200_citing_both_sides(tmp_path: Path) -> None
     outcome = ask(api_client(conflicted), WARRANTY_ZH)
 
     assert outcome["status"] == "conflicting_evidence"
-    assert outcome["conflicts"][0]["slot"] == "duration"  # type: ignore[index]
+    assert outcome["conflicts"][0]["slot"] == "duration"
 
 
 def _citation(view: EvidenceView) -> Citation:
@@ -117,7 +119,9 @@ def test_a_request_without_a_key_is_a_401_with_a_bearer_challenge(client: TestCl
 
 
 def test_a_wrong_key_is_a_401(client: TestClient) -> None:
-    response = client.post("/v1/ask", json={"question": WARRANTY_ZH}, headers={"Authorization": "Bearer nope"})
+    response = client.post(
+        "/v1/ask", json={"question": WARRANTY_ZH}, headers={"Authorization": "Bearer nope"}
+    )
 
     assert assert_problem(response, 401)["detail"] == "the API key is not valid"
 
@@ -131,13 +135,13 @@ def test_a_key_without_the_ask_scope_is_a_403(client: TestClient) -> None:
 def test_a_staff_key_reads_the_staff_only_document(client: TestClient) -> None:
     outcome = ask(client, STAFF_QUESTION, STAFF)
 
-    assert "staff-discount-zh" in {e["doc_id"] for e in outcome["evidence"]}  # type: ignore[attr-defined]
+    assert "staff-discount-zh" in {e["doc_id"] for e in outcome["evidence"]}
 
 
 def test_a_request_may_narrow_its_keys_groups(client: TestClient) -> None:
     outcome = ask(client, STAFF_QUESTION, STAFF, groups=[])
 
-    assert "staff-discount-zh" not in {e["doc_id"] for e in outcome["evidence"]}  # type: ignore[attr-defined]
+    assert "staff-discount-zh" not in {e["doc_id"] for e in outcome["evidence"]}
 
 
 def test_a_request_naming_a_group_its_key_lacks_is_a_403(client: TestClient) -> None:
@@ -169,13 +173,13 @@ def test_the_trace_header_names_the_key_that_asked(client: TestClient, service: 
 def test_include_evidence_false_leaves_out_the_windows_but_keeps_the_citations(client: TestClient) -> None:
     outcome = ask(client, WARRANTY_ZH, options={"include_evidence": False})
 
-    assert (outcome["evidence"], len(outcome["answer"]["citations"]) > 0) == ([], True)  # type: ignore[index]
+    assert (outcome["evidence"], len(outcome["answer"]["citations"]) > 0) == ([], True)
 
 
 def test_include_steps_false_leaves_out_how_windows_grew(client: TestClient) -> None:
     outcome = ask(client, WARRANTY_ZH, options={"include_steps": False})
 
-    assert [e["steps"] for e in outcome["evidence"]] == [[] for _ in outcome["evidence"]]  # type: ignore[attr-defined]
+    assert [e["steps"] for e in outcome["evidence"]] == [[] for _ in outcome["evidence"]]
 
 
 # --- limits and errors ----------------------------------------------------------------------------

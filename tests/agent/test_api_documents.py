@@ -5,13 +5,23 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
 from agent.api import Limits
 from agent.service import Service
-from tests.agent.api_support import ADMIN, INGEST_PUBLIC, INGEST_STAFF, PUBLIC, api_client, open_sample
+from tests.agent.api_support import (
+    ADMIN,
+    INGEST_PUBLIC,
+    INGEST_STAFF,
+    PUBLIC,
+    Key,
+    Reply,
+    api_client,
+    open_sample,
+)
 
 PROBLEM = "application/problem+json"
 NEW_DOC = {
@@ -34,14 +44,14 @@ def client(service: Service) -> TestClient:
     return api_client(service)
 
 
-def listed(client: TestClient, key: object = ADMIN) -> dict[str, dict[str, object]]:
-    response = client.get("/v1/documents", headers=key.headers)  # type: ignore[attr-defined]
+def listed(client: TestClient, key: Key = ADMIN) -> dict[str, dict[str, Any]]:
+    response = client.get("/v1/documents", headers=key.headers)
     assert response.status_code == 200, response.text
     return {d["doc_id"]: d for d in response.json()["documents"]}
 
 
-def status_and_type(response: object) -> tuple[int, str]:
-    return response.status_code, response.headers["content-type"]  # type: ignore[attr-defined]
+def status_and_type(response: Reply) -> tuple[int, str]:
+    return response.status_code, response.headers["content-type"]
 
 
 # --- what can be sent ----------------------------------------------------------------------------------
@@ -87,13 +97,17 @@ def test_a_bad_json_line_is_a_422_naming_the_line(client: TestClient) -> None:
     lines = json.dumps(NEW_DOC) + "\n" + json.dumps({"doc_id": "no-text"})
 
     response = client.post(
-        "/v1/documents", content=lines.encode(), headers={**ADMIN.headers, "content-type": "application/x-ndjson"}
+        "/v1/documents",
+        content=lines.encode(),
+        headers={**ADMIN.headers, "content-type": "application/x-ndjson"},
     )
 
     assert (response.status_code, response.json()["errors"][0]["loc"]) == (422, ["body", "line 2", "text"])
 
 
-def test_an_uploaded_markdown_file_takes_its_name_as_doc_id_and_its_heading_as_title(client: TestClient) -> None:
+def test_an_uploaded_markdown_file_takes_its_name_as_doc_id_and_its_heading_as_title(
+    client: TestClient,
+) -> None:
     files = {"file": ("gift-cards.md", NEW_DOC["text"].encode(), "text/markdown")}
 
     response = client.post("/v1/documents", files=files, data={"acl": "staff"}, headers=ADMIN.headers)
@@ -145,7 +159,9 @@ def test_a_batch_over_the_limit_is_a_413_naming_the_limit(service: Service) -> N
 
 
 def test_a_changed_text_under_a_stored_version_is_a_409_and_writes_nothing(client: TestClient) -> None:
-    batch = {"documents": [{**NEW_DOC, "doc_id": "fresh"}, {**NEW_DOC, "doc_id": "warranty-zh", "format": "text"}]}
+    batch = {
+        "documents": [{**NEW_DOC, "doc_id": "fresh"}, {**NEW_DOC, "doc_id": "warranty-zh", "format": "text"}]
+    }
 
     response = client.post("/v1/documents", json=batch, headers=ADMIN.headers)
 
@@ -188,13 +204,18 @@ def test_a_key_without_the_ingest_scope_is_a_403(client: TestClient) -> None:
 
 
 def test_the_listing_leaves_out_documents_the_key_may_not_read(client: TestClient) -> None:
-    assert ("staff-discount-zh" in listed(client, INGEST_STAFF), "staff-discount-zh" in listed(client, INGEST_PUBLIC)) == (
+    assert (
+        "staff-discount-zh" in listed(client, INGEST_STAFF),
+        "staff-discount-zh" in listed(client, INGEST_PUBLIC),
+    ) == (
         True,
         False,
     )
 
 
-def test_deleting_a_document_the_key_may_not_read_is_the_same_404_as_an_unknown_one(client: TestClient) -> None:
+def test_deleting_a_document_the_key_may_not_read_is_the_same_404_as_an_unknown_one(
+    client: TestClient,
+) -> None:
     hidden = client.delete("/v1/documents/staff-discount-zh", headers=INGEST_PUBLIC.headers)
     unknown = client.delete("/v1/documents/no-such-doc", headers=INGEST_PUBLIC.headers)
 

@@ -7,6 +7,7 @@ in-process with a key that holds every scope; responses must also match the docu
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 import schemathesis
@@ -28,7 +29,7 @@ PROBLEM = "application/problem+json"
 EXAMPLES_PER_OPERATION = 40
 
 
-def errors_are_problem_json(ctx: CheckContext, response: Response, case: Case) -> bool | None:
+def errors_are_problem_json(ctx: CheckContext, response: Response, case: Case[Any]) -> bool | None:
     """Every 4xx and 5xx is an RFC 9457 problem document."""
     if response.status_code < 400:
         return None
@@ -72,7 +73,7 @@ def fuzzed_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service
     derandomize=True,
     suppress_health_check=list(HealthCheck),
 )
-def test_no_generated_request_gets_a_5xx_or_an_error_that_is_not_problem_json(case: Case) -> None:
+def test_no_generated_request_gets_a_5xx_or_an_error_that_is_not_problem_json(case: Case[Any]) -> None:
     case.call_and_validate(
         headers=ADMIN.headers,
         checks=[

@@ -116,7 +116,9 @@ def test_keys_add_prints_the_key_once_and_stores_only_its_hash(
 
     stored = json.loads(keys.read_text())
     assert stored == {
-        "keys": [{"name": "chatbot", "sha256": hash_key(key), "groups": ["staff"], "scopes": ["ask", "audit"]}]
+        "keys": [
+            {"name": "chatbot", "sha256": hash_key(key), "groups": ["staff"], "scopes": ["ask", "audit"]}
+        ]
     }
     assert key not in keys.read_text()
 
@@ -137,7 +139,9 @@ def test_keys_remove_revokes_a_key(tmp_path: Path, capsys: pytest.CaptureFixture
     assert Keyring.load(keys).authenticate(key) is None
 
 
-def test_a_second_key_with_the_same_name_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_second_key_with_the_same_name_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     keys = tmp_path / "keys.json"
     add_key(keys, "chatbot", capsys)
 
@@ -174,7 +178,10 @@ def test_a_real_server_publishes_its_openapi_document(server: Server) -> None:
 
 def batch_document(i: int) -> dict[str, str]:
     """A help-centre sized document (about 2600 characters), so that a batch takes a while to ingest."""
-    text = "".join(f"第{i}号批量文档第{j}段。本段说明批量导入的第{j}条规则，编号BATCH{i:03d}-{j}。\n\n" for j in range(60))
+    text = "".join(
+        f"第{i}号批量文档第{j}段。本段说明批量导入的第{j}条规则，编号BATCH{i:03d}-{j}。\n\n"
+        for j in range(60)
+    )
     return {"doc_id": f"batch-{i:03d}", "text": text}
 
 
@@ -189,7 +196,9 @@ def test_questions_during_an_ingest_see_all_of_the_batch_or_none_of_it(server: S
                 during = in_flight.is_set()
                 listing = client.get("/v1/documents").json()["documents"]
                 asked = client.post("/v1/ask", json={"question": "第7号批量文档第3段的编号是什么？"})
-                probes.append((during, sum(d["doc_id"].startswith("batch-") for d in listing), asked.status_code))
+                probes.append(
+                    (during, sum(d["doc_id"].startswith("batch-") for d in listing), asked.status_code)
+                )
 
     watcher = threading.Thread(target=watch)
     watcher.start()
@@ -226,7 +235,9 @@ def test_worker_processes_see_an_ingest_made_through_any_of_them(
         assert httpx.post(f"{server.url}/v1/documents", json=doc, headers=auth(server)).status_code == 200
         # A new connection each time, so that the questions spread over both workers.
         answers = [
-            httpx.post(f"{server.url}/v1/ask", json={"question": "礼品卡有效期多久？"}, headers=auth(server)).json()
+            httpx.post(
+                f"{server.url}/v1/ask", json={"question": "礼品卡有效期多久？"}, headers=auth(server)
+            ).json()
             for _ in range(8)
         ]
 

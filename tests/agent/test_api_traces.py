@@ -47,7 +47,11 @@ def test_a_key_reads_the_trace_of_its_own_run(client: TestClient) -> None:
 
     trace = client.get(f"/v1/traces/{run_id}", headers=PUBLIC.headers).json()
 
-    assert (trace["header"]["run_id"], trace["header"]["caller"], trace["complete"]) == (run_id, "public-bot", True)
+    assert (trace["header"]["run_id"], trace["header"]["caller"], trace["complete"]) == (
+        run_id,
+        "public-bot",
+        True,
+    )
     assert trace["events"][0]["step"] == "recalled"
 
 
@@ -58,7 +62,9 @@ def test_another_keys_run_is_the_same_404_as_an_unknown_one(client: TestClient) 
     unknown = client.get("/v1/traces/0000000000000000", headers=PUBLIC.headers)
 
     assert (hidden.status_code, unknown.status_code) == (404, 404)
-    assert hidden.json()["detail"].replace(run_id, "?") == unknown.json()["detail"].replace("0000000000000000", "?")
+    assert hidden.json()["detail"].replace(run_id, "?") == unknown.json()["detail"].replace(
+        "0000000000000000", "?"
+    )
 
 
 def test_an_auditor_reads_other_keys_runs_within_its_groups(client: TestClient) -> None:

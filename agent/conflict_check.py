@@ -1,0 +1,106 @@
+"""The conflict check wired into the loop: deterministic candidates, then an adjudicator.
+
+Candidates come from ``policies.conflicts`` (pure). Each is judged by the LLM adjudicator when one is
+configured, otherwise (or when it fails) by the rule-based adjudicator in ``policies.adjudication``.
+Every verdict is recorded in the trace with who decided it and why; no LLM call is made when there
+is no candidate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from agent.outcome import Citation, Conflict, ConflictSide
+from agent.runtime import ConflictReport, Recorder
+from policies.adjudication import adjudicate_by_rules, conflict_outcome
+from policies.conflicts import EvidenceView, find_candidates
+from policies.types import ConflictCandidate, ValueMention, Verdict
+
+
+@dataclass(frozen=True, slots=True)
+class Adjudication:
+    """What an adjudicator returns: one verdict per candidate, the calls it made, its records."""
+
+    verdicts: tuple[Verdict, ...]
+    llm_calls: int = 0
+    records: tuple[Mapping[str, object], ...] = ()
+    fallback_reason: str | None = None
+
+
+Adjudicator = Callable[[str, Sequence[ConflictCandidate], Sequence[EvidenceView]], Adjudication]
+
+
+def rules_adjudicator(
+    question: str, candidates: Sequence[ConflictCandidate], views: Sequence[EvidenceView]
+) -> Adjudication:
+    """The offline default: conservative rules, no model."""
+    return Adjudication(tuple(adjudicate_by_rules(c, views) for c in candidates))
+
+
+def _citation(n: int, side: ValueMention, views: Mapping[str, EvidenceView]) -> Citation:
+    view = views[side.evidence_id]
+    return Citation(
+        n=n,
+        evidence_id=side.evidence_id,
+        doc_id=side.doc_id,
+        version=side.version,
+        section=list(view.section),
+        start=side.start,
+        end=side.end,
+        quote=side.quote,
+    )
+
+
+def as_conflict(verdict: Verdict, views: Mapping[str, EvidenceView]) -> Conflict:
+    """A verdict as the outcome shows it: each side's value with its citation."""
+    c = verdict.candidate
+    return Conflict(
+        slot=c.slot,
+        values=[
+            ConflictSide(value=c.left.value, citation=_citation(1, c.left, views)),
+            ConflictSide(value=c.right.value, citation=_citation(2, c.right, views)),
+        ],
+        verdict=verdict.verdict,
+        adjudicator=verdict.adjudicator,
+        reason=verdict.reason,
+        scope=verdict.scope,
+    )
+
+
+def _event(verdict: Verdict) -> dict[str, object]:
+    c = verdict.candidate
+    return {
+        "slot": c.slot,
+        "kind": c.kind,
+        "values": [
+            {"value": s.value, "doc_id": s.doc_id, "version": s.version, "start": s.start, "end": s.end}
+            for s in (c.left, c.right)
+        ],
+        "verdict": verdict.verdict,
+        "adjudicator": verdict.adjudicator,
+        "reason": verdict.reason,
+        "scope": verdict.scope,
+    }
+
+
+class ConflictChecker:
+    """The ``ConflictCheck`` seam: scan, adjudicate (LLM or rules), record, report."""
+
+    def __init__(self, adjudicator: Adjudicator | None = None) -> None:
+        self.adjudicator = adjudicator or rules_adjudicator
+
+    def __call__(self, question: str, views: Sequence[EvidenceView], recorder: Recorder) -> ConflictReport:
+        scan = find_candidates(question, views)
+        adjudication = self.adjudicator(question, scan.candidates, views) if scan.candidates else Adjudication(())
+        for record in adjudication.records:
+            recorder.record(str(record.get("step", "llm_reply")), record)
+        verdicts = (*scan.resolved, *adjudication.verdicts)
+        for verdict in verdicts:
+            recorder.record("conflict", _event(verdict))
+        by_id = {v.evidence_id: v for v in views}
+        return ConflictReport(
+            conflicts=tuple(as_conflict(v, by_id) for v in verdicts),
+            blocking=conflict_outcome(verdicts),
+            llm_calls=adjudication.llm_calls,
+        )

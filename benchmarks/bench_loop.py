@@ -1,0 +1,246 @@
+"""What the evidence loop costs on top of its seed recall, and what tracing costs on top of the loop.
+
+    .venv/bin/python benchmarks/bench_loop.py [SET_DIR ...] [--rounds 2] [--warmup 50] [--max-questions N]
+
+For each evaluation set (default: /work/shared/eval/tara_zh; absent sets are skipped) the script
+ingests ``corpus.jsonl`` once into a temporary store, then times every question of
+``questions.jsonl`` (each with its own ``groups``) five ways, on the same store object:
+
+a. seed recall alone: ``snapshot.search(question, policy.seed_k, groups=...)``;
+b. the full loop: ``Controller(Policy()).ask(snapshot, question, groups)``, no tracing;
+c. the full loop through ``Service.ask`` with a ``TraceStore`` in the temporary folder (tracing on:
+   header, one event per step, footer, fsync of the file and its folder at finish);
+d. the full loop through ``Service.ask`` with tracing off, so that c/d isolates the cost of tracing;
+e. (diagnostic) as c, but the ``TraceStore`` is given a no-op ``fsync``: e/d is what writing,
+   hashing and serialising the trace costs, c/e what making it durable costs.
+
+The five are interleaved per question, and their order rotates from one question to the next, so
+machine noise and cache warmth hit them alike; ``--warmup`` questions go through all five untimed
+first, and ``--rounds`` repeats the whole set. Wall time is ``time.perf_counter`` around each call.
+Trace bytes and events per run are taken from the trace files of the timed traced runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent.controller import Controller
+from agent.evaluate import read_questions
+from agent.service import Service
+from policies.config import Policy
+from tools.snapshot import Snapshot
+from tools.sources import collect
+from tools.store import Store
+from traces import TraceStore
+
+DEFAULT_SETS = (Path("/work/shared/eval/tara_zh"),)
+LOOP_OVER_SEED_TARGET = 3.0  # full loop p95 / seed recall p95
+LOOP_P50_TARGET_MS = 30.0  # full loop p50
+TRACING_TARGET = 1.15  # traced p50 / untraced p50, both through Service
+VARIANTS = ("seed", "loop", "traced", "untraced", "nofsync")
+
+Ask = Callable[[str, list[str]], None]
+Row = tuple[str, Callable[[dict[str, float]], str], str]
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """One question of the set and the groups it is asked with."""
+
+    text: str
+    groups: list[str]
+
+
+def _percentile(samples: Sequence[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def _questions(set_dir: Path, limit: int | None) -> list[Question]:
+    records = read_questions(set_dir / "questions.jsonl")
+    out = []
+    for record in records[:limit] if limit else records:
+        groups = record.get("groups")
+        out.append(
+            Question(str(record["question"]), [str(g) for g in groups] if isinstance(groups, list) else [])
+        )
+    return out
+
+
+def _no_fsync(fd: int) -> None:
+    """Stands in for ``os.fsync`` in the diagnostic variant: the data stays in the page cache."""
+
+
+def _variants(snapshot: Snapshot, services: dict[str, Service], run_ids: list[str]) -> dict[str, Ask]:
+    """The five ways of asking, by name; the traced one collects the run ids it wrote."""
+    policy = Policy()
+    controller = Controller(policy)
+
+    def seed(question: str, groups: list[str]) -> None:
+        snapshot.search(question, policy.seed_k, groups=groups)
+
+    def loop(question: str, groups: list[str]) -> None:
+        controller.ask(snapshot, question, groups)
+
+    def traced(question: str, groups: list[str]) -> None:
+        outcome = services["traced"].ask(question, groups)
+        if outcome.trace is not None:
+            run_ids.append(outcome.trace.id)
+
+    def untraced(question: str, groups: list[str]) -> None:
+        services["untraced"].ask(question, groups)
+
+    def nofsync(question: str, groups: list[str]) -> None:
+        services["nofsync"].ask(question, groups)
+
+    return {"seed": seed, "loop": loop, "traced": traced, "untraced": untraced, "nofsync": nofsync}
+
+
+def _time_interleaved(
+    asks: dict[str, Ask], questions: Sequence[Question], rounds: int
+) -> dict[str, list[float]]:
+    """Milliseconds per call and variant; the variant order rotates with each question."""
+    samples: dict[str, list[float]] = {name: [] for name in VARIANTS}
+    for _ in range(rounds):
+        for n, question in enumerate(questions):
+            shift = n % len(VARIANTS)
+            for name in VARIANTS[shift:] + VARIANTS[:shift]:
+                started = time.perf_counter()
+                asks[name](question.text, question.groups)
+                samples[name].append((time.perf_counter() - started) * 1000)
+    return samples
+
+
+def _summaries(samples: dict[str, list[float]]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for name, ms in samples.items():
+        out[f"{name}_p50"] = statistics.median(ms)
+        out[f"{name}_p95"] = _percentile(ms, 0.95)
+        out[f"{name}_p99"] = _percentile(ms, 0.99)
+        out[f"{name}_mean"] = statistics.fmean(ms)
+    return out
+
+
+def _trace_sizes(traces: TraceStore, run_ids: Sequence[str]) -> dict[str, float]:
+    """Bytes and events per traced run, from the trace files themselves."""
+    total_bytes = sum(traces.path(run_id).stat().st_size for run_id in run_ids)
+    total_events = sum(len(traces.read(run_id).events) for run_id in run_ids)
+    runs = max(1, len(run_ids))
+    return {
+        "traced_runs": len(run_ids),
+        "bytes_per_run": total_bytes / runs,
+        "events_per_run": total_events / runs,
+    }
+
+
+def measure(set_dir: Path, rounds: int, warmup: int, max_questions: int | None) -> dict[str, float]:
+    """Every number of one set's column."""
+    docs = collect([set_dir / "corpus.jsonl"]).documents
+    questions = _questions(set_dir, max_questions)
+    with tempfile.TemporaryDirectory(prefix="bench-loop-") as tmp:
+        store = Store.open(Path(tmp) / "index", create=True)
+        try:
+            store.ingest(docs)
+            trace_store = TraceStore(Path(tmp) / "traces")
+            services = {
+                "traced": Service(store, traces=trace_store),
+                "untraced": Service(store),
+                "nofsync": Service(store, traces=TraceStore(Path(tmp) / "traces-nofsync", fsync=_no_fsync)),
+            }
+            run_ids: list[str] = []
+            asks = _variants(store.snapshot(), services, run_ids)
+            _time_interleaved(asks, questions[:warmup], 1)
+            run_ids.clear()  # the warm-up runs are not counted in the trace sizes
+            numbers = _summaries(_time_interleaved(asks, questions, rounds))
+            numbers.update(_trace_sizes(trace_store, run_ids))
+        finally:
+            store.close()
+    numbers.update(docs=len(docs), questions=len(questions), rounds=rounds)
+    return numbers
+
+
+def _ratio(a: float, b: float) -> str:
+    return f"{a / b:.2f}x" if b > 0 else "-"
+
+
+def _spread(name: str) -> Callable[[dict[str, float]], str]:
+    def cell(m: dict[str, float]) -> str:
+        return " / ".join(f"{m[f'{name}_{stat}']:.2f}" for stat in ("p50", "p95", "p99", "mean"))
+
+    return cell
+
+
+ROWS: tuple[Row, ...] = (
+    ("documents / questions", lambda m: f"{m['docs']:.0f} / {m['questions']:.0f}", ""),
+    (
+        "rounds / timed calls per variant",
+        lambda m: f"{m['rounds']:.0f} / {m['rounds'] * m['questions']:.0f}",
+        "",
+    ),
+    ("latency, ms: p50 / p95 / p99 / mean", lambda m: "", ""),
+    ("(a) seed recall (search, seed_k)", _spread("seed"), ""),
+    ("(b) full loop (Controller.ask)", _spread("loop"), ""),
+    ("(c) Service.ask, tracing on", _spread("traced"), ""),
+    ("(d) Service.ask, tracing off", _spread("untraced"), ""),
+    ("(e) as (c), fsync a no-op", _spread("nofsync"), ""),
+    (
+        "full loop p95 / seed p95",
+        lambda m: _ratio(m["loop_p95"], m["seed_p95"]),
+        f"<= {LOOP_OVER_SEED_TARGET:g}x",
+    ),
+    ("full loop p50, ms", lambda m: f"{m['loop_p50']:.2f}", f"< {LOOP_P50_TARGET_MS:g} ms"),
+    (
+        "tracing on / off, p50 (c/d)",
+        lambda m: _ratio(m["traced_p50"], m["untraced_p50"]),
+        f"<= {TRACING_TARGET:g}x",
+    ),
+    ("tracing on / off, p95 (c/d)", lambda m: _ratio(m["traced_p95"], m["untraced_p95"]), ""),
+    ("tracing, no fsync / off, p50 (e/d)", lambda m: _ratio(m["nofsync_p50"], m["untraced_p50"]), ""),
+    ("Service off / Controller, p50 (d/b)", lambda m: _ratio(m["untraced_p50"], m["loop_p50"]), ""),
+    ("trace bytes per run", lambda m: f"{m['bytes_per_run']:.0f}", ""),
+    ("trace events per run (mean)", lambda m: f"{m['events_per_run']:.1f}", ""),
+    ("traced runs counted", lambda m: f"{m['traced_runs']:.0f}", ""),
+)
+
+
+def _print_table(results: dict[str, dict[str, float]]) -> None:
+    header = ["metric", *results, "target"]
+    table = [header] + [[label, *(cell(m) for m in results.values()), target] for label, cell, target in ROWS]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    for n, row in enumerate(table):
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+        if n == 0:
+            print("  ".join("-" * w for w in widths))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("sets", nargs="*", type=Path, default=list(DEFAULT_SETS), metavar="SET_DIR")
+    parser.add_argument("--rounds", type=int, default=2, help="times through the set (default: 2)")
+    parser.add_argument("--warmup", type=int, default=50, help="untimed questions first (default: 50)")
+    parser.add_argument("--max-questions", type=int, default=None, help="time only the first N questions")
+    args = parser.parse_args(argv)
+    print("$ " + shlex.join(sys.orig_argv))
+    results: dict[str, dict[str, float]] = {}
+    for set_dir in args.sets:
+        if not (set_dir / "corpus.jsonl").is_file() or not (set_dir / "questions.jsonl").is_file():
+            print(f"skipped {set_dir}: no corpus.jsonl/questions.jsonl there")
+            continue
+        results[set_dir.name] = measure(set_dir, args.rounds, args.warmup, args.max_questions)
+    if results:
+        _print_table(results)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,311 @@
+"""A bounded load test of the HTTP API on a loopback port: questions with and without a concurrent ingest.
+
+    .venv/bin/python benchmarks/load_api.py [SET_DIR] [--seconds 60] [--clients 16] [--ingest-docs 200]
+                                            [--workers 1] [--json OUT.json]
+
+SET_DIR (default /work/shared/eval/tara_zh) holds corpus.jsonl and questions.jsonl. The script
+
+1. holds ``--ingest-docs`` documents of the corpus back (every n-th by doc_id, so deterministic),
+   ingests the rest into a temporary index, writes a one-key KEYS.json;
+2. starts ``evloop serve`` on 127.0.0.1 and a free port, waits for /healthz;
+3. phase "quiet": ``--clients`` threads, each with its own keep-alive connection, ask the set's
+   questions in turn for ``--seconds``;
+4. phase "ingest": the same load for ``--seconds`` while one POST /v1/documents sends the held-back
+   documents as one batch (after one second), and a probe lists the documents every 50 ms: each
+   listing must show all of the batch or none of it; at the end all of it must be there;
+5. stops the server, removes the temporary folder, prints a table (``--json`` also writes it).
+
+It exits 1 if any response was a 5xx, a listing showed part of the batch, or a document was lost.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from agent.api.auth import ApiKey, hash_key, keys_file_json, new_key
+from agent.service import Service
+from tools.sources import read_corpus_jsonl
+from tools.types import DocumentInput
+
+DEFAULT_SET = Path("/work/shared/eval/tara_zh")
+HOST = "127.0.0.1"
+INGEST_DELAY = 1.0
+PROBE_EVERY = 0.05
+TRANSPORT_ERROR = 599  # recorded in place of a status when the connection failed
+
+
+@dataclass(slots=True)
+class Phase:
+    """What one phase measured."""
+
+    name: str
+    seconds: float = 0.0
+    latencies_ms: list[float] = field(default_factory=list)
+    statuses: Counter[int] = field(default_factory=Counter)
+    outcomes: Counter[str] = field(default_factory=Counter)
+    ingest_seconds: float | None = None
+    ingest_status: int | None = None
+    probes: Counter[int] = field(default_factory=Counter)
+    lost: int | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)  # the clients share the counters
+
+    def summary(self) -> dict[str, object]:
+        done = len(self.latencies_ms)
+        return {
+            "phase": self.name,
+            "requests": done,
+            "throughput_rps": round(done / self.seconds, 1) if self.seconds else 0.0,
+            "p50_ms": round(percentile(self.latencies_ms, 0.50), 1),
+            "p95_ms": round(percentile(self.latencies_ms, 0.95), 1),
+            "p99_ms": round(percentile(self.latencies_ms, 0.99), 1),
+            "5xx": sum(n for s, n in self.statuses.items() if s >= 500),  # 599: connection failed
+            "statuses": dict(sorted(self.statuses.items())),
+            "outcomes": dict(sorted(self.outcomes.items())),
+            "ingest_seconds": self.ingest_seconds,
+            "ingest_status": self.ingest_status,
+            "listings_by_batch_docs_visible": dict(sorted(self.probes.items())),
+            "lost_documents": self.lost,
+        }
+
+
+def percentile(samples: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile; 0 for no samples."""
+    if not samples:
+        return 0.0
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered)) - 1))]
+
+
+def split_corpus(set_dir: Path, held: int) -> tuple[list[DocumentInput], list[DocumentInput]]:
+    """(base, held back): every n-th document by doc_id is held back, ``held`` of them."""
+    docs = sorted(read_corpus_jsonl(set_dir / "corpus.jsonl"), key=lambda d: d.doc_id)
+    step = max(1, len(docs) // held)
+    back = set(range(0, step * held, step))
+    return [d for i, d in enumerate(docs) if i not in back], [d for i, d in enumerate(docs) if i in back]
+
+
+def questions(set_dir: Path) -> list[str]:
+    lines = (set_dir / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line)["question"] for line in lines if line.strip()]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def start_server(index: Path, keys: Path, workers: int, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """``evloop serve`` on loopback; returns once /healthz answers (or raises after 60 s)."""
+    port = free_port()
+    command = [sys.executable, "-m", "agent.cli", "serve", "--index", str(index), "--keys", str(keys)]
+    command += ["--host", HOST, "--port", str(port), "--workers", str(workers), "--quiet"]
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://{HOST}:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
+                return process, url
+        except httpx.TransportError:
+            time.sleep(0.2)
+    process.kill()
+    raise SystemExit(f"the server did not start:\n{log.read_text()}")
+
+
+def client_loop(
+    url: str, key: str, asked: Sequence[str], start: int, stride: int, until: float, phase: Phase
+) -> None:
+    """One client: ask questions start, start+stride, ... until the deadline, one at a time."""
+    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=60) as client:
+        i = start
+        while time.monotonic() < until:
+            began = time.perf_counter()
+            try:
+                response = client.post("/v1/ask", json={"question": asked[i % len(asked)]})
+                code, status = response.status_code, response.json().get("status")
+            except httpx.TransportError:  # a dropped connection counts as a failure; the client reconnects
+                code, status = TRANSPORT_ERROR, None
+            elapsed = (time.perf_counter() - began) * 1000
+            with phase.lock:
+                phase.latencies_ms.append(elapsed)
+                phase.statuses[code] += 1
+                if code == 200:
+                    phase.outcomes[str(status)] += 1
+            i += stride
+
+
+def ingest_and_probe(url: str, key: str, batch: list[DocumentInput], until: float, phase: Phase) -> None:
+    """After a pause, send the batch in one request; meanwhile list the documents every 50 ms."""
+    ids = {d.doc_id for d in batch}
+    body = {"documents": [_record(d) for d in batch]}
+    headers = {"Authorization": f"Bearer {key}"}
+    finished = threading.Event()
+
+    def probe() -> None:
+        with httpx.Client(base_url=url, headers=headers, timeout=60) as client:
+            while time.monotonic() < until and not (finished.is_set() and phase.probes[len(ids)] > 3):
+                listed = client.get("/v1/documents").json()["documents"]
+                phase.probes[sum(d["doc_id"] in ids for d in listed)] += 1
+                time.sleep(PROBE_EVERY)
+
+    prober = threading.Thread(target=probe)
+    prober.start()
+    time.sleep(INGEST_DELAY)
+    began = time.perf_counter()
+    response = httpx.post(f"{url}/v1/documents", json=body, headers=headers, timeout=600)
+    phase.ingest_seconds = round(time.perf_counter() - began, 3)
+    phase.ingest_status = response.status_code
+    finished.set()
+    prober.join()
+    listed = httpx.get(f"{url}/v1/documents", headers=headers, timeout=60).json()["documents"]
+    phase.lost = len(ids - {d["doc_id"] for d in listed})
+
+
+def _record(doc: DocumentInput) -> dict[str, object]:
+    return {
+        "doc_id": doc.doc_id,
+        "text": doc.text,
+        "title": doc.title,
+        "version": doc.version,
+        "format": doc.format,
+        "acl": list(doc.acl),
+        "metadata": dict(doc.metadata),
+    }
+
+
+def run_phase(
+    name: str,
+    url: str,
+    key: str,
+    asked: Sequence[str],
+    args: argparse.Namespace,
+    batch: list[DocumentInput] | None,
+) -> Phase:
+    """``args.clients`` clients for ``args.seconds``, plus the ingest when a batch is given."""
+    phase = Phase(name)
+    until = time.monotonic() + args.seconds
+    threads = [
+        threading.Thread(target=client_loop, args=(url, key, asked, c, args.clients, until, phase))
+        for c in range(args.clients)
+    ]
+    if batch is not None:
+        threads.append(threading.Thread(target=ingest_and_probe, args=(url, key, batch, until, phase)))
+    began = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    phase.seconds = time.monotonic() - began
+    return phase
+
+
+def print_table(rows: list[dict[str, object]]) -> None:
+    keys = [
+        "requests",
+        "throughput_rps",
+        "p50_ms",
+        "p95_ms",
+        "p99_ms",
+        "5xx",
+        "outcomes",
+        "ingest_seconds",
+        "listings_by_batch_docs_visible",
+        "lost_documents",
+    ]
+    width = max(len(k) for k in keys)
+    print(f"{'phase':<{width}}  " + "  ".join(f"{r['phase']!s:<28}" for r in rows))
+    for key in keys:
+        print(f"{key:<{width}}  " + "  ".join(f"{r[key]!s:<28}" for r in rows))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("set_dir", nargs="?", type=Path, default=DEFAULT_SET)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--ingest-docs", type=int, default=200)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args(argv)
+    if not (args.set_dir / "corpus.jsonl").is_file():
+        print(f"no corpus.jsonl in {args.set_dir}; nothing to measure", file=sys.stderr)
+        return 0
+    base, batch = split_corpus(args.set_dir, args.ingest_docs)
+    asked = questions(args.set_dir)
+    work = Path(tempfile.mkdtemp(prefix="evloop-load-"))
+    try:
+        rows = measure(work, base, batch, asked, args)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print_table(rows)
+    if args.json is not None:
+        args.json.write_text(json.dumps(rows, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    return 0 if all(_healthy(r, len(batch)) for r in rows) else 1
+
+
+def measure(
+    work: Path,
+    base: list[DocumentInput],
+    batch: list[DocumentInput],
+    asked: list[str],
+    args: argparse.Namespace,
+) -> list[dict[str, object]]:
+    """Set up the index, key and server in ``work``; run both phases; always stop the server."""
+    service = Service.open(work / "index", create=True)
+    service.ingest(base)
+    service.close()
+    key = new_key()
+    (work / "keys.json").write_text(
+        keys_file_json([ApiKey("load", hash_key(key), frozenset(), frozenset({"ask", "ingest"}))])
+    )
+    print(
+        f"{len(base)} documents indexed, {len(batch)} held back, {len(asked)} questions; "
+        f"{args.clients} clients, {args.seconds:g} s per phase, {args.workers} worker(s)",
+        file=sys.stderr,
+    )
+    process, url = start_server(work / "index", work / "keys.json", args.workers, work / "serve.log")
+    try:
+        quiet = run_phase("quiet", url, key, asked, args, None)
+        busy = run_phase(f"with ingest of {len(batch)}", url, key, asked, args, batch)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    rows = [quiet.summary(), busy.summary()]
+    if not all(_healthy(r, len(batch)) for r in rows):
+        print(
+            "server log (last 40 lines):",
+            *(work / "serve.log").read_text().splitlines()[-40:],
+            sep="\n",
+            file=sys.stderr,
+        )
+    return rows
+
+
+def _healthy(row: dict[str, object], batch: int) -> bool:
+    visible = row["listings_by_batch_docs_visible"]
+    assert isinstance(visible, dict)
+    partial = any(count not in (0, batch) for count in visible)
+    return row["5xx"] == 0 and not partial and row["lost_documents"] in (None, 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
