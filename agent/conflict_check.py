@@ -92,7 +92,9 @@ class ConflictChecker:
 
     def __call__(self, question: str, views: Sequence[EvidenceView], recorder: Recorder) -> ConflictReport:
         scan = find_candidates(question, views)
-        adjudication = self.adjudicator(question, scan.candidates, views) if scan.candidates else Adjudication(())
+        adjudication = (
+            self.adjudicator(question, scan.candidates, views) if scan.candidates else Adjudication(())
+        )
         for record in adjudication.records:
             recorder.record(str(record.get("step", "llm_reply")), record)
         verdicts = (*scan.resolved, *adjudication.verdicts)

@@ -12,16 +12,16 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from agent import assemble, events
+from agent.conflict_check import ConflictChecker
 from agent.growth import Grower
 from agent.outcome import Evidence, Outcome, Signals
-from agent.conflict_check import ConflictChecker
 from agent.runtime import ConflictCheck, ConflictReport, Deps, NullRecorder, Recorder, no_conflict_check
 from policies.answer import answer_units
 from policies.completeness import check_window
 from policies.config import Policy
 from policies.decision import missing_pieces, pinned_for_references, status_of, widen, widened_query
 from policies.question import Question, analyse
-from policies.selection import Checked, conflict_pool, select
+from policies.selection import Checked, conflict_pool, select, statement_span
 from policies.types import MissingPiece
 from tools.snapshot import Snapshot
 from tools.windows import Step, Window, merge_windows, overlaps_or_touches, seed_window
@@ -68,7 +68,9 @@ class Controller:
     ) -> Outcome:
         """Answer one question from one snapshot: answered, insufficient_evidence or conflicting_evidence."""
         started = self.deps.clock()
-        run = Run(analyse(question, snapshot.term_weights), tuple(sorted(set(groups))), recorder or NullRecorder())
+        run = Run(
+            analyse(question, snapshot.term_weights), tuple(sorted(set(groups))), recorder or NullRecorder()
+        )
         self.recall(snapshot, run, question, self.policy.seed_k)
         selected, missing = self.check(run)
         while (
@@ -110,22 +112,34 @@ class Controller:
         merged = True
         while merged:
             merged = False
-            for i, j in ((i, j) for i in range(len(items)) for j in range(i + 1, len(items))):
+            for i, j in ((a, b) for a in range(len(items)) for b in range(a + 1, len(items))):
                 a, b = items[i], items[j]
                 if overlaps_or_touches(a.window, b.window):
                     window = merge_windows([a.window, b.window])[0]
                     best = max(a.best, b.best)
-                    items[i] = Checked(window, a.doc, check_window(run.question, window, a.doc, best, self.policy), best)
+                    items[i] = Checked(
+                        window, a.doc, check_window(run.question, window, a.doc, best, self.policy), best
+                    )
                     del items[j]
                     merged = True
                     break
         run.items = items
 
-    def conflicts(self, snapshot: Snapshot, run: Run, selected: list[Checked]) -> tuple[list[Evidence], ConflictReport]:
-        """Check the evidence and its close runners-up for disagreements; cited runners-up join the evidence."""
+    def conflicts(
+        self, snapshot: Snapshot, run: Run, selected: list[Checked]
+    ) -> tuple[list[Evidence], ConflictReport]:
+        """Check the evidence and its close runners-up for disagreements; cited runners-up join it."""
         chosen = assemble.evidence_items(selected)
         pool = assemble.evidence_items(conflict_pool(run.items, selected, self.policy))
-        report = self.conflict_check(run.question.text, events.views(pool, snapshot.current_versions()), run.recorder)
+
+        def focus(e: Evidence) -> tuple[int, int] | None:
+            units = [
+                u for u in snapshot.parsed(e.doc_id, e.version).units if e.start <= u.start and u.end <= e.end
+            ]
+            return statement_span(run.question, units)
+
+        views = events.views(pool, snapshot.current_versions(), focus)
+        report = self.conflict_check(run.question.text, views, run.recorder)
         cited = {side.citation.evidence_id for c in report.conflicts for side in c.values}
         kept = {e.evidence_id for e in chosen} | cited
         return [e for e in pool if e.evidence_id in kept], report

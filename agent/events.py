@@ -93,18 +93,25 @@ def _why(outcome: Outcome) -> str:
     return "; ".join(f"{m.kind}: {m.value or m.detail}" for m in outcome.missing)
 
 
-def views(evidence: Sequence[Evidence], current: Mapping[str, str]) -> list[EvidenceView]:
-    """Evidence items as the conflict check reads them."""
-    return [
-        EvidenceView(
-            evidence_id=e.evidence_id,
-            doc_id=e.doc_id,
-            version=e.version,
-            is_current=current.get(e.doc_id) == e.version,
-            section=tuple(e.section),
-            start=e.start,
-            end=e.end,
-            text=e.text,
+Focus = Callable[[Evidence], tuple[int, int] | None]
+
+
+def views(evidence: Sequence[Evidence], current: Mapping[str, str], focus: Focus) -> list[EvidenceView]:
+    """Evidence items as the conflict check reads them: each narrowed to the span ``focus`` gives
+    (the statements about the question), or whole when it gives none."""
+    out = []
+    for e in evidence:
+        start, end = focus(e) or (e.start, e.end)
+        out.append(
+            EvidenceView(
+                evidence_id=e.evidence_id,
+                doc_id=e.doc_id,
+                version=e.version,
+                is_current=current.get(e.doc_id) == e.version,
+                section=tuple(e.section),
+                start=start,
+                end=end,
+                text=e.text[start - e.start : end - e.start],
+            )
         )
-        for e in evidence
-    ]
+    return out

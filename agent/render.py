@@ -16,17 +16,23 @@ def render_outcome(outcome: Outcome, *, show_evidence: bool = True) -> str:
     if outcome.answer is not None:
         lines += [f"  {line}" for line in outcome.answer.text.splitlines()]
         for c in outcome.answer.citations:
-            lines.append(f"  [{c.n}] {c.doc_id}@{c.version} {' > '.join(c.section) or '-'} [{c.start}:{c.end}]")
+            lines.append(
+                f"  [{c.n}] {c.doc_id}@{c.version} {' > '.join(c.section) or '-'} [{c.start}:{c.end}]"
+            )
     for m in outcome.missing:
         lines.append(f"  missing {m.kind}: {m.detail}")
     for conflict in outcome.conflicts:
-        lines.append(f"  conflict on {conflict.slot}: {conflict.verdict} by {conflict.adjudicator} ({conflict.reason})")
+        lines.append(
+            f"  conflict on {conflict.slot}: {conflict.verdict} by {conflict.adjudicator} ({conflict.reason})"
+        )
         for side in conflict.values:
             cite = side.citation
             lines.append(f"    {side.value!r} in {cite.doc_id}@{cite.version} [{cite.start}:{cite.end}]")
     if show_evidence:
         for e in outcome.evidence:
-            lines.append(f"  evidence {e.evidence_id}: {e.doc_id}@{e.version} [{e.start}:{e.end}] {_short(e.text)}")
+            lines.append(
+                f"  evidence {e.evidence_id}: {e.doc_id}@{e.version} [{e.start}:{e.end}] {_short(e.text)}"
+            )
             for step in e.steps:
                 lines.append(
                     f"    slid {step.move} +{step.unit_kind} ({step.reason}) "

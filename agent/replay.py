@@ -61,7 +61,9 @@ def replay(
     controller = Controller(policy, check, _fixed_deps(trace))
     recorder = ListRecorder()
     started = time.perf_counter()
-    outcome = controller.ask(snapshot, header.question, header.groups, recorder=recorder, run_id=header.run_id)
+    outcome = controller.ask(
+        snapshot, header.question, header.groups, recorder=recorder, run_id=header.run_id
+    )
     seconds = time.perf_counter() - started
     divergence = first_divergence(list(trace.events), recorder.events)
     return ReplayReport(

@@ -38,7 +38,9 @@ def answer_units(question: Question, items: Sequence[Checked], policy: Policy) -
     if picked:
         # A unit from a weaker window joins only when it says about as much of the question as the best one.
         top = picked[0][2]
-        picked = [p for p in picked if p[0] == picked[0][0] or (p[2][0] >= top[0] and p[2][1] >= top[1] * 0.75)]
+        picked = [
+            p for p in picked if p[0] == picked[0][0] or (p[2][0] >= top[0] and p[2][1] >= top[1] * 0.75)
+        ]
     chosen = picked[: policy.max_answer_sentences]
     chosen.sort(key=lambda p: (p[0], p[1].ordinal))
     return [(index, unit) for index, unit, _ in chosen]

@@ -114,9 +114,7 @@ def missing_pieces(question: Question, items: Sequence[Checked], policy: Policy)
 
 def widen(missing: Sequence[MissingPiece]) -> bool:
     """A second recall can only help with things a query can name."""
-    return any(
-        p.kind in {"uncovered_slot", "unresolved_reference", "no_relevant_evidence"} for p in missing
-    )
+    return any(p.kind in {"uncovered_slot", "unresolved_reference", "no_relevant_evidence"} for p in missing)
 
 
 def widened_query(question: Question, missing: Sequence[MissingPiece]) -> str:

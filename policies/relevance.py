@@ -11,7 +11,6 @@ substring of the normalised text.
 from __future__ import annotations
 
 import re
-
 from collections.abc import Sequence
 
 from tools.tokenize import index_tokens, is_cjk, normalize
@@ -26,7 +25,9 @@ QUESTION_WORDS_ZH: frozenset[str] = frozenset(
 QUESTION_PREFIXES_ZH: tuple[str, ...] = ("几", "哪", "多少", "多久", "多长", "怎", "什么", "为什么")
 QUESTION_WORDS_EN: frozenset[str] = frozenset(
     "how what which who whom whose when where why can could would should may might must shall "
-    "please explain tell know want need able possible s t am any some not no also just through via".split()
+    "please explain tell know want need able possible s t am any some not no also just through via "
+    # help-desk framing: "how do I fix the X issue" asks about X
+    "fix fixing solve resolve issue issues problem problems trouble help".split()
 )
 # One BM25 unit below this score is "half relevant"; typical top scores on the help-centre sets
 # (Chinese and English, sentence units) sit between 4 and 10, median about 5.5.

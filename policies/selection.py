@@ -7,7 +7,9 @@ from dataclasses import dataclass
 
 from policies.completeness import WindowCheck
 from policies.config import Policy
-from tools.types import ParsedDocument
+from policies.coverage import covered_terms
+from policies.question import Question
+from tools.types import ParsedDocument, Unit
 from tools.windows import Window, char_count
 
 
@@ -61,3 +63,14 @@ def conflict_pool(items: Sequence[Checked], selected: Sequence[Checked], policy:
     floor = ranked[0].check.score * policy.conflict_pool_ratio
     extra = [c for c in ranked if c not in selected and c.check.score >= floor]
     return [*selected, *extra][: max(policy.conflict_pool_max, len(selected))]
+
+
+def statement_span(question: Question, units: Sequence[Unit]) -> tuple[int, int] | None:
+    """Character span of the units that speak to the question (those naming at least half as many of
+    its terms as the best unit does): where a disagreement about the asked value can sit."""
+    counts = [len(covered_terms(question.terms, (u.text,))) for u in units]
+    best = max(counts, default=0)
+    if best == 0:
+        return None
+    keep = [u for u, n in zip(units, counts, strict=True) if 2 * n >= best]
+    return keep[0].start, keep[-1].end

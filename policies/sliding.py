@@ -37,7 +37,7 @@ def gap_moves(doc: ParsedDocument, check: WindowCheck) -> list[Move]:
     for gap in check.gaps:
         if gap.target is None or gap.direction == "none":
             continue
-        move: MoveKind = gap.direction  # type: ignore[assignment]
+        move: MoveKind = gap.direction
         unit = doc.units[gap.target]
         moves.append(Move(move, (gap.target,), unit.kind, f"{gap.kind}: {gap.detail}"))
     return moves

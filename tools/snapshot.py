@@ -9,10 +9,9 @@ the new generation.
 
 from __future__ import annotations
 
-import math
-
 import hashlib
 import json
+import math
 import threading
 from collections import OrderedDict
 from collections.abc import Collection, Mapping, Sequence

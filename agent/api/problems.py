@@ -121,10 +121,11 @@ async def _on_http(request: Request, exc: Exception) -> JSONResponse:
 
 async def _on_validation(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
+    raw = list(exc.errors())
+    where = ".".join(str(part) for part in raw[0].get("loc", ())) if raw else ""
+    message = str(raw[0].get("msg", "invalid request")) if raw else "invalid request"
+    detail = f"{where}: {message}" if where else message
     errors = _validation_errors(exc)
-    first = errors[0] if errors else {"loc": [], "msg": "invalid request"}
-    where = ".".join(str(p) for p in first["loc"])  # type: ignore[attr-defined]
-    detail = f"{where}: {first['msg']}" if where else str(first["msg"])
     return problem_response(422, detail, slug="invalid-request", title="Invalid request", errors=errors)
 
 

@@ -104,23 +104,25 @@ async def _from_form(request: Request, batch_limit: int) -> list[DocumentInput]:
     async with request.form(max_files=batch_limit + 1, max_fields=len(FORM_FIELDS) + batch_limit) as form:
         unknown = sorted({key for key in form if key not in FORM_FIELDS})
         if unknown:
-            detail = f"unknown form fields: {', '.join(unknown)}"
-            raise ApiProblem(422, "unknown-field", "Unknown form field", detail)
+            raise _bad_form(f"unknown form fields: {', '.join(unknown)}; known: {', '.join(FORM_FIELDS)}")
         files = [part for part in form.getlist("file") if isinstance(part, UploadFile)]
         if len(files) != len(form.getlist("file")):
-            raise ApiProblem(422, "bad-form-field", "Bad form field", 'each "file" part must be a file upload')
+            raise _bad_form('each "file" part must be a file upload')
         acl = tuple(g.strip() for g in _text_field(form.getlist("acl")).split(",") if g.strip())
         version = _text_field(form.getlist("version")) or "1"
         doc_id = _text_field(form.getlist("doc_id"))
         if doc_id and len(files) != 1:
-            raise ApiProblem(422, "doc-id-needs-one-file", "doc_id needs one file", "doc_id names one file only")
+            raise _bad_form("doc_id names one file only; send several files without it")
         return [_upload(await part.read(), part.filename or "", doc_id, acl, version) for part in files]
+
+
+def _bad_form(detail: str) -> ApiProblem:
+    return ApiProblem(422, "bad-form-field", "Bad form field", detail)
 
 
 def _text_field(values: Sequence[object]) -> str:
     if len(values) > 1 or any(not isinstance(v, str) for v in values):
-        detail = "acl, version and doc_id are single text fields"
-        raise ApiProblem(422, "bad-form-field", "Bad form field", detail)
+        raise _bad_form("acl, version and doc_id are single text fields")
     return str(values[0]).strip() if values else ""
 
 

@@ -22,12 +22,18 @@ examples:
 
 
 def register(subparsers: Subparsers) -> None:
-    parser = add_command(subparsers, "ask", summary="answer one question", description=DESCRIPTION, epilog=EPILOG)
+    parser = add_command(
+        subparsers, "ask", summary="answer one question", description=DESCRIPTION, epilog=EPILOG
+    )
     parser.add_argument("question", help="the user's question")
     add_index_option(parser)
     add_trace_options(parser)
     parser.add_argument(
-        "--groups", type=parse_groups, default=(), metavar="G1,G2", help="the asking user's groups (default: none)"
+        "--groups",
+        type=parse_groups,
+        default=(),
+        metavar="G1,G2",
+        help="the asking user's groups (default: none)",
     )
     parser.add_argument("--json", action="store_true", help="print the outcome as one JSON object")
     parser.set_defaults(run=run)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from agent.commands.common import Subparsers, add_command, progress_bar, want_progress
 from agent.controller import Controller
-from agent.evaluate import answer_all, ingest_set, read_questions, score, temp_index, write_jsonl
+from agent.evaluate import answer_all, asker, ingest_set, read_questions, score, temp_index, write_jsonl
 from policies.config import MODES, Policy
 
 DESCRIPTION = """\
@@ -42,11 +42,21 @@ ROWS = (
 
 def register(subparsers: Subparsers) -> None:
     parser = add_command(
-        subparsers, "eval", summary="score the loop on an evaluation set", description=DESCRIPTION, epilog=EPILOG
+        subparsers,
+        "eval",
+        summary="score the loop on an evaluation set",
+        description=DESCRIPTION,
+        epilog=EPILOG,
     )
-    parser.add_argument("set_dir", type=Path, metavar="SET_DIR", help="folder with corpus.jsonl and questions.jsonl")
     parser.add_argument(
-        "--mode", action="append", choices=MODES, dest="modes", help="mode to run (repeatable; default adaptive)"
+        "set_dir", type=Path, metavar="SET_DIR", help="folder with corpus.jsonl and questions.jsonl"
+    )
+    parser.add_argument(
+        "--mode",
+        action="append",
+        choices=MODES,
+        dest="modes",
+        help="mode to run (repeatable; default adaptive)",
     )
     parser.add_argument("--out-dir", type=Path, default=Path("out/eval"), help="where results files go")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -71,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
             out = args.out_dir / f"{args.set_dir.name}-{mode}.jsonl"
             enabled = want_progress(len(questions), args.no_progress)
             with progress_bar(len(questions), enabled=enabled) as advance:
-                write_jsonl(out, answer_all(lambda q, g: controller.ask(snapshot, q, g), questions, advance))
+                write_jsonl(out, answer_all(asker(controller, snapshot), questions, advance))
             scores[mode] = score(args.set_dir, out)
             print(f"{mode}: {len(questions)} questions -> {out}")
         store.close()

@@ -27,11 +27,14 @@ examples:
 
 
 def register(subparsers: Subparsers) -> None:
-    parser = add_command(subparsers, "replay", summary="replay traced runs", description=DESCRIPTION,
-                         epilog=EPILOG)
+    parser = add_command(
+        subparsers, "replay", summary="replay traced runs", description=DESCRIPTION, epilog=EPILOG
+    )
     parser.add_argument("target", nargs="?", metavar="RUN", help="run id or trace file")
     add_index_option(parser)
-    parser.add_argument("--traces", type=Path, metavar="DIR", default=None, help="trace folder (default INDEX/traces)")
+    parser.add_argument(
+        "--traces", type=Path, metavar="DIR", default=None, help="trace folder (default INDEX/traces)"
+    )
     parser.add_argument("--current", action="store_true", help="replay against the current corpus")
     parser.add_argument("--all", action="store_true", help="replay every stored run and print a summary")
     parser.set_defaults(run=run)
@@ -60,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
                 print(report.describe())
     if args.all:
         p50 = statistics.median(times) if times else 0.0
-        print(f"replayed {len(traces)} runs: {len(traces) - differing} identical, {differing} differ; "
-              f"replay p50 {p50:.1f} ms")
+        print(
+            f"replayed {len(traces)} runs: {len(traces) - differing} identical, {differing} differ; "
+            f"replay p50 {p50:.1f} ms"
+        )
     return 1 if differing else 0

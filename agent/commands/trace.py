@@ -26,17 +26,30 @@ examples:
 
 
 def register(subparsers: Subparsers) -> None:
-    parser = add_command(subparsers, "trace", summary="list, show, verify, export traces", description=DESCRIPTION,
-                         epilog=EPILOG)
+    parser = add_command(
+        subparsers,
+        "trace",
+        summary="list, show, verify, export traces",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+    )
     actions = parser.add_subparsers(title="actions", metavar="ACTION", required=True)
-    for name, helptext in (("list", "list runs"), ("show", "a run's timeline"), ("verify", "check hash chains"),
-                           ("export", "a run as JSON")):
+    for name, helptext in (
+        ("list", "list runs"),
+        ("show", "a run's timeline"),
+        ("verify", "check hash chains"),
+        ("export", "a run as JSON"),
+    ):
         sub = actions.add_parser(name, help=helptext, description=helptext)
         add_index_option(sub)
-        sub.add_argument("--traces", type=Path, metavar="DIR", default=None, help="trace folder (default INDEX/traces)")
+        sub.add_argument(
+            "--traces", type=Path, metavar="DIR", default=None, help="trace folder (default INDEX/traces)"
+        )
         if name == "list":
             sub.add_argument("--since", help="only runs at or after this ISO date/time (UTC)")
-            sub.add_argument("--status", help="answered, insufficient_evidence, conflicting_evidence, incomplete...")
+            sub.add_argument(
+                "--status", help="answered, insufficient_evidence, conflicting_evidence, incomplete..."
+            )
         elif name == "verify":
             sub.add_argument("target", nargs="?", metavar="RUN", help="run id or trace file")
             sub.add_argument("--all", action="store_true", help="verify every stored run")
@@ -55,7 +68,9 @@ def _since(text: str | None) -> datetime | None:
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
-        raise InputError(f"--since {text!r} is not an ISO date or time (e.g. 2026-11-01 or 2026-11-01T08:00)") from None
+        raise InputError(
+            f"--since {text!r} is not an ISO date or time (e.g. 2026-11-01 or 2026-11-01T08:00)"
+        ) from None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
