@@ -69,7 +69,9 @@ class CandidateVerdict(BaseModel):
     verdict: Literal["conflict", "compatible", "superseded"]
     reason: str = Field(description="one sentence")
     scope: str | None = Field(None, description="for compatible: how the scopes differ")
-    superseded_by: str | None = Field(None, description="for superseded: evidence_id of the passage that wins")
+    superseded_by: str | None = Field(
+        None, description="for superseded: evidence_id of the passage that wins"
+    )
     quotes: list[Quote] = Field(min_length=1)
 
 
@@ -107,7 +109,9 @@ def adjudicate(
     """Blocking form of :func:`adjudicate_async`, for callers outside an event loop."""
 
     async def run() -> Adjudication:
-        return await adjudicate_async(question, candidates, views, model=model, config=config, max_calls=max_calls)
+        return await adjudicate_async(
+            question, candidates, views, model=model, config=config, max_calls=max_calls
+        )
 
     return anyio.run(run)
 
@@ -126,7 +130,9 @@ async def adjudicate_async(
         return Adjudication((), 0, (), None)
     if model is None:
         return _by_rules(candidates, views, "no LLM configured", 0, ())
-    retrying = model if isinstance(model, RetryingModel) else RetryingModel(model, LLMRecorder(), _policy(config))
+    retrying = (
+        model if isinstance(model, RetryingModel) else RetryingModel(model, LLMRecorder(), _policy(config))
+    )
     deps = _Deps(
         views={view.evidence_id: view for view in views},
         candidates={f"c{index}": candidate for index, candidate in enumerate(candidates, start=1)},
@@ -162,13 +168,11 @@ async def _ask(
         f"Conflict candidates to judge: {', '.join(deps.candidates)}.\n"
         f"Call {READ_TOOL} to read them, then submit one verdict per candidate with {OUTPUT_TOOL}."
     )
-    output: Any = NativeOutput(Verdicts) if quirks.json_schema_output else ToolOutput(Verdicts, name=OUTPUT_TOOL)
     try:
-        result = await _AGENT.run(
+        result = await _AGENTS[quirks.json_schema_output].run(
             prompt,
             model=model,
             deps=deps,
-            output_type=output,
             model_settings=_forced_choice(quirks) if quirks.force_tool_choice else None,
             usage_limits=UsageLimits(request_limit=max_calls),
         )
@@ -181,6 +185,9 @@ async def _ask(
     except AgentRunError as error:
         return None, f"LLM run failed: {type(error).__name__}: {error}"
     verdicts: Verdicts = result.output
+    unsupported = [problem for item in verdicts.verdicts for problem in _problems(item, deps)]
+    if unsupported:  # the validator already refused these; a replayed or altered reply may still carry them
+        return None, f"LLM verdict rests on text not in the evidence: {unsupported[0]}"
     return tuple(_verdict(item, deps) for item in verdicts.verdicts), None
 
 
@@ -209,8 +216,6 @@ def _verdict(item: CandidateVerdict, deps: _Deps) -> Verdict:
 
 # --- the agent: tools read evidence; the output validator checks every quote --------------------
 
-_AGENT: Agent[_Deps, Any] = Agent(None, deps_type=_Deps, instructions=INSTRUCTIONS, retries=2, output_retries=2)
-
 
 def _framed(view: EvidenceView) -> str:
     return wrap(
@@ -231,7 +236,6 @@ def _view(deps: _Deps, evidence_id: str) -> EvidenceView:
     return view
 
 
-@_AGENT.tool
 def list_candidates(ctx: RunContext[_Deps]) -> str:
     """Every conflict candidate: its slot, the two values with their evidence, and both passages."""
     blocks: list[str] = []
@@ -241,20 +245,21 @@ def list_candidates(ctx: RunContext[_Deps]) -> str:
             f"  {candidate.left.evidence_id}: {wrap(VALUE_TAG, candidate.left.value)}\n"
             f"  {candidate.right.evidence_id}: {wrap(VALUE_TAG, candidate.right.value)}"
         )
-    involved = sorted({c.left.evidence_id for c in ctx.deps.candidates.values()} | {
-        c.right.evidence_id for c in ctx.deps.candidates.values()
-    })
-    passages = [_framed(ctx.deps.views[evidence_id]) for evidence_id in involved if evidence_id in ctx.deps.views]
+    involved = sorted(
+        {c.left.evidence_id for c in ctx.deps.candidates.values()}
+        | {c.right.evidence_id for c in ctx.deps.candidates.values()}
+    )
+    passages = [
+        _framed(ctx.deps.views[evidence_id]) for evidence_id in involved if evidence_id in ctx.deps.views
+    ]
     return "\n".join([*blocks, *passages])
 
 
-@_AGENT.tool
 def read_evidence(ctx: RunContext[_Deps], evidence_id: str) -> str:
     """One passage, in full, framed as untrusted data."""
     return _framed(_view(ctx.deps, evidence_id))
 
 
-@_AGENT.tool
 def quote(ctx: RunContext[_Deps], evidence_id: str, start: int, end: int) -> str:
     """Exact text of a passage between two character offsets.
 
@@ -263,11 +268,12 @@ def quote(ctx: RunContext[_Deps], evidence_id: str, start: int, end: int) -> str
     """
     view = _view(ctx.deps, evidence_id)
     if not 0 <= start < end <= len(view.text):
-        raise ModelRetry(f"no text at {start}:{end} in {evidence_id}; the passage has {len(view.text)} characters")
+        raise ModelRetry(
+            f"no text at {start}:{end} in {evidence_id}; the passage has {len(view.text)} characters"
+        )
     return wrap(EVIDENCE_TAG, view.text[start:end], evidence_id=evidence_id, start=str(start), end=str(end))
 
 
-@_AGENT.output_validator
 def _check(ctx: RunContext[_Deps], output: Verdicts) -> Verdicts:
     """Exactly one verdict per candidate, each quote exact text of that candidate's own evidence."""
     problems: list[str] = []
@@ -300,5 +306,25 @@ def _problems(item: CandidateVerdict, deps: _Deps) -> list[str]:
 
 
 def _quoted(text: str, view: EvidenceView | None) -> bool:
-    """True when the text is in the passage; framing escapes ``<`` as ``&lt;``, so that spelling counts too."""
+    """True when the text is in the passage (framing escapes ``<`` as ``&lt;``; that spelling counts too)."""
     return view is not None and (text in view.text or text.replace("&lt;", "<") in view.text)
+
+
+def _make_agent(output: Any) -> Agent[_Deps, Verdicts]:
+    """The adjudicating agent for one output mode: an output tool, or a JSON-schema response format."""
+    agent: Agent[_Deps, Verdicts] = Agent(
+        None,
+        deps_type=_Deps,
+        output_type=output,
+        instructions=INSTRUCTIONS,
+        retries=2,
+        tools=[list_candidates, read_evidence, quote],
+    )
+    agent.output_validator(_check)
+    return agent
+
+
+_AGENTS: dict[bool, Agent[_Deps, Verdicts]] = {
+    False: _make_agent(ToolOutput(Verdicts, name=OUTPUT_TOOL)),
+    True: _make_agent(NativeOutput(Verdicts)),
+}

@@ -59,7 +59,7 @@ class Grower:
         parent = parent_move(window, self.doc, self.policy)
         if parent is not None:
             grown, after = self.attempt(window, parent, current)
-            if keep_parent(current, after):
+            if keep_parent(current, after, self.policy, char_count(grown, self.doc)):
                 window, current = grown, after
                 self.report(window, window.steps[-1])
         for _ in range(self.policy.max_slides):

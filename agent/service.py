@@ -7,6 +7,7 @@ the trace is fsynced before the outcome is returned.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -72,7 +73,8 @@ class Service:
     ) -> Service:
         """A service over ``index``; traces default to ``index/traces``."""
         store = Store.open(index, create=create)
-        trace_store = TraceStore(traces or index / TRACES_SUBDIR) if tracing_on else None
+        # fdatasync: the trace's bytes are durable before the outcome returns, without a metadata flush
+        trace_store = TraceStore(traces or index / TRACES_SUBDIR, fsync=os.fdatasync) if tracing_on else None
         return cls(store, policy=policy, traces=trace_store)
 
     def snapshot(self) -> Snapshot:

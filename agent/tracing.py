@@ -7,6 +7,7 @@ step, written and flushed as the run happens.
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from collections.abc import Collection, Mapping
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -18,6 +19,7 @@ from tools.snapshot import Snapshot
 from traces import CorpusInfo, TraceHeader, TraceWriter, canonical_json, utc_timestamp
 
 
+@lru_cache(maxsize=1)
 def code_version() -> str:
     """The installed distribution's version: what a trace says produced it."""
     try:
@@ -39,7 +41,7 @@ class TraceRecorder:
         self.writer = writer
 
     def record(self, step: str, data: Mapping[str, object]) -> None:
-        self.writer.append(step, as_json(data))
+        self.writer.append(step, data)  # the writer normalises and checks the data itself
 
 
 class ListRecorder:

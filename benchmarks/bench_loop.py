@@ -23,6 +23,7 @@ Trace bytes and events per run are taken from the trace files of the timed trace
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import statistics
 import sys
@@ -149,7 +150,7 @@ def measure(set_dir: Path, rounds: int, warmup: int, max_questions: int | None) 
         store = Store.open(Path(tmp) / "index", create=True)
         try:
             store.ingest(docs)
-            trace_store = TraceStore(Path(tmp) / "traces")
+            trace_store = TraceStore(Path(tmp) / "traces", fsync=os.fdatasync)  # as Service.open does
             services = {
                 "traced": Service(store, traces=trace_store),
                 "untraced": Service(store),

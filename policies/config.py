@@ -29,6 +29,7 @@ class Policy:
     window_budget: int = 4000
     outcome_budget: int = 4500
     max_slides: int = 16
+    parent_free_chars: int = 4000
     fixed_radius: int = 2
     # completeness score weights
     w_relevance: float = 0.25

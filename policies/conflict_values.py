@@ -70,7 +70,7 @@ _UNIT_CUES: tuple[tuple[ValueKind, frozenset[str], tuple[str, ...]], ...] = (
     (
         "duration",
         frozenset("days day hours hour minutes weeks months seconds".split()),
-        ("天", "小时", "分钟", "秒"),
+        ("工作日", "天", "小时", "分钟", "秒", "个月", "周"),
     ),
     ("date", frozenset(MONTHS), ("年", "月", "日", "号")),
 )
@@ -183,9 +183,12 @@ def value_kind(left: Sequence[Atom], right: Sequence[Atom]) -> ValueKind | None:
     return None
 
 
-def number_kind(norms: Sequence[str]) -> ValueKind:
-    """Which kind of number the atoms of a value (with its unit) make; a bare year is a date."""
-    words, text = set(norms), "".join(norms)
+def number_kind(norms: Sequence[str], following: Sequence[str] = ()) -> ValueKind:
+    """Which kind of number a value (with its unit) is; a bare year is a date.
+
+    ``following`` is the word right after the value, which may name its unit ("7个" + "工作日").
+    """
+    words, text = set(norms) | set(following), "".join([*norms, *following])
     for kind, unit_words, unit_chars in _UNIT_CUES:
         if words & unit_words or any(char in text for char in unit_chars):
             return kind

@@ -252,13 +252,13 @@ def _classify(
     lspan, rspan = left.atoms[i1:i2], right.atoms[j1:j2]
     if not lspan or not rspan or max(len(lspan), len(rspan)) > rules.max_value_atoms:
         return None
-    if _is_scope(lspan, asked.terms) or _is_scope(rspan, asked.terms):
-        return None
     kind = value_kind(lspan, rspan)
+    if kind != "polarity" and (_is_scope(lspan, asked.terms) or _is_scope(rspan, asked.terms)):
+        return None  # a yes/no question names one of its answers; other values made of its terms are scopes
     if kind in NUMERIC_KINDS:
         i1, j1 = _with_currency(lnorms, rnorms, i1, j1)
         i2, j2 = _with_unit(lnorms, rnorms, i2, j2)
-        kind = number_kind([*lnorms[i1:i2], *rnorms[j1:j2]])
+        kind = number_kind([*lnorms[i1:i2], *rnorms[j1:j2]], _word_after(lnorms, i2))
     if kind is None or kind not in asked.kinds:
         return None
     if not (_near_question(left, i1, i2, asked.terms) or _near_question(right, j1, j2, asked.terms)):
@@ -292,6 +292,16 @@ def _with_unit(left: list[str], right: list[str], i2: int, j2: int) -> tuple[int
         if i2 < len(left) and j2 < len(right) and left[i2] == right[j2] and left[i2] in UNIT_ATOMS:
             i2, j2 = i2 + 1, j2 + 1
     return i2, j2
+
+
+def _word_after(norms: list[str], end: int) -> list[str]:
+    """Up to three letters or CJK characters right after a value, up to the first other atom."""
+    word: list[str] = []
+    for norm in norms[end : end + 3]:
+        if not norm.isalpha():
+            break
+        word.append(norm)
+    return word
 
 
 def _with_currency(left: list[str], right: list[str], i1: int, j1: int) -> tuple[int, int]:

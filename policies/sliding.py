@@ -84,6 +84,9 @@ def keep(before: WindowCheck, after: WindowCheck) -> bool:
     return after.score > before.score
 
 
-def keep_parent(before: WindowCheck, after: WindowCheck) -> bool:
-    """A parent step is kept unless it lowers the score: reading the whole section costs no signal."""
-    return after.score >= before.score
+def keep_parent(before: WindowCheck, after: WindowCheck, policy: Policy, chars: int) -> bool:
+    """A parent step is kept when it raises the score; a section of at most ``parent_free_chars``
+    also when it does not lower it (reading a short section whole costs little and loses nothing)."""
+    if chars <= policy.parent_free_chars:
+        return after.score >= before.score
+    return after.score > before.score

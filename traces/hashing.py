@@ -36,8 +36,28 @@ def child_path(path: str, key: str | int) -> str:
     return f"{path}[{json.dumps(key, ensure_ascii=False)}]"
 
 
+def _plain(value: object) -> bool:
+    """True when ``value`` is plain JSON; the fast path, building no paths."""
+    if value is None or isinstance(value, str | bool | int):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list | tuple):
+        return all(_plain(item) for item in value)
+    if isinstance(value, Mapping):
+        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
+    return False
+
+
 def check_json(value: object, path: str = "data") -> None:
     """Raise ``TypeError``/``ValueError`` naming the first value (by dotted path) that is not plain JSON."""
+    if _plain(value):
+        return
+    _explain(value, path)
+
+
+def _explain(value: object, path: str) -> None:
+    """The slow walk that names the offending value's path (only taken when there is one)."""
     if value is None or isinstance(value, str | bool | int):
         return
     if isinstance(value, float):
@@ -46,13 +66,13 @@ def check_json(value: object, path: str = "data") -> None:
         return
     if isinstance(value, list | tuple):
         for i, item in enumerate(value):
-            check_json(item, child_path(path, i))
+            _explain(item, child_path(path, i))
         return
     if isinstance(value, Mapping):
         for key, item in value.items():
             if not isinstance(key, str):
                 raise TypeError(f"{path} has a key {key!r} that is not a string")
-            check_json(item, child_path(path, key))
+            _explain(item, child_path(path, key))
         return
     raise TypeError(f"{path} is a {type(value).__name__}, not a JSON value")
 

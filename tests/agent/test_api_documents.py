@@ -134,6 +134,23 @@ def test_an_upload_that_is_not_utf8_is_a_400_naming_the_line(client: TestClient)
     assert response.json()["detail"].startswith("old.txt:1: not valid UTF-8")
 
 
+def test_an_unknown_form_field_is_a_422_naming_it(client: TestClient) -> None:
+    files = {"file": ("gift-cards.md", NEW_DOC["text"].encode(), "text/markdown")}
+
+    response = client.post("/v1/documents", files=files, data={"tags": "x"}, headers=ADMIN.headers)
+
+    assert response.status_code == 422
+    assert response.json()["detail"].startswith("unknown form fields: tags")
+
+
+def test_a_doc_id_for_several_uploaded_files_is_a_422(client: TestClient) -> None:
+    files = [("file", (f"{n}.md", NEW_DOC["text"].encode(), "text/markdown")) for n in ("a", "b")]
+
+    response = client.post("/v1/documents", files=files, data={"doc_id": "x"}, headers=ADMIN.headers)
+
+    assert response.status_code == 422
+
+
 def test_another_content_type_is_a_415_problem(client: TestClient) -> None:
     response = client.post(
         "/v1/documents", content=b"doc", headers={**ADMIN.headers, "content-type": "text/plain"}

@@ -121,6 +121,7 @@ def test_keys_add_prints_the_key_once_and_stores_only_its_hash(
         ]
     }
     assert key not in keys.read_text()
+    assert keys.stat().st_mode & 0o777 == 0o600
 
 
 def test_keys_list_shows_names_groups_and_scopes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
