@@ -24,7 +24,7 @@ from policies.question import Question, analyse
 from policies.selection import Checked, conflict_pool, select, statement_span
 from policies.types import MissingPiece
 from tools.snapshot import Snapshot
-from tools.windows import Step, Window, merge_windows, overlaps_or_touches, seed_window
+from tools.windows import Step, Window, merge_windows, mergeable, seed_window
 
 
 def default_conflict_check(policy: Policy) -> ConflictCheck:
@@ -114,7 +114,7 @@ class Controller:
             merged = False
             for i, j in ((a, b) for a in range(len(items)) for b in range(a + 1, len(items))):
                 a, b = items[i], items[j]
-                if overlaps_or_touches(a.window, b.window):
+                if mergeable(a.window, b.window, a.doc):
                     window = merge_windows([a.window, b.window])[0]
                     best = max(a.best, b.best)
                     items[i] = Checked(

@@ -150,7 +150,9 @@ def _side(mention: ValueMention, view: EvidenceView | None) -> dict[str, object]
     return side
 
 
-def user_prompt(question: str, candidates: Sequence[ConflictCandidate], views: Mapping[str, EvidenceView]) -> str:
+def user_prompt(
+    question: str, candidates: Sequence[ConflictCandidate], views: Mapping[str, EvidenceView]
+) -> str:
     """The question and the candidates as data; no evidence text beyond the values themselves."""
     rows = [
         {
@@ -184,7 +186,9 @@ class LLMAdjudicator:
 
     def __init__(self, model: Model, config: LLMConfig) -> None:
         # a bare model (a FunctionModel in tests, a replay) gets the same retry loop and records
-        self.model = model if isinstance(model, RetryingModel) else RetryingModel(model, LLMRecorder(), config)
+        self.model = (
+            model if isinstance(model, RetryingModel) else RetryingModel(model, LLMRecorder(), config)
+        )
         self.config = config
         instructions, _ = config.prompt_parts(SYSTEM_PROMPT, "")
         self.agent = Agent(
@@ -231,7 +235,9 @@ def _fallback(
     calls: int,
     records: tuple[Mapping[str, object], ...],
 ) -> Adjudication:
-    verdicts = tuple(dataclasses.replace(adjudicate_by_rules(c, views), adjudicator="rules") for c in candidates)
+    verdicts = tuple(
+        dataclasses.replace(adjudicate_by_rules(c, views), adjudicator="rules") for c in candidates
+    )
     return Adjudication(verdicts, calls, records, fallback_reason=reason)
 
 

@@ -58,6 +58,20 @@ class Policy:
         blob = json.dumps(self.as_dict(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()
 
+    def with_overrides(self, pairs: dict[str, str]) -> Policy:
+        """A copy with fields set from text (``window_budget=600``); unknown fields and bad values raise."""
+        kinds = {f.name: type(getattr(self, f.name)) for f in fields(self)}
+        changes: dict[str, object] = {}
+        for key, text in pairs.items():
+            if key not in kinds:
+                raise ValueError(f"unknown policy field {key!r}; known: {', '.join(sorted(kinds))}")
+            kind = kinds[key]
+            if kind is bool:
+                changes[key] = text.strip().lower() in {"1", "true", "yes", "on"}
+            else:
+                changes[key] = kind(text)
+        return replace(self, **changes)  # type: ignore[arg-type]
+
     @classmethod
     def from_dict(cls, data: dict[str, object]) -> Policy:
         """Rebuild a recorded policy; unknown keys are rejected so a replay never runs on guesses."""

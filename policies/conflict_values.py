@@ -16,7 +16,7 @@ from functools import lru_cache
 from itertools import pairwise
 from typing import Literal
 
-from tools.tokenize import STOPWORDS_EN, STOPWORDS_ZH, index_tokens
+from tools.tokenize import STOPWORDS_EN, STOPWORDS_ZH, index_tokens, words
 
 ValueKind = Literal["percentage", "amount", "duration", "date", "count", "named", "polarity"]
 NUMERIC_KINDS: frozenset[ValueKind] = frozenset({"percentage", "amount", "duration", "date", "count"})
@@ -26,6 +26,9 @@ _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _LETTER = rf"(?:(?![{_CJK}])[^\W\d_])"
 _ATOM_RE = re.compile(rf"\d+(?:[.,]\d+)*|{_LETTER}+(?:['’]{_LETTER}+)*|[{_CJK}]|\S")
 _CJK_RE = re.compile(rf"^[{_CJK}]$")
+# Digits and CJK characters written together ("2018年") are two words to the segmenter.
+_SCRIPT_BOUNDARY = re.compile(rf"(?<=[{_CJK}])(?=[^\W{_CJK}])|(?<=[^\W{_CJK}])(?=[{_CJK}])")
+_QUESTION_WORDS = frozenset("多少 多久 多长 多大 几 几个 几次 什么 哪 哪里 哪个 哪些 哪年 谁 是否 时候 何时 为什么".split())
 # A sentence ends at CJK or Latin end punctuation, an ellipsis, a bar, or a line break. A Latin
 # full stop ends one only between a lower-case letter or digit and a capital, so "U.S. Open" and
 # "WhatsApp Inc. of" stay whole.
@@ -230,16 +233,18 @@ def stem(norm: str) -> str:
 
 
 def question_terms(question: str) -> frozenset[str]:
-    """Terms a text shares with a question: CJK bigrams, stemmed words and numbers, stop words left out."""
-    norms = [atom.norm for atom in atoms(question)]
+    """Content words of a question: segmented CJK words and stemmed English words, numbers apart.
+
+    Stop words, question words ("多少", "谁") and single CJK characters are left out.
+    """
     terms: set[str] = set()
-    for first, second in zip(norms, [*norms[1:], ""], strict=True):
-        if _CJK_RE.match(first):
-            if _CJK_RE.match(second):
-                terms.add(first + second)
-        elif first.isalnum() and first not in STOPWORDS_EN:
-            terms.add(stem(first))
-    return frozenset(term for term in terms if term not in STOPWORDS_ZH)
+    for word in words(_SCRIPT_BOUNDARY.sub(" ", question)):
+        if _CJK_RE.match(word[0]):
+            if len(word) > 1 and word not in STOPWORDS_ZH and word not in _QUESTION_WORDS:
+                terms.add(word)
+        elif word.isalnum() and word not in STOPWORDS_EN:
+            terms.add(stem(word))
+    return frozenset(terms)
 
 
 def terms_in(norms: Sequence[str], terms: frozenset[str]) -> frozenset[str]:

@@ -72,7 +72,11 @@ def with_quote(verdicts: dict[str, Any], text: str) -> dict[str, Any]:
 
 def config(**changes: Any) -> LLMConfig:
     """A test configuration: tiny backoff, short timeouts."""
-    values: dict[str, Any] = {"base_url": "http://127.0.0.1:9/v1", "model": "fake-model", "api_key": "sk-SECRET-123"}
+    values: dict[str, Any] = {
+        "base_url": "http://127.0.0.1:9/v1",
+        "model": "fake-model",
+        "api_key": "sk-SECRET-123",
+    }
     values |= {"timeout_s": 2.0, "backoff_base_s": 0.001, "backoff_max_s": 0.005, "deadline_s": 10.0}
     return LLMConfig(**(values | changes))
 

@@ -71,13 +71,13 @@ from tools.errors import InputError, LLMError, TraceError
 Record = dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class LLMConfig:
     """An OpenAI-compatible chat endpoint, the limits the adjudicator keeps to, and server quirks."""
 
     base_url: str
     model: str
-    api_key: str = field(default="", repr=False)
+    api_key: str = ""
     timeout_s: float = 20.0  # one HTTP attempt
     max_calls_per_question: int = 4  # model requests per question (each may take several attempts)
     max_attempts: int = 4  # attempts per model request
@@ -101,7 +101,9 @@ class LLMConfig:
         both a model and a base URL there is no LLM (None): an ``OPENAI_API_KEY`` left in a shell
         never sends evidence to a hosted API by accident. The key is read from the environment only.
         """
-        path = config_path or (Path(environ["EVLOOP_LLM_CONFIG"]) if environ.get("EVLOOP_LLM_CONFIG") else None)
+        path = config_path or (
+            Path(environ["EVLOOP_LLM_CONFIG"]) if environ.get("EVLOOP_LLM_CONFIG") else None
+        )
         values: dict[str, Any] = _read_toml(path) if path is not None else {}
         for key, name in (("base_url", "OPENAI_BASE_URL"), ("model", "EVLOOP_LLM_MODEL")):
             if environ.get(name):
@@ -121,6 +123,9 @@ class LLMConfig:
         record["base_url"] = _without_query(self.base_url)
         record["key_configured"] = bool(self.api_key)
         return record
+
+    def __repr__(self) -> str:
+        return f"LLMConfig({self.public()})"  # never the key, not even one in a URL query
 
     def prompt_parts(self, system: str, user: str) -> tuple[str | None, str]:
         """Where the system prompt goes: instructions, or the head of the first user message."""
@@ -291,7 +296,9 @@ class RetryingModel(WrapperModel):
             async for attempt in retrying:
                 with attempt:
                     number = attempt.retry_state.attempt_number
-                    return await self._attempt(capture, number, messages, model_settings, model_request_parameters)
+                    return await self._attempt(
+                        capture, number, messages, model_settings, model_request_parameters
+                    )
         except LLMError:
             raise  # already final, e.g. a recorded failure during replay
         except Exception as error:
@@ -408,7 +415,9 @@ def replay_model(records: Sequence[Mapping[str, Any]]) -> FunctionModel:
     def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         record = next(served, None)
         if record is None:
-            raise TraceError(f"the replay asked for LLM call {len(ordered) + 1}; {len(ordered)} were recorded")
+            raise TraceError(
+                f"the replay asked for LLM call {len(ordered) + 1}; {len(ordered)} were recorded"
+            )
         if record.get("model_response") is None:
             raise LLMError(str(record.get("final_error") or record.get("error") or "recorded failure"))
         reply = ModelMessagesTypeAdapter.validate_python([record["model_response"]])[0]

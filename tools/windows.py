@@ -138,6 +138,16 @@ def overlaps_or_touches(a: Window, b: Window) -> bool:
     return a.key == b.key and a.first <= b.last + 1 and b.first <= a.last + 1
 
 
+def mergeable(a: Window, b: Window, doc: ParsedDocument) -> bool:
+    """Overlapping windows of one document version merge; touching ones only within one section."""
+    if a.key != b.key or not overlaps_or_touches(a, b):
+        return False
+    if a.first <= b.last and b.first <= a.last:
+        return True
+    left, right = (a, b) if a.last < b.first else (b, a)
+    return doc.units[left.last].section_id == doc.units[right.first].section_id
+
+
 def merge_pair(a: Window, b: Window) -> Window:
     """One window holding both, seeds and steps kept (a's first)."""
     seeds = tuple({(h.unit.ordinal): h for h in (*a.seeds, *b.seeds)}.values())

@@ -6,7 +6,7 @@ import argparse
 import json
 
 from agent.commands.common import Subparsers, add_command, add_index_option, parse_groups
-from agent.commands.session import add_trace_options, open_service
+from agent.commands.session import add_policy_option, add_trace_options, open_service
 from agent.render import render_outcome
 
 DESCRIPTION = """\
@@ -28,6 +28,7 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("question", help="the user's question")
     add_index_option(parser)
     add_trace_options(parser)
+    add_policy_option(parser)
     parser.add_argument(
         "--groups",
         type=parse_groups,

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from agent.commands.common import Subparsers, add_command, add_index_option, progress_bar, want_progress
-from agent.commands.session import add_trace_options, open_service
+from agent.commands.session import add_policy_option, add_trace_options, open_service
 from agent.evaluate import answer_all, read_questions, write_jsonl
 
 DESCRIPTION = """\
@@ -29,6 +29,7 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--out", type=Path, required=True, help="results.jsonl to write")
     add_index_option(parser)
     add_trace_options(parser)
+    add_policy_option(parser)
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(run=run)
 

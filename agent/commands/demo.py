@@ -16,6 +16,7 @@ from agent.commands.common import (
 from agent.render import render_outcome
 from agent.sample import load_sample_kb
 from agent.service import Service
+from policies.config import Policy
 from tools.snapshot import Snapshot
 
 DESCRIPTION = """\
@@ -48,6 +49,8 @@ DEMO_QUESTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("员工内部购机优惠是多少？", ()),
     ("员工内部购机优惠是多少？", ("staff",)),
 )
+SLIDE_QUESTION: tuple[str, tuple[str, ...]] = ("学员可以免费改期几次？", ())
+TIGHT = Policy(window_budget=70, seed_k=1)
 
 
 def register(subparsers: Subparsers) -> None:
@@ -78,6 +81,15 @@ def run(args: argparse.Namespace) -> int:
             print(render_outcome(service.ask(question, groups)))
     finally:
         service.close()
+    print(
+        f"\nWith a tight window budget ({TIGHT.window_budget} characters) the section no longer fits whole,"
+    )
+    print("so the window slides: left for the scope sentence, right for the rule it refers to.")
+    tight = Service.open(index, policy=TIGHT)
+    try:
+        print(render_outcome(tight.ask(*SLIDE_QUESTION)))
+    finally:
+        tight.close()
     return 0
 
 

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from agent.commands.common import Subparsers, add_command, progress_bar, want_progress
+from agent.commands.session import add_policy_option, policy_from_args
 from agent.controller import Controller
 from agent.evaluate import answer_all, asker, ingest_set, read_questions, score, temp_index, write_jsonl
 from policies.config import MODES, Policy
@@ -60,6 +61,7 @@ def register(subparsers: Subparsers) -> None:
     )
     parser.add_argument("--out-dir", type=Path, default=Path("out/eval"), help="where results files go")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_policy_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -77,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         store = ingest_set(args.set_dir, Path(tmp) / "index")
         snapshot = store.snapshot()
         for mode in modes:
-            controller = Controller(Policy(mode=mode))
+            controller = Controller(policy_from_args(args, Policy(mode=mode)))
             out = args.out_dir / f"{args.set_dir.name}-{mode}.jsonl"
             enabled = want_progress(len(questions), args.no_progress)
             with progress_bar(len(questions), enabled=enabled) as advance:

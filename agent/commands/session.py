@@ -7,6 +7,8 @@ from pathlib import Path
 
 from agent.commands.common import resolve_index
 from agent.service import Service
+from policies.config import Policy
+from tools.errors import InputError
 
 
 def add_trace_options(parser: argparse.ArgumentParser) -> None:
@@ -17,9 +19,35 @@ def add_trace_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-trace", action="store_true", help="do not write a trace for this run")
 
 
+def add_policy_option(parser: argparse.ArgumentParser) -> None:
+    """``--policy KEY=VALUE`` (repeatable): override one threshold of the shipped policy."""
+    parser.add_argument(
+        "--policy",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a policy threshold, e.g. --policy window_budget=600 (see policies/config.py)",
+    )
+
+
+def policy_from_args(args: argparse.Namespace, base: Policy | None = None) -> Policy:
+    """The shipped policy with the command's ``--policy`` overrides applied."""
+    pairs: dict[str, str] = {}
+    for item in getattr(args, "policy", []) or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InputError(f"--policy {item!r}: expected KEY=VALUE")
+        pairs[key.strip()] = value.strip()
+    try:
+        return (base or Policy()).with_overrides(pairs)
+    except ValueError as exc:
+        raise InputError(f"--policy: {exc}") from None
+
+
 def open_service(args: argparse.Namespace, *, create: bool = False) -> Service:
-    """The service for a command's ``--index``/``--traces``/``--no-trace`` options."""
+    """The service for a command's ``--index``/``--traces``/``--no-trace``/``--policy`` options."""
     index = resolve_index(args.index)
     traces = getattr(args, "traces", None)
     tracing_on = not getattr(args, "no_trace", False)
-    return Service.open(index, create=create, traces=traces, tracing_on=tracing_on)
+    policy = policy_from_args(args)
+    return Service.open(index, create=create, traces=traces, tracing_on=tracing_on, policy=policy)

@@ -32,7 +32,11 @@ def adjudicate(server: FakeOpenAIServer, **changes: Any) -> Adjudication:
 
 
 def replies(result: Adjudication) -> list[tuple[Any, ...]]:
-    return [(r["call"], r["attempt"], r["outcome"], r["status"]) for r in result.records if r["step"] == "llm_reply"]
+    return [
+        (r["call"], r["attempt"], r["outcome"], r["status"])
+        for r in result.records
+        if r["step"] == "llm_reply"
+    ]
 
 
 def test_a_429_is_retried_and_both_attempts_are_recorded(fake_openai: FakeOpenAIServer) -> None:
@@ -59,7 +63,11 @@ def test_the_model_response_is_recorded_as_pydantic_ai_json(fake_openai: FakeOpe
     result = adjudicate(fake_openai)
     (reply,) = [r for r in result.records if r["step"] == "llm_reply"]
     part = reply["model_response"]["parts"][0]
-    assert (part["part_kind"], part["tool_name"], json.loads(part["args"])) == ("tool-call", "final_result", COMPATIBLE)
+    assert (part["part_kind"], part["tool_name"], json.loads(part["args"])) == (
+        "tool-call",
+        "final_result",
+        COMPATIBLE,
+    )
 
 
 def test_repeated_500s_fall_back_to_the_rules_with_the_reason(fake_openai: FakeOpenAIServer) -> None:
@@ -83,8 +91,12 @@ def test_a_timeout_is_retried(fake_openai: FakeOpenAIServer) -> None:
     fake_openai.enqueue(200, tool_calls_reply(("final_result", FINAL)), delay_s=2.0)
     fake_openai.enqueue(200, tool_calls_reply(("final_result", FINAL)))
     result = adjudicate(fake_openai, timeout_s=0.3)
-    first = [r for r in result.records if r["step"] == "llm_reply"][0]
-    assert (first["outcome"], first["error_class"], first["http_response"]) == ("error", "ModelTimeoutError", None)
+    first = next(r for r in result.records if r["step"] == "llm_reply")
+    assert (first["outcome"], first["error_class"], first["http_response"]) == (
+        "error",
+        "ModelTimeoutError",
+        None,
+    )
     assert [v.adjudicator for v in result.verdicts] == ["llm"]
 
 
@@ -156,7 +168,10 @@ def test_with_a_system_role_the_instructions_go_as_a_system_message(fake_openai:
     fake_openai.enqueue(200, tool_calls_reply(("final_result", FINAL)))
     adjudicate(fake_openai)
     messages = fake_openai.requests[0].body["messages"]
-    assert [(m["role"], m["content"] == SYSTEM_PROMPT) for m in messages] == [("system", True), ("user", False)]
+    assert [(m["role"], m["content"] == SYSTEM_PROMPT) for m in messages] == [
+        ("system", True),
+        ("user", False),
+    ]
 
 
 def test_max_tokens_is_sent_only_when_the_quirk_allows(fake_openai: FakeOpenAIServer) -> None:
