@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 
 from agent import logs
-from agent.commands import ask, batch, delete, demo, docs, ingest, keys, replay, search, serve, trace
+from agent.commands import ask, batch, delete, demo, docs, ingest, keys, reindex, replay, search, serve, trace
 from agent.commands import eval as evaluate
 from tools.errors import (
     DecodeError,
@@ -37,6 +37,7 @@ COMMANDS: tuple[ModuleType, ...] = (
     evaluate,
     docs,
     delete,
+    reindex,
     trace,
     replay,
     demo,

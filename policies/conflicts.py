@@ -116,7 +116,7 @@ def find_candidates(
 ) -> CandidateScan:
     """Pairs of windows stating different values for what the question asks; pairs a rule settles apart."""
     asked = _Question(question_terms(question), asked_kinds(question))
-    need = min(rules.min_question_terms, len(asked.terms))
+    need = min(rules.min_question_terms, (len(asked.terms) + 1) // 2)
     texts = [_prepare(view, asked.terms) for view in sorted(views, key=lambda view: view.evidence_id)]
     relevant = [text for text in texts if len(text.terms) >= need]
     candidates: dict[tuple[str, str, str, str], ConflictCandidate] = {}

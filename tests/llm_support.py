@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from agent.conflict_check import Adjudication
 from policies.conflicts import EvidenceView
 from policies.types import ConflictCandidate, ValueMention
 from tools.llm_client import LLMConfig
@@ -65,9 +66,14 @@ COMPATIBLE = {
 
 def with_quote(verdicts: dict[str, Any], text: str) -> dict[str, Any]:
     """``verdicts`` whose first quote is ``text`` instead."""
-    changed = json.loads(json.dumps(verdicts))
+    changed: dict[str, Any] = json.loads(json.dumps(verdicts))
     changed["verdicts"][0]["quotes"][0]["text"] = text
     return changed
+
+
+def records(result: Adjudication, step: str) -> list[dict[str, Any]]:
+    """The records of one step ("llm_request" or "llm_reply"), in order."""
+    return [cast(dict[str, Any], r) for r in result.records if r["step"] == step]
 
 
 def config(**changes: Any) -> LLMConfig:

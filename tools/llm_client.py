@@ -304,7 +304,8 @@ class RetryingModel(WrapperModel):
         except Exception as error:
             if not (isinstance(error, ModelAPIError) or is_transient(error)):
                 raise
-            final = f"call {capture.calls} failed after {capture.records[-1]['attempt']} attempt(s): {_describe(error)}"
+            tried = capture.records[-1]["attempt"]
+            final = f"call {capture.calls} failed after {tried} attempt(s): {_describe(error)}"
             capture.records[-1]["final_error"] = final
             raise LLMError(final) from error
         raise AssertionError("unreachable: tenacity either returns or raises")  # pragma: no cover
@@ -321,18 +322,22 @@ class RetryingModel(WrapperModel):
         token = _EXCHANGE.set(exchange)
         capture.attempts += 1
         started = time.monotonic()
-        head = {"call": capture.calls, "attempt": number, "model": self.model_name}
+        head: Record = {"call": capture.calls, "attempt": number, "model": self.model_name}
         try:
             response = await self.wrapped.request(messages, model_settings, parameters)
         except Exception as error:
-            reply = {"outcome": "error", "error_class": type(error).__name__, "error": _describe(error)}
+            reply: Record = {
+                "outcome": "error",
+                "error_class": type(error).__name__,
+                "error": _describe(error),
+            }
             reply["status"] = error.status_code if isinstance(error, ModelHTTPError) else None
             self._record(capture, head, messages, exchange, started, reply)
             raise
         finally:
             _EXCHANGE.reset(token)
         dumped = ModelMessagesTypeAdapter.dump_python([response], mode="json")[0]
-        reply = {"outcome": "ok", "status": 200, "text": _response_text(response), "model_response": dumped}
+        reply = {"outcome": "ok", "status": None, "text": _response_text(response), "model_response": dumped}
         self._record(capture, head, messages, exchange, started, reply)
         return response
 

@@ -18,7 +18,7 @@ from pydantic_ai.models import override_allow_model_requests
 
 from agent.conflict_check import Adjudication
 from agent.llm_adjudicator import LLMAdjudicator
-from tests.llm_support import CANDIDATE, QUESTION, VIEWS
+from tests.llm_support import CANDIDATE, QUESTION, VIEWS, records
 from tools.llm_client import LLMConfig, LLMRecorder, build_model
 
 BASE_URL = os.environ.get("EVLOOP_LIVE_BASE_URL", "")
@@ -40,14 +40,14 @@ def live() -> Iterator[Adjudication]:
 
 
 def test_the_server_answers_with_a_tool_call_in_the_first_reply(live: Adjudication) -> None:
-    first = next(r for r in live.records if r["step"] == "llm_reply")
+    first = records(live, "llm_reply")[0]
     assert first["outcome"] == "ok", first.get("error")
     kinds = [part["part_kind"] for part in first["model_response"]["parts"]]
     assert "tool-call" in kinds
 
 
 def test_the_forced_tool_choice_is_in_the_request_when_configured(live: Adjudication) -> None:
-    first = next(r for r in live.records if r["step"] == "llm_request")
+    first = records(live, "llm_request")[0]
     body = json.loads(first["http_request"]["body"])
     expected = "required" if os.environ.get("EVLOOP_LIVE_FORCE_TOOL_CHOICE", "1") == "1" else "auto"
     assert body["tool_choice"] == expected

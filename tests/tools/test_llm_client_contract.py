@@ -12,7 +12,7 @@ from pydantic_ai.models import override_allow_model_requests
 from agent.conflict_check import Adjudication, rules_adjudicator
 from agent.llm_adjudicator import SYSTEM_PROMPT, LLMAdjudicator
 from tests.fake_openai_server import FakeOpenAIServer, error_body, text_reply, tool_calls_reply
-from tests.llm_support import CANDIDATE, COMPATIBLE, QUESTION, VIEWS, config, with_quote
+from tests.llm_support import CANDIDATE, COMPATIBLE, QUESTION, VIEWS, config, records, with_quote
 from tools.llm_client import LLMRecorder, build_model, replay_model
 
 FINAL = json.dumps(COMPATIBLE, ensure_ascii=False)
@@ -52,8 +52,8 @@ def test_http_bodies_are_recorded_verbatim(fake_openai: FakeOpenAIServer) -> Non
     fake_openai.enqueue(429, error_body("slow down", "rate_limit_exceeded"))
     fake_openai.enqueue(200, tool_calls_reply(("final_result", FINAL)))
     result = adjudicate(fake_openai)
-    sent = [r["http_request"]["body"] for r in result.records if r["step"] == "llm_request"]
-    received = [r["http_response"]["body"] for r in result.records if r["step"] == "llm_reply"]
+    sent = [r["http_request"]["body"] for r in records(result, "llm_request")]
+    received = [r["http_response"]["body"] for r in records(result, "llm_reply")]
     assert sent == [request.raw for request in fake_openai.requests]
     assert json.loads(received[0]) == error_body("slow down", "rate_limit_exceeded")
 
@@ -61,7 +61,7 @@ def test_http_bodies_are_recorded_verbatim(fake_openai: FakeOpenAIServer) -> Non
 def test_the_model_response_is_recorded_as_pydantic_ai_json(fake_openai: FakeOpenAIServer) -> None:
     fake_openai.enqueue(200, tool_calls_reply(("final_result", FINAL)))
     result = adjudicate(fake_openai)
-    (reply,) = [r for r in result.records if r["step"] == "llm_reply"]
+    (reply,) = records(result, "llm_reply")
     part = reply["model_response"]["parts"][0]
     assert (part["part_kind"], part["tool_name"], json.loads(part["args"])) == (
         "tool-call",
@@ -91,7 +91,7 @@ def test_a_timeout_is_retried(fake_openai: FakeOpenAIServer) -> None:
     fake_openai.enqueue(200, tool_calls_reply(("final_result", FINAL)), delay_s=2.0)
     fake_openai.enqueue(200, tool_calls_reply(("final_result", FINAL)))
     result = adjudicate(fake_openai, timeout_s=0.3)
-    first = next(r for r in result.records if r["step"] == "llm_reply")
+    first = records(result, "llm_reply")[0]
     assert (first["outcome"], first["error_class"], first["http_response"]) == (
         "error",
         "ModelTimeoutError",
