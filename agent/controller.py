@@ -28,7 +28,10 @@ from tools.windows import Step, Window, merge_windows, mergeable, seed_window
 
 
 def default_conflict_check(policy: Policy) -> ConflictCheck:
-    """The rule-based conflict check for the full loop; the ablation modes check nothing."""
+    """The full loop checks conflicts with the offline rules; the ablation modes check nothing.
+
+    The service wires the LLM adjudicator in when one is configured (``agent.service``).
+    """
     return ConflictChecker() if policy.mode == "adaptive" else no_conflict_check
 
 

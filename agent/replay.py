@@ -8,18 +8,22 @@ no network is touched. ``current=True`` asks "would it still say this?" against 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
+from agent.conflict_check import ConflictChecker
 from agent.controller import Controller
-from agent.runtime import ConflictCheck, Deps
+from agent.llm_adjudicator import LLMAdjudicator
+from agent.runtime import ConflictCheck, Deps, no_conflict_check
 from agent.tracing import ListRecorder
 from policies.config import Policy
+from tools.llm_client import LLMConfig, replay_model
 from tools.store import Store
-from traces import Divergence, Trace, first_divergence
+from traces import Divergence, Trace, TraceEvent, first_divergence
 
-ConflictFactory = Callable[[Trace], ConflictCheck | None]
+ConflictFactory = Callable[[Trace], ConflictCheck]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +54,32 @@ def _fixed_deps(trace: Trace) -> Deps:
     return Deps(now=lambda: created, new_run_id=lambda: trace.header.run_id)
 
 
+LLM_STEPS = frozenset({"llm_request", "llm_reply"})
+
+
+def recorded_conflict_check(trace: Trace) -> ConflictCheck:
+    """The trace's conflict check with its recorded LLM replies standing in for the model (no network).
+
+    Without recorded LLM calls the offline rules decide, as they did; ablation modes check nothing.
+    """
+    policy = Policy.from_dict(dict(trace.header.policy))
+    if policy.mode != "adaptive":
+        return no_conflict_check
+    records = [{"step": e.step, **e.data} for e in trace.events if e.step in LLM_STEPS]
+    if not records:
+        return ConflictChecker()
+    llm = dict(trace.header.llm)
+    config = LLMConfig(
+        base_url=str(llm.get("base_url") or "recorded"), model=str(llm.get("model") or "recorded")
+    )
+    return ConflictChecker(LLMAdjudicator(replay_model(records), config))
+
+
+def _comparable(events: Sequence[Any]) -> list[Any]:
+    """Events to compare: the LLM's own request/reply records are transport, its verdicts are compared."""
+    return [e for e in events if (e.step if isinstance(e, TraceEvent) else e["step"]) not in LLM_STEPS]
+
+
 def replay(
     trace: Trace, store: Store, *, current: bool = False, conflicts: ConflictFactory | None = None
 ) -> ReplayReport:
@@ -57,7 +87,7 @@ def replay(
     header = trace.header
     snapshot = store.snapshot() if current else store.snapshot(generation=header.corpus.generation)
     policy = Policy.from_dict(dict(header.policy))
-    check = conflicts(trace) if conflicts else None
+    check = (conflicts or recorded_conflict_check)(trace)
     controller = Controller(policy, check, _fixed_deps(trace))
     recorder = ListRecorder()
     started = time.perf_counter()
@@ -65,7 +95,7 @@ def replay(
         snapshot, header.question, header.groups, recorder=recorder, run_id=header.run_id
     )
     seconds = time.perf_counter() - started
-    divergence = first_divergence(list(trace.events), recorder.events)
+    divergence = first_divergence(_comparable(trace.events), _comparable(recorder.events))
     return ReplayReport(
         run_id=header.run_id,
         identical=divergence is None,

@@ -15,18 +15,30 @@ from pathlib import Path
 import structlog
 
 from agent import logs, tracing
+from agent.conflict_check import ConflictChecker
 from agent.controller import Controller
+from agent.llm_adjudicator import LLMAdjudicator
 from agent.outcome import Outcome, TraceRef
 from agent.replay import ConflictFactory, ReplayReport, replay
 from agent.runtime import ConflictCheck, Deps
 from policies.config import Policy
 from tools.errors import InputError
+from tools.llm_client import LLMConfig, LLMRecorder, build_model
 from tools.snapshot import Snapshot
 from tools.store import DocumentInfo, IngestReport, Store
 from tools.types import DocumentInput
 from traces import Trace, TraceStore, VerifyResult
 
 TRACES_SUBDIR = "traces"
+
+
+def conflict_check_for(policy: Policy, llm: LLMConfig | None) -> ConflictCheck | None:
+    """The LLM-adjudicated conflict check when a model is configured (full loop only), else the default."""
+    if llm is None or policy.mode != "adaptive":
+        return None
+    return ConflictChecker(LLMAdjudicator(build_model(llm, LLMRecorder()), llm))
+
+
 MAX_QUESTION_CHARS = 2000
 
 
@@ -73,9 +85,13 @@ class Service:
     ) -> Service:
         """A service over ``index``; traces default to ``index/traces``."""
         store = Store.open(index, create=create)
+        policy = policy or Policy()
+        llm = LLMConfig.from_env(os.environ)
+        check = conflict_check_for(policy, llm)
         # fdatasync: the trace's bytes are durable before the outcome returns, without a metadata flush
         trace_store = TraceStore(traces or index / TRACES_SUBDIR, fsync=os.fdatasync) if tracing_on else None
-        return cls(store, policy=policy, traces=trace_store)
+        llm_info = llm.public() if llm is not None else {}
+        return cls(store, policy=policy, traces=trace_store, conflict_check=check, llm_info=llm_info)
 
     def snapshot(self) -> Snapshot:
         """The latest committed snapshot (picks up ingests made by other processes)."""

@@ -26,9 +26,12 @@ _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _LETTER = rf"(?:(?![{_CJK}])[^\W\d_])"
 _ATOM_RE = re.compile(rf"\d+(?:[.,]\d+)*|{_LETTER}+(?:['’]{_LETTER}+)*|[{_CJK}]|\S")
 _CJK_RE = re.compile(rf"^[{_CJK}]$")
+_CJK_RUN_RE = re.compile(rf"[{_CJK}]+")
 # Digits and CJK characters written together ("2018年") are two words to the segmenter.
 _SCRIPT_BOUNDARY = re.compile(rf"(?<=[{_CJK}])(?=[^\W{_CJK}])|(?<=[^\W{_CJK}])(?=[{_CJK}])")
-_QUESTION_WORDS = frozenset("多少 多久 多长 多大 几 几个 几次 什么 哪 哪里 哪个 哪些 哪年 谁 是否 时候 何时 为什么".split())
+_QUESTION_WORDS = frozenset(
+    "多少 多久 多长 多大 几 几个 几次 什么 哪 哪里 哪个 哪些 哪年 谁 是否 时候 何时 为什么".split()
+)
 # A sentence ends at CJK or Latin end punctuation, an ellipsis, a bar, or a line break. A Latin
 # full stop ends one only between a lower-case letter or digit and a capital, so "U.S. Open" and
 # "WhatsApp Inc. of" stay whole.
@@ -152,12 +155,19 @@ def canonical(norms: Sequence[str]) -> str:
     "October 19 2021", and "在男子3" equals "男子三".
     """
     parts: list[str] = []
-    for norm in norms:
+    numeral = ""  # CJK numerals are one atom per character: "七", "十" make 70 together
+    for norm in [*norms, ""]:
+        if _CJK_RE.match(norm) and zh_numeral(norm) is not None:
+            numeral += norm
+            continue
+        if numeral:
+            parts.append(str(zh_numeral(numeral)))
+            numeral = ""
+        if not norm:
+            continue
         if norm[0].isdigit():
             number = norm.replace(",", "")
             parts.append(number.rstrip("0").rstrip(".") if "." in number else number)
-        elif (value := zh_numeral(norm)) is not None:
-            parts.append(str(value))
         elif norm in MONTHS:
             parts.append(f"m{MONTHS[norm]}")
         elif norm not in _CONNECTORS and norm not in _CJK_FUNCTION:
@@ -195,7 +205,7 @@ def number_kind(norms: Sequence[str], following: Sequence[str] = ()) -> ValueKin
     for kind, unit_words, unit_chars in _UNIT_CUES:
         if words & unit_words or any(char in text for char in unit_chars):
             return kind
-    if any(n.isdigit() and len(n) == 4 and 1000 <= int(n) <= 2100 for n in norms):
+    if not words & UNIT_ATOMS and any(n.isdigit() and len(n) == 4 and 1000 <= int(n) <= 2100 for n in norms):
         return "date"
     return "count"
 
@@ -221,6 +231,18 @@ def _is_named(span: Sequence[Atom]) -> bool:
     if any(not (a.surface[0].isupper() or a.norm in _NAME_LINKS) for a in words):
         return False
     return all(a in cjk or a in words or a.norm in _NAME_JOINERS or a.norm.isdigit() for a in span)
+
+
+def cjk_word_bounds(text: str, offset: int = 0) -> frozenset[int]:
+    """Offsets (shifted by ``offset``) where the segmenter starts or ends a CJK word in ``text``."""
+    bounds: set[int] = set()
+    for run in _CJK_RUN_RE.finditer(text):
+        position = offset + run.start()
+        bounds.add(position)
+        for word in words(run.group()):
+            position += len(word)  # NFKC keeps CJK ideographs one character long
+            bounds.add(position)
+    return frozenset(bounds)
 
 
 @lru_cache(maxsize=65536)

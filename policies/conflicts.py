@@ -36,6 +36,7 @@ from policies.conflict_values import (
     ValueKind,
     asked_kinds,
     canonical,
+    cjk_word_bounds,
     number_kind,
     question_terms,
     sentences,
@@ -44,6 +45,8 @@ from policies.conflict_values import (
     value_kind,
 )
 from policies.types import ConflictCandidate, ValueMention, Verdict
+
+_MAX_WIDEN = 3  # characters a name may grow by at either end to reach a word edge
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,6 +262,9 @@ def _classify(
         i1, j1 = _with_currency(lnorms, rnorms, i1, j1)
         i2, j2 = _with_unit(lnorms, rnorms, i2, j2)
         kind = number_kind([*lnorms[i1:i2], *rnorms[j1:j2]], _word_after(lnorms, i2))
+    if kind == "named":
+        i1, i2 = _whole_words(left, i1, i2)
+        j1, j2 = _whole_words(right, j1, j2)
     if kind is None or kind not in asked.kinds:
         return None
     if not (_near_question(left, i1, i2, asked.terms) or _near_question(right, j1, j2, asked.terms)):
@@ -292,6 +298,28 @@ def _with_unit(left: list[str], right: list[str], i2: int, j2: int) -> tuple[int
         if i2 < len(left) and j2 < len(right) and left[i2] == right[j2] and left[i2] in UNIT_ATOMS:
             i2, j2 = i2 + 1, j2 + 1
     return i2, j2
+
+
+def _whole_words(text: _Text, start: int, end: int) -> tuple[int, int]:
+    """Widen a CJK name to word edges: the alignment may have kept a shared last character ("辛格" / "伯格")."""
+    sentence = text.sentences[text.sentence_of[start]]
+    view = text.view
+    bounds = cjk_word_bounds(
+        view.text[sentence.start - view.start : sentence.end - view.start], sentence.start
+    )
+    same = text.sentence_of[start]
+    for _ in range(_MAX_WIDEN):
+        if end < len(text.atoms) and text.atoms[end - 1].end not in bounds and _joins(text, end, same):
+            end += 1
+    for _ in range(_MAX_WIDEN):
+        if start > 0 and text.atoms[start].start not in bounds and _joins(text, start - 1, same):
+            start -= 1
+    return start, end
+
+
+def _joins(text: _Text, index: int, sentence: int) -> bool:
+    atom = text.atoms[index]
+    return text.sentence_of[index] == sentence and len(atom.norm) == 1 and "\u3400" <= atom.norm <= "\u9fff"
 
 
 def _word_after(norms: list[str], end: int) -> list[str]:
