@@ -301,7 +301,7 @@ def _with_unit(left: list[str], right: list[str], i2: int, j2: int) -> tuple[int
 
 
 def _whole_words(text: _Text, start: int, end: int) -> tuple[int, int]:
-    """Widen a CJK name to word edges: the alignment may have kept a shared last character ("辛格" / "伯格")."""
+    """Widen a CJK name to word edges: alignment may have kept back a shared last character ("辛格")."""
     sentence = text.sentences[text.sentence_of[start]]
     view = text.view
     bounds = cjk_word_bounds(
