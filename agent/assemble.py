@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from agent.outcome import Answer, Citation, Evidence, GrowthStep, Missing, SeedHit
 from policies.selection import Checked
 from policies.types import MissingPiece
+from tools.parse.html import visible_text
 from tools.types import ParsedDocument, Unit
 from tools.windows import runs
 
@@ -91,9 +92,15 @@ def cite(unit: Unit, evidence: Sequence[Evidence], n: int, doc: ParsedDocument) 
 def answer(
     units: Sequence[tuple[int, Unit]], items: Sequence[Checked], evidence: Sequence[Evidence]
 ) -> Answer:
-    """The extractive answer: the chosen units' text, each cited."""
+    """The extractive answer: the chosen units' text, each cited (quotes exact, HTML read as text)."""
     citations = [cite(unit, evidence, n + 1, items[i].doc) for n, (i, unit) in enumerate(units)]
-    return Answer(text="\n".join(c.quote for c in citations), citations=citations)
+    lines = [readable(c.quote, items[i].doc.format) for c, (i, _) in zip(citations, units, strict=True)]
+    return Answer(text="\n".join(lines), citations=citations)
+
+
+def readable(quote: str, fmt: str) -> str:
+    """A quote as a reader sees it: HTML tags dropped and spaces collapsed; other formats as written."""
+    return " ".join(visible_text(quote).split()) if fmt == "html" else quote
 
 
 def missing(pieces: Sequence[MissingPiece]) -> list[Missing]:

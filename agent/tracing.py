@@ -7,8 +7,8 @@ step, written and flushed as the run happens.
 from __future__ import annotations
 
 import json
-from functools import lru_cache
 from collections.abc import Collection, Mapping
+from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 

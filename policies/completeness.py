@@ -122,7 +122,8 @@ def window_gaps(doc: ParsedDocument, window: Window) -> tuple[Gap, ...]:
 
 RULE_NOUNS = re.compile(
     r"(规则|规定|政策|办法|条款|协议|细则|章程|制度|须知|第[0-9一二三四五六七八九十百]+[条节章款])$"
-    r"|\b(polic(y|ies)|rules?|terms|agreement|terms and conditions|section \d[\d.]*|clause \d[\d.]*|chapter \d+)\b",
+    r"|\b(polic(y|ies)|rules?|terms|agreement|terms and conditions"
+    r"|section \d[\d.]*|clause \d[\d.]*|chapter \d+)\b",
     re.IGNORECASE,
 )
 

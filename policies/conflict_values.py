@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
@@ -274,6 +274,26 @@ def terms_in(norms: Sequence[str], terms: frozenset[str]) -> frozenset[str]:
     joined = "".join(norms)
     words = {stem(norm) for norm in norms}
     return frozenset(term for term in terms if term in words or (not term.isascii() and term in joined))
+
+
+def is_scope(span: Sequence[Atom], terms: frozenset[str]) -> bool:
+    """True when a side's value is made of the question's own terms: "2018" against the asked "2019"."""
+    norms = [atom.norm for atom in span if atom.norm.isalnum() and atom.norm not in UNIT_ATOMS]
+    cjk_terms = {term for term in terms if not term.isascii()}
+    joined = "".join(norms)
+    covered = {i for term in cjk_terms for i in _positions(joined, term)}
+    offset, inside = 0, []
+    for norm in norms:
+        inside.append(stem(norm) in terms or all(i in covered for i in range(offset, offset + len(norm))))
+        offset += len(norm)
+    return bool(norms) and all(inside)
+
+
+def _positions(text: str, term: str) -> Iterator[int]:
+    start = text.find(term)
+    while start >= 0:
+        yield from range(start, start + len(term))
+        start = text.find(term, start + 1)
 
 
 _ASKS: tuple[tuple[re.Pattern[str], frozenset[ValueKind]], ...] = (

@@ -37,10 +37,10 @@ from policies.conflict_values import (
     asked_kinds,
     canonical,
     cjk_word_bounds,
+    is_scope,
     number_kind,
     question_terms,
     sentences,
-    stem,
     terms_in,
     value_kind,
 )
@@ -219,9 +219,8 @@ def _key(region: _Region, lnorms: list[str], rnorms: list[str]) -> tuple[str, st
 
 
 def _sentences_touched(text: _Text, start: int, end: int) -> set[int]:
-    """Sentences a span of atoms lies in; an empty span belongs to the atoms on both sides of it."""
-    lo, hi = (start, end) if end > start else (max(start - 1, 0), min(start + 1, len(text.atoms)))
-    return {text.sentence_of[i] for i in range(lo, hi)}
+    """Sentences a span of atoms lies in; an empty span (the other side inserted text) lies in none."""
+    return {text.sentence_of[i] for i in range(start, end)}
 
 
 def _is_lone(region: _Region, regions: list[_Region], left: _Text, right: _Text) -> bool:
@@ -256,7 +255,7 @@ def _classify(
     if not lspan or not rspan or max(len(lspan), len(rspan)) > rules.max_value_atoms:
         return None
     kind = value_kind(lspan, rspan)
-    if kind != "polarity" and (_is_scope(lspan, asked.terms) or _is_scope(rspan, asked.terms)):
+    if kind != "polarity" and (is_scope(lspan, asked.terms) or is_scope(rspan, asked.terms)):
         return None  # a yes/no question names one of its answers; other values made of its terms are scopes
     if kind in NUMERIC_KINDS:
         i1, j1 = _with_currency(lnorms, rnorms, i1, j1)
@@ -337,26 +336,6 @@ def _with_currency(left: list[str], right: list[str], i1: int, j1: int) -> tuple
     if i1 and j1 and left[i1 - 1] == right[j1 - 1] and left[i1 - 1] in CURRENCIES:
         return i1 - 1, j1 - 1
     return i1, j1
-
-
-def _is_scope(span: Sequence[Atom], terms: frozenset[str]) -> bool:
-    """True when a side's value is made of the question's own terms: "2018" against the asked "2019"."""
-    norms = [atom.norm for atom in span if atom.norm.isalnum() and atom.norm not in UNIT_ATOMS]
-    cjk_terms = {term for term in terms if not term.isascii()}
-    joined = "".join(norms)
-    covered = {i for term in cjk_terms for i in _positions(joined, term)}
-    offset, inside = 0, []
-    for norm in norms:
-        inside.append(stem(norm) in terms or all(i in covered for i in range(offset, offset + len(norm))))
-        offset += len(norm)
-    return bool(norms) and all(inside)
-
-
-def _positions(text: str, term: str) -> Iterator[int]:
-    start = text.find(term)
-    while start >= 0:
-        yield from range(start, start + len(term))
-        start = text.find(term, start + 1)
 
 
 def _near_question(text: _Text, start: int, end: int, terms: frozenset[str]) -> bool:

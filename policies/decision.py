@@ -60,9 +60,15 @@ def _relevance_pieces(question: Question, items: Sequence[Checked], policy: Poli
 
 
 def _slot_pieces(question: Question, items: Sequence[Checked]) -> list[MissingPiece]:
+    """Slots the evidence lacks, judged on one window: the one that covers the question best.
+
+    A model number in one passage and the asked rule in another do not make an answer together.
+    """
+    best = max(items, key=lambda c: (c.check.slot_coverage, c.check.coverage))
+    texts = [u.text for u in units_of(best.window, best.doc)]
     return [
         MissingPiece("uncovered_slot", f"no evidence mentions the {s.kind} '{s.value}'", value=s.value)
-        for s in uncovered_slots(question.slots, _texts(items))
+        for s in uncovered_slots(question.slots, texts)
     ]
 
 

@@ -143,5 +143,18 @@ def test_a_move_is_kept_only_when_the_score_rises(before: float, after: float, k
 
 
 @pytest.mark.parametrize(("before", "after", "kept"), [(0.5, 0.6, True), (0.5, 0.5, True), (0.5, 0.4, False)])
-def test_a_parent_step_is_kept_unless_it_lowers_the_score(before: float, after: float, kept: bool) -> None:
-    assert keep_parent(_scored(before), _scored(after)) is kept
+def test_a_parent_step_within_the_free_size_is_kept_unless_it_lowers_the_score(
+    before: float, after: float, kept: bool
+) -> None:
+    policy = Policy(parent_free_chars=500)
+    assert keep_parent(_scored(before), _scored(after), policy, 500) is kept
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "kept"), [(0.5, 0.6, True), (0.5, 0.5, False), (0.5, 0.4, False)]
+)
+def test_a_parent_step_above_the_free_size_is_kept_only_when_the_score_rises(
+    before: float, after: float, kept: bool
+) -> None:
+    policy = Policy(parent_free_chars=500)
+    assert keep_parent(_scored(before), _scored(after), policy, 501) is kept
