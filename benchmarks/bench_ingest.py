@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import shlex
 import statistics
@@ -40,7 +41,9 @@ from tools.sources import collect
 from tools.store import Store
 from tools.tokenize import recall_tokens
 
-DEFAULT_SETS = (Path("/work/shared/eval/tara_zh"), Path("/work/shared/eval/rgb_zh_reject"))
+# ../shared/eval beside the clone; EVLOOP_EVAL_DIR overrides
+EVAL_DIR = Path(os.environ.get("EVLOOP_EVAL_DIR") or Path(__file__).resolve().parents[2] / "shared" / "eval")
+DEFAULT_SETS = (EVAL_DIR / "tara_zh", EVAL_DIR / "rgb_zh_reject")
 INGEST_TARGET = 3.0  # our ingest time / bare bm25s tokenise + index time
 QUERY_TARGET = 1.5  # our p95 query latency / bare bm25s p95
 MAX_BYTES = 1 << 30  # the benchmark measures speed, not the size limit

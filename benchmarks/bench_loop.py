@@ -42,7 +42,9 @@ from tools.sources import collect
 from tools.store import Store
 from traces import TraceStore
 
-DEFAULT_SETS = (Path("/work/shared/eval/tara_zh"),)
+# ../shared/eval beside the clone; EVLOOP_EVAL_DIR overrides
+EVAL_DIR = Path(os.environ.get("EVLOOP_EVAL_DIR") or Path(__file__).resolve().parents[2] / "shared" / "eval")
+DEFAULT_SETS = (EVAL_DIR / "tara_zh",)
 LOOP_OVER_SEED_TARGET = 3.0  # full loop p95 / seed recall p95
 LOOP_P50_TARGET_MS = 30.0  # full loop p50
 TRACING_TARGET = 1.15  # traced p50 / untraced p50, both through Service

@@ -23,6 +23,7 @@ It prints one table, one column per set, then up to ``--show`` divergences per s
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 import tempfile
@@ -36,7 +37,9 @@ from agent.service import Service
 from tools.sources import collect
 from traces import TraceStore
 
-DEFAULT_SETS = (Path("/work/shared/eval/tara_zh"), Path("/work/shared/eval/rgb_fact_zh"))
+# ../shared/eval beside the clone; EVLOOP_EVAL_DIR overrides
+EVAL_DIR = Path(os.environ.get("EVLOOP_EVAL_DIR") or Path(__file__).resolve().parents[2] / "shared" / "eval")
+DEFAULT_SETS = (EVAL_DIR / "tara_zh", EVAL_DIR / "rgb_fact_zh")
 
 Row = tuple[str, Callable[[dict[str, float]], str], str]
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -41,7 +42,9 @@ from agent.service import Service
 from tools.sources import read_corpus_jsonl
 from tools.types import DocumentInput
 
-DEFAULT_SET = Path("/work/shared/eval/tara_zh")
+# ../shared/eval beside the clone; EVLOOP_EVAL_DIR overrides
+EVAL_DIR = Path(os.environ.get("EVLOOP_EVAL_DIR") or Path(__file__).resolve().parents[2] / "shared" / "eval")
+DEFAULT_SET = EVAL_DIR / "tara_zh"
 HOST = "127.0.0.1"
 INGEST_DELAY = 1.0
 PROBE_EVERY = 0.05

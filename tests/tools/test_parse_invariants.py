@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import os
 import random
 from html.parser import HTMLParser
 from pathlib import Path
@@ -16,7 +17,9 @@ from tools.types import DocFormat, DocumentInput, ParsedDocument
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_KB = ROOT / "agent" / "sample_kb"
-EVAL_CORPORA = sorted(Path("/work/shared/eval").glob("*/corpus.jsonl"))
+# ../shared/eval beside the clone (EVLOOP_EVAL_DIR overrides); absent -> those cases are skipped
+EVAL_DIR = Path(os.environ.get("EVLOOP_EVAL_DIR") or Path(__file__).resolve().parents[3] / "shared" / "eval")
+EVAL_CORPORA = sorted(EVAL_DIR.glob("*/corpus.jsonl"))
 
 # -- checks --------------------------------------------------------------------------------------
 
