@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import shlex
 import statistics
@@ -35,29 +34,21 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import bm25s
+from common import EVAL_DIR, Row, percentile, print_table, ratio
 
 from tools.snapshot import Snapshot
 from tools.sources import collect
 from tools.store import Store
 from tools.tokenize import recall_tokens
 
-# ../shared/eval beside the clone; EVLOOP_EVAL_DIR overrides
-EVAL_DIR = Path(os.environ.get("EVLOOP_EVAL_DIR") or Path(__file__).resolve().parents[2] / "shared" / "eval")
 DEFAULT_SETS = (EVAL_DIR / "tara_zh", EVAL_DIR / "rgb_zh_reject")
 INGEST_TARGET = 3.0  # our ingest time / bare bm25s tokenise + index time
 QUERY_TARGET = 1.5  # our p95 query latency / bare bm25s p95
 MAX_BYTES = 1 << 30  # the benchmark measures speed, not the size limit
 
-Row = tuple[str, Callable[[dict[str, float]], str], str]
-
 
 def _folder_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
-
-
-def _percentile(samples: Sequence[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def _questions(set_dir: Path, limit: int | None) -> list[str]:
@@ -119,9 +110,9 @@ def _query_latencies(
     our_ms, bare_ms = _latencies(questions, ours), _latencies(questions, reference)
     return {
         "p50": statistics.median(our_ms),
-        "p95": _percentile(our_ms, 0.95),
+        "p95": percentile(our_ms, 0.95),
         "bare_p50": statistics.median(bare_ms),
-        "bare_p95": _percentile(bare_ms, 0.95),
+        "bare_p95": percentile(bare_ms, 0.95),
     }
 
 
@@ -136,10 +127,6 @@ def _latencies(questions: Sequence[str], call: Callable[[str], None]) -> list[fl
     return samples
 
 
-def _ratio(a: float, b: float) -> str:
-    return f"{a / b:.2f}x" if b > 0 else "-"
-
-
 ROWS: tuple[Row, ...] = (
     ("documents / units", lambda m: f"{m['docs']:.0f} / {m['units']:.0f}", ""),
     ("ingest: ours, s", lambda m: f"{m['ingest_s']:.2f}", ""),
@@ -147,24 +134,14 @@ ROWS: tuple[Row, ...] = (
     ("ingest: ours, units/s", lambda m: f"{m['units'] / m['ingest_s']:.0f}", ""),
     ("ingest: bare bm25s, s", lambda m: f"{m['bare_s']:.2f}", ""),
     ("ingest: bare bm25s, units/s", lambda m: f"{m['units'] / m['bare_s']:.0f}", ""),
-    ("ingest ratio ours/bare", lambda m: _ratio(m["ingest_s"], m["bare_s"]), f"<= {INGEST_TARGET:g}x"),
+    ("ingest ratio ours/bare", lambda m: ratio(m["ingest_s"], m["bare_s"]), f"<= {INGEST_TARGET:g}x"),
     ("questions timed", lambda m: f"{m['questions']:.0f}", ""),
     ("query p50 ms: ours / bare", lambda m: f"{m['p50']:.2f} / {m['bare_p50']:.2f}", ""),
     ("query p95 ms: ours / bare", lambda m: f"{m['p95']:.2f} / {m['bare_p95']:.2f}", ""),
-    ("query p95 ratio ours/bare", lambda m: _ratio(m["p95"], m["bare_p95"]), f"<= {QUERY_TARGET:g}x"),
+    ("query p95 ratio ours/bare", lambda m: ratio(m["p95"], m["bare_p95"]), f"<= {QUERY_TARGET:g}x"),
     ("on disk MB: index / bare bm25s", lambda m: f"{m['index_mb']:.1f} / {m['bare_mb']:.1f}", ""),
     ("peak RSS MB (ru_maxrss, child)", lambda m: f"{m['maxrss_mb']:.0f}", ""),
 )
-
-
-def _print_table(results: dict[str, dict[str, float]]) -> None:
-    header = ["metric", *results, "target"]
-    table = [header] + [[label, *(cell(m) for m in results.values()), target] for label, cell, target in ROWS]
-    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-    for n, row in enumerate(table):
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
-        if n == 0:
-            print("  ".join("-" * w for w in widths))
 
 
 def _child(set_dir: Path, args: argparse.Namespace) -> dict[str, float]:
@@ -197,7 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             continue
         results[set_dir.name] = _child(set_dir, args)
     if results:
-        _print_table(results)
+        print_table(ROWS, results)
     return 0
 
 

@@ -33,6 +33,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from common import EVAL_DIR, Row, percentile, print_table, ratio
+
 from agent.controller import Controller
 from agent.evaluate import read_questions
 from agent.service import Service
@@ -42,8 +44,6 @@ from tools.sources import collect
 from tools.store import Store
 from traces import TraceStore
 
-# ../shared/eval beside the clone; EVLOOP_EVAL_DIR overrides
-EVAL_DIR = Path(os.environ.get("EVLOOP_EVAL_DIR") or Path(__file__).resolve().parents[2] / "shared" / "eval")
 DEFAULT_SETS = (EVAL_DIR / "tara_zh",)
 LOOP_OVER_SEED_TARGET = 3.0  # full loop p95 / seed recall p95
 LOOP_P50_TARGET_MS = 30.0  # full loop p50
@@ -51,7 +51,6 @@ TRACING_TARGET = 1.15  # traced p50 / untraced p50, both through Service
 VARIANTS = ("seed", "loop", "traced", "untraced", "nofsync")
 
 Ask = Callable[[str, list[str]], None]
-Row = tuple[str, Callable[[dict[str, float]], str], str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,11 +59,6 @@ class Question:
 
     text: str
     groups: list[str]
-
-
-def _percentile(samples: Sequence[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def _questions(set_dir: Path, limit: int | None) -> list[Question]:
@@ -126,8 +120,8 @@ def _summaries(samples: dict[str, list[float]]) -> dict[str, float]:
     out: dict[str, float] = {}
     for name, ms in samples.items():
         out[f"{name}_p50"] = statistics.median(ms)
-        out[f"{name}_p95"] = _percentile(ms, 0.95)
-        out[f"{name}_p99"] = _percentile(ms, 0.99)
+        out[f"{name}_p95"] = percentile(ms, 0.95)
+        out[f"{name}_p99"] = percentile(ms, 0.99)
         out[f"{name}_mean"] = statistics.fmean(ms)
     return out
 
@@ -170,10 +164,6 @@ def measure(set_dir: Path, rounds: int, warmup: int, max_questions: int | None) 
     return numbers
 
 
-def _ratio(a: float, b: float) -> str:
-    return f"{a / b:.2f}x" if b > 0 else "-"
-
-
 def _spread(name: str) -> Callable[[dict[str, float]], str]:
     def cell(m: dict[str, float]) -> str:
         return " / ".join(f"{m[f'{name}_{stat}']:.2f}" for stat in ("p50", "p95", "p99", "mean"))
@@ -196,32 +186,22 @@ ROWS: tuple[Row, ...] = (
     ("(e) as (c), fsync a no-op", _spread("nofsync"), ""),
     (
         "full loop p95 / seed p95",
-        lambda m: _ratio(m["loop_p95"], m["seed_p95"]),
+        lambda m: ratio(m["loop_p95"], m["seed_p95"]),
         f"<= {LOOP_OVER_SEED_TARGET:g}x",
     ),
     ("full loop p50, ms", lambda m: f"{m['loop_p50']:.2f}", f"< {LOOP_P50_TARGET_MS:g} ms"),
     (
         "tracing on / off, p50 (c/d)",
-        lambda m: _ratio(m["traced_p50"], m["untraced_p50"]),
+        lambda m: ratio(m["traced_p50"], m["untraced_p50"]),
         f"<= {TRACING_TARGET:g}x",
     ),
-    ("tracing on / off, p95 (c/d)", lambda m: _ratio(m["traced_p95"], m["untraced_p95"]), ""),
-    ("tracing, no fsync / off, p50 (e/d)", lambda m: _ratio(m["nofsync_p50"], m["untraced_p50"]), ""),
-    ("Service off / Controller, p50 (d/b)", lambda m: _ratio(m["untraced_p50"], m["loop_p50"]), ""),
+    ("tracing on / off, p95 (c/d)", lambda m: ratio(m["traced_p95"], m["untraced_p95"]), ""),
+    ("tracing, no fsync / off, p50 (e/d)", lambda m: ratio(m["nofsync_p50"], m["untraced_p50"]), ""),
+    ("Service off / Controller, p50 (d/b)", lambda m: ratio(m["untraced_p50"], m["loop_p50"]), ""),
     ("trace bytes per run", lambda m: f"{m['bytes_per_run']:.0f}", ""),
     ("trace events per run (mean)", lambda m: f"{m['events_per_run']:.1f}", ""),
     ("traced runs counted", lambda m: f"{m['traced_runs']:.0f}", ""),
 )
-
-
-def _print_table(results: dict[str, dict[str, float]]) -> None:
-    header = ["metric", *results, "target"]
-    table = [header] + [[label, *(cell(m) for m in results.values()), target] for label, cell, target in ROWS]
-    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-    for n, row in enumerate(table):
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
-        if n == 0:
-            print("  ".join("-" * w for w in widths))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -241,7 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             continue
         results[set_dir.name] = measure(set_dir, args.rounds, args.warmup, args.max_questions)
     if results:
-        _print_table(results)
+        print_table(ROWS, results)
     return 0
 
 

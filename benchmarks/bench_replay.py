@@ -23,7 +23,6 @@ It prints one table, one column per set, then up to ``--show`` divergences per s
 from __future__ import annotations
 
 import argparse
-import os
 import shlex
 import sys
 import tempfile
@@ -31,24 +30,15 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
+from common import EVAL_DIR, Row, percentile, print_table, ratio
+
 from agent.evaluate import answer_all, read_questions, write_jsonl
 from agent.replay import replay
 from agent.service import Service
 from tools.sources import collect
 from traces import TraceStore
 
-# ../shared/eval beside the clone; EVLOOP_EVAL_DIR overrides
-EVAL_DIR = Path(os.environ.get("EVLOOP_EVAL_DIR") or Path(__file__).resolve().parents[2] / "shared" / "eval")
 DEFAULT_SETS = (EVAL_DIR / "tara_zh", EVAL_DIR / "rgb_fact_zh")
-
-Row = tuple[str, Callable[[dict[str, float]], str], str]
-
-
-def _percentile(samples: Sequence[float], q: float) -> float:
-    if not samples:
-        return float("nan")
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def _folder_bytes(folder: Path) -> int:
@@ -56,7 +46,7 @@ def _folder_bytes(folder: Path) -> int:
 
 
 def _spread(prefix: str, ms: Sequence[float]) -> dict[str, float]:
-    return {f"{prefix}_p50": _percentile(ms, 0.5), f"{prefix}_p95": _percentile(ms, 0.95)}
+    return {f"{prefix}_p50": percentile(ms, 0.5), f"{prefix}_p95": percentile(ms, 0.95)}
 
 
 def _answer(service: Service, set_dir: Path, results: Path, limit: int | None) -> dict[str, float]:
@@ -125,10 +115,6 @@ def measure(set_dir: Path, limit: int | None, show: int) -> tuple[dict[str, floa
     return {"docs": len(docs), **numbers, **replayed}, divergences
 
 
-def _ratio(a: float, b: float) -> str:
-    return f"{a / b:.2f}x" if b > 0 else "-"
-
-
 def _pair(a: str, b: str) -> Callable[[dict[str, float]], str]:
     def cell(m: dict[str, float]) -> str:
         return f"{m[a]:.2f} / {m[b]:.2f}"
@@ -143,24 +129,14 @@ ROWS: tuple[Row, ...] = (
     ("identical", lambda m: f"{m['identical']:.0f}", "all"),
     ("original run ms p50 / p95 (latency_ms)", _pair("run_p50", "run_p95"), ""),
     ("replay ms p50 / p95 (report.seconds)", _pair("replay_p50", "replay_p95"), ""),
-    ("replay / original, p50", lambda m: _ratio(m["replay_p50"], m["run_p50"]), ""),
-    ("replay / original, p95", lambda m: _ratio(m["replay_p95"], m["run_p95"]), ""),
+    ("replay / original, p50", lambda m: ratio(m["replay_p50"], m["run_p50"]), ""),
+    ("replay / original, p95", lambda m: ratio(m["replay_p95"], m["run_p95"]), ""),
     ("read+replay+diff wall ms p50 / p95", _pair("wall_p50", "wall_p95"), ""),
     ("verify ms p50 / p95 per run", _pair("verify_p50", "verify_p95"), ""),
     ("verify ok", lambda m: f"{m['verified']:.0f}", "all"),
     ("trace bytes per run", lambda m: f"{m['bytes_per_run']:.0f}", ""),
     ("trace folder on disk, MB", lambda m: f"{m['folder_mb']:.2f}", ""),
 )
-
-
-def _print_table(results: dict[str, dict[str, float]]) -> None:
-    header = ["metric", *results, "target"]
-    table = [header] + [[label, *(cell(m) for m in results.values()), target] for label, cell, target in ROWS]
-    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-    for n, row in enumerate(table):
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
-        if n == 0:
-            print("  ".join("-" * w for w in widths))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -180,7 +156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             continue
         results[set_dir.name], divergences[set_dir.name] = measure(set_dir, args.max_questions, args.show)
     if results:
-        _print_table(results)
+        print_table(ROWS, results)
     for name, lines in divergences.items():
         if lines:
             print(f"\nfirst divergences in {name}:")
