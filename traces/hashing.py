@@ -88,9 +88,17 @@ def digest(value: object) -> str:
     return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
 
 
-def event_hash(prev_hash: str, seq: int, step: str, data: Mapping[str, Any]) -> str:
-    """The hash of one event: its predecessor's hash, its position, its step and its data."""
-    return digest({"data": data, "prev_hash": prev_hash, "seq": seq, "step": step})
+def event_hash(prev_hash: str, seq: int, step: str, data: Mapping[str, Any], *, checked: bool = False) -> str:
+    """The hash of one event: its predecessor's hash, its position, its step and its data.
+
+    ``checked=True`` says ``data`` already passed ``check_json`` (the writer normalises it first),
+    so the walk is not repeated on every event of every run.
+    """
+    envelope = {"data": data, "prev_hash": prev_hash, "seq": seq, "step": step}
+    if not checked:
+        return digest(envelope)
+    text = json.dumps(envelope, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def record_hash(record: Mapping[str, Any]) -> str:

@@ -104,7 +104,7 @@ class TraceWriter:
             step=step,
             data=clean,
             prev_hash=self._last_hash,
-            hash=event_hash(self._last_hash, self._seq, step, clean),
+            hash=event_hash(self._last_hash, self._seq, step, clean, checked=True),
         )
         self._write(event.model_dump())
         self._seq += 1
