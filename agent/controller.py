@@ -9,7 +9,7 @@ Every threshold and rule lives in ``policies``; every mechanism in ``tools``.
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from agent import assemble, events
 from agent.conflict_check import ConflictChecker
@@ -21,10 +21,14 @@ from policies.completeness import check_window
 from policies.config import Policy
 from policies.decision import missing_pieces, pinned_for_references, status_of, widen, widened_query
 from policies.question import Question, analyse
-from policies.selection import Checked, conflict_pool, select, statement_span
+from policies.selection import Checked, conflict_pool, rank, select, statement_span
 from policies.types import MissingPiece
 from tools.snapshot import Snapshot
-from tools.windows import Step, Window, merge_windows, mergeable, seed_window
+from tools.windows import Step, Window, merge_windows, mergeable, seed_window, seeds_of
+
+
+def _quiet(window: Window, step: Step) -> None:
+    """Regrowing a runner-up is not a new step of the run."""
 
 
 def default_conflict_check(policy: Policy) -> ConflictCheck:
@@ -147,9 +151,23 @@ class Controller:
         kept = {e.evidence_id for e in chosen} | cited
         return [e for e in pool if e.evidence_id in kept], report
 
+    def runners_up(self, run: Run) -> list[Checked]:
+        """The lead windows as grown, then the next ones regrown from their seeds under a tight budget,
+        so that more short passages fit the outcome beside the best ones."""
+        ranked = rank(run.items)
+        if not self.policy.runner_budget:
+            return ranked
+        tight = replace(self.policy, window_budget=self.policy.runner_budget, parent_free_chars=0)
+        lead, rest = (
+            ranked[: self.policy.lead_windows],
+            ranked[self.policy.lead_windows : self.policy.max_windows],
+        )
+        regrown = [Grower(run.question, c.doc, c.best, tight, _quiet).grow(seeds_of(c.window)) for c in rest]
+        return [*lead, *regrown]
+
     def check(self, run: Run) -> tuple[list[Checked], list[MissingPiece]]:
         """Select the evidence (windows resolving its references first) and list what it still lacks."""
-        selected = select(run.items, self.policy)
+        selected = select(self.runners_up(run), self.policy)
         pinned = pinned_for_references(selected, run.items)
         if pinned:
             selected = select(run.items, self.policy, pinned=(*selected[:1], *pinned))

@@ -25,7 +25,9 @@ class Policy:
     wider_k: int = 24
     max_recalls: int = 2
     # windows and budgets (characters)
-    max_windows: int = 3
+    max_windows: int = 6
+    lead_windows: int = 3  # the best windows keep their full growth
+    runner_budget: int = 200  # window budget for the runners-up after them (0: no runners-up)
     window_budget: int = 4000
     outcome_budget: int = 4500
     max_slides: int = 16

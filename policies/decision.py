@@ -115,7 +115,9 @@ def missing_pieces(question: Question, items: Sequence[Checked], policy: Policy)
     pieces = _relevance_pieces(question, items, policy)
     if pieces:
         return pieces
-    return [*_slot_pieces(question, items), *_reference_pieces(items), *_gap_pieces(items)]
+    # runners-up are extra reading; only the lead windows must be whole
+    lead = items[: policy.lead_windows]
+    return [*_slot_pieces(question, items), *_reference_pieces(lead), *_gap_pieces(lead)]
 
 
 def widen(missing: Sequence[MissingPiece]) -> bool:

@@ -54,6 +54,12 @@ def seed_window(hit: Hit) -> Window:
     return Window(hit.unit.doc_id, hit.unit.version, (hit.unit.ordinal,), (hit,))
 
 
+def seeds_of(window: Window) -> Window:
+    """The window shrunk back to its seed hits (no growth steps)."""
+    ordinals = tuple(sorted({h.unit.ordinal for h in window.seeds})) or window.ordinals
+    return replace(window, ordinals=ordinals, steps=())
+
+
 def with_units(window: Window, ordinals: Iterable[int], step: Step | None = None) -> Window:
     """The window grown by ``ordinals`` (duplicates ignored), with the step appended."""
     merged = tuple(sorted(set(window.ordinals).union(ordinals)))

@@ -168,3 +168,14 @@ def test_a_blocking_gap_left_in_the_evidence_is_reported_as_budget_exhausted_at_
     )
     (piece,) = missing_pieces(question, [_item(question, doc, 2)], Policy())
     assert (piece.kind, piece.start, piece.end) == ("budget_exhausted", doc.units[0].start, doc.units[0].end)
+
+
+def test_a_gap_in_a_runner_up_window_blocks_nothing() -> None:
+    question = analyse("高级的价格")
+    doc = _doc(
+        "price", "| 套餐 | 价格 |\n| --- | --- |\n| 基础 | 100元 |\n| 高级 | 200元 |\n", fmt="markdown"
+    )
+    lead = _item(question, doc, 2)
+    assert missing_pieces(question, [lead, _item(question, doc, 2)], Policy(lead_windows=1)) == [
+        missing_pieces(question, [lead], Policy(lead_windows=1))[0]
+    ]

@@ -14,6 +14,7 @@ from tools.windows import (
     neighbour,
     runs,
     seed_window,
+    seeds_of,
     spans,
     with_units,
 )
@@ -160,3 +161,13 @@ def test_a_seed_window_holds_its_hit_and_nothing_else(doc: ParsedDocument) -> No
     hit = Hit(doc.units[2], 1.5, 0)
     window = seed_window(hit)
     assert (window.key, window.ordinals, window.seeds, window.steps) == (("guide", "1"), (2,), (hit,), ())
+
+
+def test_seeds_of_shrinks_a_grown_window_back_to_its_seed_hits() -> None:
+    doc = parse_document(DocumentInput("d", "第一句。第二句。第三句。第四句。"))
+    hit = Hit(doc.units[1], 1.0, 0)
+    grown = with_units(
+        seed_window(hit), (0, 1, 2, 3), Step("parent", "section", "fits", (0, 1, 2, 3), 0.1, 0.2)
+    )
+    shrunk = seeds_of(grown)
+    assert shrunk.ordinals == (1,) and shrunk.steps == () and shrunk.seeds == (hit,)
