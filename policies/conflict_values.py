@@ -120,6 +120,7 @@ def atoms(text: str, offset: int = 0) -> tuple[Atom, ...]:
     return tuple(Atom(m.group(), normalize(m.group()), offset + m.start(), offset + m.end()) for m in found)
 
 
+@lru_cache(maxsize=20_000)
 def sentences(text: str, offset: int = 0) -> tuple[Sentence, ...]:
     """Sentences of ``text`` (absolute offsets), each trimmed of surrounding blanks, none empty."""
     bounds = [0, *(m.end() for m in _SENTENCE_END_RE.finditer(text)), len(text)]
@@ -148,6 +149,12 @@ def zh_numeral(text: str) -> int | None:
 
 
 def canonical(norms: Sequence[str]) -> str:
+    """A span's value in its comparable form (see ``_canonical``); cached, spans repeat across pairs."""
+    return _canonical(tuple(norms))
+
+
+@lru_cache(maxsize=100_000)
+def _canonical(norms: tuple[str, ...]) -> str:
     """A span's value in a form where one value written two ways compares equal.
 
     Numbers lose thousands separators and trailing decimal zeros; Chinese numerals and month names

@@ -20,6 +20,7 @@ states both: two scopes of one source), and two versions of one document where o
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -171,9 +172,20 @@ def _text_pairs(texts: Sequence[_Text], rules: ConflictRules) -> Iterator[tuple[
     for text in texts:
         for a, b in combinations(text.sentences, 2):
             left, right = [x.norm for x in a.atoms], [x.norm for x in b.atoms]
-            if SequenceMatcher(None, left, right, autojunk=False).ratio() >= rules.min_sentence_similarity:
+            if _similar(left, right, rules.min_sentence_similarity):
                 yield _single(text, a), _single(text, b)
     yield from combinations(texts, 2)
+
+
+def _similar(left: list[str], right: list[str], threshold: float) -> bool:
+    """``SequenceMatcher.ratio() >= threshold``, with its cheap upper bounds tried first (most pairs fail
+    them): the length bound, then the shared-atom bound, before any matching is built."""
+    size = len(left) + len(right)
+    if not size or 2 * min(len(left), len(right)) < threshold * size:
+        return False
+    if 2 * (Counter(left) & Counter(right)).total() < threshold * size:
+        return False
+    return SequenceMatcher(None, left, right, autojunk=False).ratio() >= threshold
 
 
 def _single(text: _Text, sentence: Sentence) -> _Text:
@@ -184,6 +196,8 @@ def _candidates(
     left: _Text, right: _Text, asked: _Question, rules: ConflictRules
 ) -> Iterator[ConflictCandidate]:
     lnorms, rnorms = [a.norm for a in left.atoms], [a.norm for a in right.atoms]
+    if (Counter(lnorms) & Counter(rnorms)).total() < rules.min_context:
+        return  # too few shared atoms for any difference to sit inside one common statement
     matcher = SequenceMatcher(None, lnorms, rnorms, autojunk=False)
     regions = [
         r
