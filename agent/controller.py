@@ -155,8 +155,8 @@ class Controller:
         """The lead windows as grown, then the next ones regrown from their seeds under a tight budget,
         so that more short passages fit the outcome beside the best ones."""
         ranked = rank(run.items)
-        if not self.policy.runner_budget:
-            return ranked
+        if not self.policy.runner_budget or self.policy.mode != "adaptive":
+            return ranked[: self.policy.lead_windows]  # the ablation modes hand back whole windows only
         tight = replace(self.policy, window_budget=self.policy.runner_budget, parent_free_chars=0)
         lead, rest = (
             ranked[: self.policy.lead_windows],

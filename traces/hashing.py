@@ -109,8 +109,14 @@ def record_hash(record: Mapping[str, Any]) -> str:
 def normalize_json(value: Mapping[str, Any]) -> dict[str, Any]:
     """A plain-JSON copy of ``value`` as it will read back from a file (tuples become lists).
 
-    Key order is kept, so the file shows fields in the order the caller wrote them.
+    Key order is kept, so the file shows fields in the order the caller wrote them. The C encoder
+    does the walk (non-string keys come back as strings, as a reader would see them); only when it
+    refuses a value does ``check_json`` walk it again to name the path.
     """
-    check_json(value)
-    loaded: dict[str, Any] = json.loads(json.dumps(value, ensure_ascii=False, allow_nan=False))
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        check_json(value)
+        raise
+    loaded: dict[str, Any] = json.loads(text)
     return loaded
