@@ -19,7 +19,7 @@ from agent.runtime import ConflictCheck, ConflictReport, Deps, NullRecorder, Rec
 from policies.answer import answer_units
 from policies.completeness import check_window
 from policies.config import Policy
-from policies.decision import missing_pieces, pinned_for_references, status_of, widen, widened_query
+from policies.decision import missing_pieces, pinned_for_references, should_widen, status_of, widened_query
 from policies.question import Question, analyse
 from policies.selection import Checked, conflict_pool, rank, select, statement_span
 from policies.types import MissingPiece
@@ -80,12 +80,7 @@ class Controller:
         )
         self.recall(snapshot, run, question, self.policy.seed_k)
         selected, missing = self.check(run)
-        while (
-            missing
-            and widen(missing)
-            and run.recalls < self.policy.max_recalls
-            and self.policy.mode == "adaptive"
-        ):
+        while should_widen(missing, run.recalls, self.policy):
             self.recall(snapshot, run, widened_query(run.question, missing), self.policy.wider_k)
             selected, missing = self.check(run)
         evidence, report = self.conflicts(snapshot, run, selected)

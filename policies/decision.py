@@ -125,6 +125,11 @@ def widen(missing: Sequence[MissingPiece]) -> bool:
     return any(p.kind in {"uncovered_slot", "unresolved_reference", "no_relevant_evidence"} for p in missing)
 
 
+def should_widen(missing: Sequence[MissingPiece], recalls: int, policy: Policy) -> bool:
+    """One more, wider recall: only in the full loop, within the recall budget, for nameable gaps."""
+    return policy.mode == "adaptive" and recalls < policy.max_recalls and widen(missing)
+
+
 def widened_query(question: Question, missing: Sequence[MissingPiece]) -> str:
     """The question plus the names of what is missing: referenced rules, uncovered slots."""
     extra = [p.value for p in missing if p.value and p.kind in {"unresolved_reference", "uncovered_slot"}]

@@ -10,6 +10,7 @@ from policies.decision import (
     missing_pieces,
     pinned_for_references,
     reference_resolved,
+    should_widen,
     status_of,
     widen,
     widened_query,
@@ -179,3 +180,19 @@ def test_a_gap_in_a_runner_up_window_blocks_nothing() -> None:
     assert missing_pieces(question, [lead, _item(question, doc, 2)], Policy(lead_windows=1)) == [
         missing_pieces(question, [lead], Policy(lead_windows=1))[0]
     ]
+
+
+@pytest.mark.parametrize(
+    ("mode", "recalls", "kinds", "widened"),
+    [
+        ("adaptive", 1, ["unresolved_reference"], True),
+        ("adaptive", 2, ["unresolved_reference"], False),
+        ("parent", 1, ["unresolved_reference"], False),
+        ("adaptive", 1, ["budget_exhausted"], False),
+    ],
+)
+def test_only_the_full_loop_widens_within_its_recall_budget(
+    mode: str, recalls: int, kinds: list[str], widened: bool
+) -> None:
+    missing = [MissingPiece(k, "d", value="x") for k in kinds]  # type: ignore[arg-type]
+    assert should_widen(missing, recalls, Policy(mode=mode)) is widened  # type: ignore[arg-type]
