@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
-import pytest
 from fastapi.testclient import TestClient
 
 from agent.api import Limits
@@ -21,18 +20,6 @@ PROBLEM = "application/problem+json"
 WARRANTY_ZH = "LM-S10 整机保修多久？"
 UNKNOWN_MODEL = "LM-Z99 整机保修多久？"
 STAFF_QUESTION = "员工购买学习设备打几折？"
-
-
-@pytest.fixture
-def service(tmp_path: Path) -> Iterator[Service]:
-    service = open_sample(tmp_path)
-    yield service
-    service.close()
-
-
-@pytest.fixture
-def client(service: Service) -> TestClient:
-    return api_client(service)
 
 
 def ask(client: TestClient, question: str, key: Key = PUBLIC, **body: object) -> dict[str, Any]:

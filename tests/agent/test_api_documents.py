@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import pytest
 from fastapi.testclient import TestClient
 
 from agent.api import Limits
@@ -20,7 +17,6 @@ from tests.agent.api_support import (
     Key,
     Reply,
     api_client,
-    open_sample,
 )
 
 PROBLEM = "application/problem+json"
@@ -30,18 +26,6 @@ NEW_DOC = {
     "text": "# 礼品卡说明\n\n礼品卡自购买之日起有效期为36个月，过期后余额不退。",
     "format": "markdown",
 }
-
-
-@pytest.fixture
-def service(tmp_path: Path) -> Iterator[Service]:
-    service = open_sample(tmp_path)
-    yield service
-    service.close()
-
-
-@pytest.fixture
-def client(service: Service) -> TestClient:
-    return api_client(service)
 
 
 def listed(client: TestClient, key: Key = ADMIN) -> dict[str, dict[str, Any]]:

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 
-import pytest
 from fastapi.testclient import TestClient
 
 from agent.service import Service
@@ -18,22 +15,9 @@ from tests.agent.api_support import (
     STAFF,
     Key,
     api_client,
-    open_sample,
 )
 
 WARRANTY_ZH = "LM-S10 整机保修多久？"
-
-
-@pytest.fixture
-def service(tmp_path: Path) -> Iterator[Service]:
-    service = open_sample(tmp_path)
-    yield service
-    service.close()
-
-
-@pytest.fixture
-def client(service: Service) -> TestClient:
-    return api_client(service)
 
 
 def run_of(client: TestClient, key: Key, question: str = WARRANTY_ZH) -> str:
