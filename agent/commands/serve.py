@@ -59,21 +59,21 @@ def register(subparsers: Subparsers) -> None:
         type=int,
         default=defaults.question_chars,
         metavar="N",
-        help="(default: %(default)s)",
+        help="longest question accepted, in characters; longer ones get a 422 (default: %(default)s)",
     )
     parser.add_argument(
         "--max-body-mb",
         type=float,
         default=defaults.body_bytes / 1e6,
         metavar="MB",
-        help="(default: %(default)s)",
+        help="largest request body, checked before parsing; larger ones get a 413 (default: %(default)s)",
     )
     parser.add_argument(
         "--max-batch",
         type=int,
         default=defaults.batch_documents,
         metavar="N",
-        help="documents per ingest request",
+        help="most documents in one ingest request; more get a 413 (default: %(default)s)",
     )
     parser.add_argument("--quiet", action="store_true", help="log warnings and errors only, no access log")
     parser.set_defaults(run=run)
