@@ -37,12 +37,41 @@ Positions = npt.NDArray[np.int64]
 class RecallIndex:
     """A bm25s index over ``size`` corpus positions (``size`` may be 0: nothing ever matches)."""
 
-    __slots__ = ("_bm25", "_vocab", "size")
+    __slots__ = ("_bm25", "_deletes", "_vocab", "size")
 
     def __init__(self, bm25: bm25s.BM25 | None, size: int) -> None:
         self._bm25 = bm25
         self._vocab: Mapping[str, int] = bm25.vocab_dict if bm25 is not None else {}
+        self._deletes: dict[str, tuple[str, ...]] | None = None
         self.size = size
+
+    def spelled(self, tokens: Sequence[str]) -> list[str]:
+        """The tokens with each unknown Latin word of ``TYPO_MIN_CHARS`` or more replaced by the known
+        word one edit away (insertion, deletion, substitution), the most frequent first; users misspell.
+        """
+        out = []
+        for token in tokens:
+            if (
+                token in self._vocab
+                or len(token) < TYPO_MIN_CHARS
+                or not token.isascii()
+                or not token.isalpha()
+            ):
+                out.append(token)
+                continue
+            near = self._near(token)
+            out.append(near if near is not None else token)
+        return out
+
+    def _near(self, token: str) -> str | None:
+        if self._deletes is None:
+            self._deletes = _deletion_index(self._vocab)
+        keys = [token, *(token[:i] + token[i + 1 :] for i in range(len(token)))]
+        found = {word for key in keys for word in self._deletes.get(key, ())}
+        found.discard(token)
+        if not found:
+            return None
+        return min(found, key=lambda word: (-self.doc_freq(word), word))
 
     @classmethod
     def build(cls, token_lists: Sequence[Sequence[str]]) -> RecallIndex:
@@ -96,6 +125,21 @@ class RecallIndex:
             return None
         scores: Scores = self._bm25.get_scores_from_ids(ids)
         return scores
+
+
+TYPO_MIN_CHARS = 5
+
+
+def _deletion_index(vocab: Mapping[str, int]) -> dict[str, tuple[str, ...]]:
+    """Each Latin vocabulary word, and each of its one-character deletions, mapped to the words:
+    two words one edit apart share a key (symmetric-delete spelling correction)."""
+    index: dict[str, list[str]] = {}
+    for word in vocab:
+        if len(word) < TYPO_MIN_CHARS - 1 or not word.isascii() or not word.isalpha():
+            continue
+        for key in {word, *(word[:i] + word[i + 1 :] for i in range(len(word)))}:
+            index.setdefault(key, []).append(word)
+    return {key: tuple(words) for key, words in index.items()}
 
 
 def top_k(scores: Scores, k: int) -> tuple[Positions, Scores]:

@@ -160,7 +160,7 @@ class Snapshot:
         ``exclude`` holds (doc_id, version, ordinal) of units already seen; they score zero, as do
         units and passages of versions whose ACL shares no group with ``groups``.
         """
-        tokens = recall_tokens(query)
+        tokens = self._index.spelled(recall_tokens(query))
         if not tokens or k <= 0:
             return []
         scores = self._index.scores(tokens)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from policies.coverage import covered_terms, one_edit_apart
 from policies.relevance import BM25_HALF_SCORE, bm25_relevance, content_terms, term_coverage
 
 CONTENT_TERMS = [
@@ -71,3 +72,23 @@ def test_bm25_relevance_scales_scores_to_zero_one(score: float, best: float, exp
 def test_bm25_relevance_grows_with_the_score_for_a_fixed_best() -> None:
     values = [bm25_relevance(s, 12.0) for s in (1.0, 4.0, 8.0, 12.0)]
     assert values == sorted(values) and values[-1] < 1.0
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "near"),
+    [
+        ("shedul", "schedul", True),  # a letter left out
+        ("brightnes", "brightness", True),
+        ("colour", "color", True),
+        ("recieve", "receive", True),  # neighbours swapped
+        ("channel", "channel", False),  # the same word is not a typo
+        ("record", "rewind", False),
+        ("fix", "six", False),  # first letters differ
+    ],
+)
+def test_one_edit_apart_accepts_one_typo_and_nothing_more(a: str, b: str, near: bool) -> None:
+    assert one_edit_apart(a, b) is near
+
+
+def test_a_misspelled_question_word_still_counts_as_covered() -> None:
+    assert covered_terms(("shedul", "teh"), ["Cancel a scheduled viewing."]) == frozenset({"shedul"})

@@ -132,3 +132,8 @@ def test_a_saved_index_loads_with_the_same_scores(tmp_path: Path) -> None:
     loaded, meta = RecallIndex.load(tmp_path / "g")
     assert meta["generation"] == 3
     assert np.array_equal(built.scores(["退款"]), loaded.scores(["退款"]))  # type: ignore[arg-type]
+
+
+def test_a_misspelled_english_word_is_read_as_the_known_word_one_edit_away() -> None:
+    index = RecallIndex.build([["schedul", "view"], ["cancel", "record"], ["schedul", "record"]])
+    assert index.spelled(["shedul", "view", "xyzzyq", "ab"]) == ["schedul", "view", "xyzzyq", "ab"]
