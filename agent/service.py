@@ -17,13 +17,13 @@ import structlog
 from agent import logs, tracing
 from agent.conflict_check import ConflictChecker
 from agent.controller import Controller
-from agent.llm_adjudicator import LLMAdjudicator
+from agent.llm_adjudicator import build_adjudicator
 from agent.outcome import Outcome, TraceRef
 from agent.replay import ConflictFactory, ReplayReport, replay
 from agent.runtime import ConflictCheck, Deps
 from policies.config import Policy
 from tools.errors import InputError
-from tools.llm_client import LLMConfig, LLMRecorder, build_model
+from tools.llm_client import LLMConfig
 from tools.snapshot import Snapshot
 from tools.store import DocumentInfo, IngestReport, Store
 from tools.types import DocumentInput
@@ -36,7 +36,7 @@ def conflict_check_for(policy: Policy, llm: LLMConfig | None) -> ConflictCheck |
     """The LLM-adjudicated conflict check when a model is configured (full loop only), else the default."""
     if llm is None or policy.mode != "adaptive":
         return None
-    return ConflictChecker(LLMAdjudicator(build_model(llm, LLMRecorder()), llm))
+    return ConflictChecker(build_adjudicator(os.environ))
 
 
 MAX_QUESTION_CHARS = 2000

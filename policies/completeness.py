@@ -9,7 +9,6 @@ a section's scope sentence). Sliding (policies/sliding.py) follows the gaps; the
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
@@ -173,8 +172,3 @@ def check_window(
     )
     refs = window_references(doc, window)
     return WindowCheck(relevance, coverage, slot_cov, boundary, round(score, 6), gaps, missing_slots, refs)
-
-
-def evidence_texts(windows: Sequence[tuple[Window, ParsedDocument]]) -> list[str]:
-    """Unit texts of all windows, for evidence-level coverage."""
-    return [u.text for w, d in windows for u in units_of(w, d)]

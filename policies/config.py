@@ -40,7 +40,6 @@ class Policy:
     w_boundary: float = 0.15
     gap_penalty: float = 0.25
     # decision
-    min_seed_relevance: float = 0.0
     min_coverage: float = 0.5
     window_keep_ratio: float = 0.8
     # conflict check: windows close to the best are read too, so both sides of a disagreement are seen
@@ -48,9 +47,6 @@ class Policy:
     conflict_pool_max: int = 8
     # answer
     max_answer_sentences: int = 3
-
-    def with_mode(self, mode: Mode) -> Policy:
-        return replace(self, mode=mode)
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)

@@ -20,12 +20,6 @@ class Question:
     phrases: tuple[str, ...]
     weights: tuple[float, ...] = ()
 
-    def weight(self, term: str) -> float:
-        """How much finding the term tells (its IDF); 1.0 when the question was analysed without a corpus."""
-        if not self.weights:
-            return 1.0
-        return self.weights[self.terms.index(term)]
-
 
 def analyse(text: str, weigh: Callable[[Sequence[str]], Mapping[str, float]] | None = None) -> Question:
     """Slots, content terms and key phrases of a question; ``weigh`` gives each term its corpus IDF."""

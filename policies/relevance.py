@@ -11,9 +11,8 @@ substring of the normalised text.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
-from tools.tokenize import index_tokens, is_cjk, normalize
+from tools.tokenize import index_tokens, is_cjk
 
 # Whole Chinese words that only ask (the tokenizer's STOPWORDS_ZH already drops 怎么/如何/什么/吗/...).
 QUESTION_WORDS_ZH: frozenset[str] = frozenset(
@@ -56,27 +55,6 @@ def content_terms(question: str) -> tuple[str, ...]:
     stripped = _HOW_MEASURE_RE.sub(" ", question)
     terms = (t for t in index_tokens(stripped) if not is_question_word(t))
     return tuple(dict.fromkeys(terms))
-
-
-def term_coverage(terms: Sequence[str], text: str) -> float:
-    """Share of the terms the text contains (1.0 when there are none).
-
-    A term counts when it is one of the text's index tokens, or, for a CJK term of at least
-    ``CJK_SUBSTRING_MIN_CHARS`` characters, when it is a substring of the text normalised with
-    whitespace removed (segmentation differs between a question and an article). Single CJK
-    characters are not substring-matched: they occur almost everywhere.
-    """
-    if not terms:
-        return 1.0
-    tokens = set(index_tokens(text))
-    compact = "".join(normalize(text).split())
-
-    def present(term: str) -> bool:
-        if term in tokens:
-            return True
-        return is_cjk(term) and len(term) >= CJK_SUBSTRING_MIN_CHARS and term in compact
-
-    return sum(1 for t in terms if present(t)) / len(terms)
 
 
 def bm25_relevance(score: float, best: float) -> float:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from policies.coverage import covered_terms, one_edit_apart
-from policies.relevance import BM25_HALF_SCORE, bm25_relevance, content_terms, term_coverage
+from policies.coverage import covered_terms, one_edit_apart, term_share
+from policies.relevance import BM25_HALF_SCORE, bm25_relevance, content_terms
 
 CONTENT_TERMS = [
     ("如何设置访客扫脸进门？", ("设置", "访客", "扫脸", "进门")),
@@ -47,11 +47,11 @@ COVERAGE = [
 def test_term_coverage_is_the_share_of_terms_in_the_text(
     terms: tuple[str, ...], text: str, expected: float
 ) -> None:
-    assert term_coverage(terms, text) == expected
+    assert term_share(terms, [text]) == expected
 
 
 def test_term_coverage_is_one_when_there_are_no_terms() -> None:
-    assert term_coverage((), "任何文本") == 1.0
+    assert term_share((), ["任何文本"]) == 1.0
 
 
 BM25 = [
