@@ -19,6 +19,7 @@ from agent.llm_adjudicator import LLMAdjudicator
 from agent.runtime import ConflictCheck, Deps, no_conflict_check
 from agent.tracing import ListRecorder
 from policies.config import Policy
+from tools.errors import TraceError
 from tools.llm_client import LLMConfig, replay_model
 from tools.store import Store
 from traces import Divergence, Trace, TraceEvent, first_divergence
@@ -57,12 +58,23 @@ def _fixed_deps(trace: Trace) -> Deps:
 LLM_STEPS = frozenset({"llm_request", "llm_reply"})
 
 
+def recorded_policy(trace: Trace) -> Policy:
+    """The policy the trace ran under; one this code cannot rebuild exactly is a TraceError, not a guess."""
+    try:
+        return Policy.from_dict(dict(trace.header.policy))
+    except (TypeError, ValueError) as exc:
+        raise TraceError(
+            f"run {trace.header.run_id} was recorded under a policy this code cannot rebuild "
+            f"({exc}); replay it with code version {trace.header.code_version}"
+        ) from None
+
+
 def recorded_conflict_check(trace: Trace) -> ConflictCheck:
     """The trace's conflict check with its recorded LLM replies standing in for the model (no network).
 
     Without recorded LLM calls the offline rules decide, as they did; ablation modes check nothing.
     """
-    policy = Policy.from_dict(dict(trace.header.policy))
+    policy = recorded_policy(trace)
     if policy.mode != "adaptive":
         return no_conflict_check
     records = [{"step": e.step, **e.data} for e in trace.events if e.step in LLM_STEPS]
@@ -86,7 +98,7 @@ def replay(
     """Re-run the traced question and compare it step by step with the record."""
     header = trace.header
     snapshot = store.snapshot() if current else store.snapshot(generation=header.corpus.generation)
-    policy = Policy.from_dict(dict(header.policy))
+    policy = recorded_policy(trace)
     check = (conflicts or recorded_conflict_check)(trace)
     controller = Controller(policy, check, _fixed_deps(trace))
     recorder = ListRecorder()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -13,6 +14,7 @@ from agent.runtime import ConflictReport, Recorder
 from agent.service import Service
 from policies.conflicts import EvidenceView
 from tests.agent.golden_runs import EDITED_SHIPPING, GOLDEN, RUNS, sample_store
+from tools.errors import TraceError
 from tools.store import Store
 from traces import TraceStore, read_trace, verify
 
@@ -107,3 +109,10 @@ def test_replay_after_a_new_version_is_identical_pinned_and_differs_current(serv
     assert service.replay(outcome.run_id).identical
     current = service.replay(outcome.run_id, current=True)
     assert not current.identical and current.corpus_changed
+
+
+def test_a_trace_under_a_policy_this_code_cannot_rebuild_is_refused_not_guessed(store: Store) -> None:
+    trace = read_trace(GOLDEN / "golden-warranty-en.jsonl")
+    header = trace.header.model_copy(update={"policy": {**trace.header.policy, "retired_threshold": 1}})
+    with pytest.raises(TraceError, match="cannot rebuild"):
+        replay(dataclasses.replace(trace, header=header), store)
