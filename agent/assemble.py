@@ -7,6 +7,7 @@ Every evidence text and every quote is cut from the document text by its offsets
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict
 
 from agent.outcome import Answer, Citation, Evidence, GrowthStep, Missing, SeedHit
 from policies.selection import Checked
@@ -104,16 +105,5 @@ def readable(quote: str, fmt: str) -> str:
 
 
 def missing(pieces: Sequence[MissingPiece]) -> list[Missing]:
-    """Missing pieces as API values."""
-    return [
-        Missing(
-            kind=p.kind,
-            detail=p.detail,
-            value=p.value,
-            doc_id=p.doc_id,
-            version=p.version,
-            start=p.start,
-            end=p.end,
-        )
-        for p in pieces
-    ]
+    """Missing pieces as API values (the same fields)."""
+    return [Missing(**asdict(p)) for p in pieces]

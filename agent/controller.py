@@ -24,7 +24,7 @@ from policies.question import Question, analyse
 from policies.selection import Checked, conflict_pool, rank, select, statement_span
 from policies.types import MissingPiece
 from tools.snapshot import Snapshot
-from tools.windows import Step, Window, merge_windows, mergeable, seed_window, seeds_of
+from tools.windows import Step, Window, merge_windows, mergeable, runs, seed_window, seeds_of, units_within
 
 
 def _quiet(window: Window, step: Step) -> None:
@@ -131,20 +131,18 @@ class Controller:
         self, snapshot: Snapshot, run: Run, selected: list[Checked]
     ) -> tuple[list[Evidence], ConflictReport]:
         """Check the evidence and its close runners-up for disagreements; cited runners-up join it."""
-        chosen = assemble.evidence_items(selected)
+        # the pool starts with the selected windows, so its first items are the evidence proper
         pool = assemble.evidence_items(conflict_pool(run.items, selected, self.policy))
+        chosen = sum(len(runs(c.window)) for c in selected)
 
         def focus(e: Evidence) -> tuple[int, int] | None:
-            units = [
-                u for u in snapshot.parsed(e.doc_id, e.version).units if e.start <= u.start and u.end <= e.end
-            ]
+            units = units_within(snapshot.parsed(e.doc_id, e.version), e.start, e.end)
             return statement_span(run.question, units)
 
         views = events.views(pool, snapshot.current_versions(), focus)
         report = self.conflict_check(run.question.text, views, run.recorder)
         cited = {side.citation.evidence_id for c in report.conflicts for side in c.values}
-        kept = {e.evidence_id for e in chosen} | cited
-        return [e for e in pool if e.evidence_id in kept], report
+        return [e for i, e in enumerate(pool) if i < chosen or e.evidence_id in cited], report
 
     def runners_up(self, run: Run) -> list[Checked]:
         """The lead windows as grown, then the next ones regrown from their seeds under a tight budget,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -66,4 +66,3 @@ class Deps:
     clock: Callable[[], float] = time.perf_counter
     now: Callable[[], datetime] = _now
     new_run_id: Callable[[], str] = _new_run_id
-    extra: Mapping[str, object] = field(default_factory=dict)

@@ -8,6 +8,7 @@ and when to stop is decided in ``policies``.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
@@ -99,19 +100,15 @@ def neighbour(doc: ParsedDocument, ordinal: int, direction: int) -> Unit | None:
     if not 0 <= target < len(doc.units):
         return None
     here, there = doc.units[ordinal], doc.units[target]
-    if there.section_id != here.section_id and not _is_heading_of(doc, there, here):
-        return None
-    return there
+    # a section's heading unit belongs to the section it opens, so it is inside for leftward moves
+    return there if there.section_id == here.section_id else None
 
 
-def _is_heading_of(doc: ParsedDocument, candidate: Unit, unit: Unit) -> bool:
-    """A section's own heading unit counts as inside the section for leftward moves."""
-    return (
-        candidate.kind == "heading"
-        and candidate.ordinal + 1 == unit.ordinal
-        and unit.section_id > 0
-        and (doc.sections[unit.section_id].start == candidate.start)
-    )
+def units_within(doc: ParsedDocument, start: int, end: int) -> list[Unit]:
+    """The units lying wholly inside ``[start, end)``, found by bisection (units are in text order)."""
+    first = bisect_left(doc.units, start, key=lambda u: u.start)
+    last = bisect_right(doc.units, end, key=lambda u: u.end)
+    return list(doc.units[first:last])
 
 
 def section_ordinals(doc: ParsedDocument, section_id: int) -> tuple[int, ...]:
