@@ -61,7 +61,9 @@ def conflict_pool(items: Sequence[Checked], selected: Sequence[Checked], policy:
     if not ranked:
         return list(selected)
     floor = ranked[0].check.score * policy.conflict_pool_ratio
-    extra = [c for c in ranked if c not in selected and c.check.score >= floor]
+    # a runner-up is selected regrown from its seeds: its full-size original is the same passage
+    chosen = {(c.window.key, c.window.seeds) for c in selected}
+    extra = [c for c in ranked if (c.window.key, c.window.seeds) not in chosen and c.check.score >= floor]
     return [*selected, *extra][: max(policy.conflict_pool_max, len(selected))]
 
 
