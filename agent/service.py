@@ -149,4 +149,6 @@ class Service:
         return self.store.documents()
 
     def close(self) -> None:
+        if self.traces is not None:
+            self.traces.close()
         self.store.close()

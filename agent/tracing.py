@@ -16,7 +16,7 @@ from agent.outcome import Outcome
 from agent.runtime import Deps
 from policies.config import Policy
 from tools.snapshot import Snapshot
-from traces import CorpusInfo, TraceHeader, TraceWriter, canonical_json, utc_timestamp
+from traces import CorpusInfo, TraceHeader, TraceWriter, canonical_json, digest, utc_timestamp
 
 
 @lru_cache(maxsize=1)
@@ -32,6 +32,13 @@ def as_json(data: Mapping[str, object]) -> dict[str, Any]:
     """Data exactly as it reads back from a trace file (tuples become lists, keys strings)."""
     loaded: dict[str, Any] = json.loads(canonical_json(dict(data)))
     return loaded
+
+
+@lru_cache(maxsize=32)
+def _policy_record(policy: Policy) -> tuple[dict[str, Any], str]:
+    """A policy as a trace holds it, and its hash: computed once per policy, not once per run."""
+    plain = as_json(policy.as_dict())
+    return plain, digest(plain)
 
 
 class TraceRecorder:
@@ -66,11 +73,13 @@ def header(
     llm: Mapping[str, object] | None = None,
 ) -> TraceHeader:
     """Who asked what, under which code, policy, corpus generation and model."""
+    policy_json, policy_hash = _policy_record(policy)
     return TraceHeader(
         run_id=run_id,
         created_at=utc_timestamp(deps.now()),
         code_version=code_version(),
-        policy=as_json(policy.as_dict()),
+        policy=dict(policy_json),  # a copy: the cached record stays as it was
+        policy_hash=policy_hash,
         corpus=CorpusInfo(generation=snapshot.generation, fingerprint=snapshot.fingerprint),
         question=question,
         groups=sorted(set(groups)),

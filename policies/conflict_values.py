@@ -114,10 +114,16 @@ def normalize(text: str) -> str:
     return unicodedata.normalize("NFKC", text).lower()
 
 
+_normalized_atom = lru_cache(maxsize=50_000)(normalize)  # atoms repeat: CJK characters, common words
+
+
 def atoms(text: str, offset: int = 0) -> tuple[Atom, ...]:
     """The atoms of ``text``; offsets are shifted by ``offset`` so they stay absolute."""
-    found = _ATOM_RE.finditer(text)
-    return tuple(Atom(m.group(), normalize(m.group()), offset + m.start(), offset + m.end()) for m in found)
+    out = []
+    for m in _ATOM_RE.finditer(text):
+        surface = m.group()
+        out.append(Atom(surface, _normalized_atom(surface), offset + m.start(), offset + m.end()))
+    return tuple(out)
 
 
 @lru_cache(maxsize=20_000)

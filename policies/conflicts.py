@@ -77,6 +77,11 @@ class ConflictRules:
     polarity_reach: int = 2  # atoms after a negation that belong to the negated value
     min_sentence_similarity: float = 0.6  # two sentences of one window compared at all
 
+    @property
+    def run(self) -> int:
+        """The shortest aligned run a candidate implies: its ``min_context`` atoms lie on two sides."""
+        return max(1, (self.min_context + 1) // 2)
+
 
 @dataclass(frozen=True, slots=True)
 class CandidateScan:
@@ -95,6 +100,12 @@ class _Text:
     sentence_of: tuple[int, ...]
     sentences: tuple[Sentence, ...]
     terms: frozenset[str]
+    runs: frozenset[tuple[str, ...]]  # every run of RUN consecutive atoms (normalised)
+
+
+def _runs(atoms: Sequence[Atom], size: int) -> frozenset[tuple[str, ...]]:
+    norms = [a.norm for a in atoms]
+    return frozenset(tuple(norms[i : i + size]) for i in range(len(norms) - size + 1))
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,12 +132,13 @@ def find_candidates(
     """Pairs of windows stating different values for what the question asks; pairs a rule settles apart."""
     asked = _Question(question_terms(question), asked_kinds(question))
     need = min(rules.min_question_terms, (len(asked.terms) + 1) // 2)
-    texts = [_prepare(view, asked.terms) for view in sorted(views, key=lambda view: view.evidence_id)]
+    ordered = sorted(views, key=lambda view: view.evidence_id)
+    texts = [_prepare(view, asked.terms, rules.run) for view in ordered]
     relevant = [text for text in texts if len(text.terms) >= need]
     candidates: dict[tuple[str, str, str, str], ConflictCandidate] = {}
     resolved: dict[tuple[str, str, str, str], Verdict] = {}
     for left, right in _text_pairs(relevant, rules):
-        if len(left.terms ^ right.terms) > rules.max_term_mismatch:
+        if len(left.terms ^ right.terms) > rules.max_term_mismatch or not _share_context(left, right):
             continue
         for candidate in _candidates(left, right, asked, rules):
             key = (left.view.evidence_id, right.view.evidence_id, candidate.left.norm, candidate.right.norm)
@@ -160,36 +172,50 @@ def settle_by_rule(candidate: ConflictCandidate, left: EvidenceView, right: Evid
     return None
 
 
-def _prepare(view: EvidenceView, terms: frozenset[str]) -> _Text:
+def _prepare(view: EvidenceView, terms: frozenset[str], run: int) -> _Text:
     found = sentences(view.text, view.start)
     flat = tuple(atom for sentence in found for atom in sentence.atoms)
     owner = tuple(index for index, sentence in enumerate(found) for _ in sentence.atoms)
-    return _Text(view, flat, owner, found, terms_in([atom.norm for atom in flat], terms))
+    return _Text(view, flat, owner, found, terms_in([atom.norm for atom in flat], terms), _runs(flat, run))
 
 
 def _text_pairs(texts: Sequence[_Text], rules: ConflictRules) -> Iterator[tuple[_Text, _Text]]:
     """Every two near-identical sentences inside one window, then every two windows."""
     for text in texts:
-        for a, b in combinations(text.sentences, 2):
-            left, right = [x.norm for x in a.atoms], [x.norm for x in b.atoms]
-            if _similar(left, right, rules.min_sentence_similarity):
-                yield _single(text, a), _single(text, b)
+        singles = [_single(text, sentence, rules.run) for sentence in text.sentences]
+        norms = [[x.norm for x in sentence.atoms] for sentence in text.sentences]
+        counts = [Counter(n) for n in norms]
+        for a, b in combinations(range(len(norms)), 2):
+            if not _share_context(singles[a], singles[b]):
+                continue  # dropped by ``find_candidates`` anyway: skip the similarity test
+            if _similar(norms[a], norms[b], counts[a], counts[b], rules.min_sentence_similarity):
+                yield singles[a], singles[b]
     yield from combinations(texts, 2)
 
 
-def _similar(left: list[str], right: list[str], threshold: float) -> bool:
+def _similar(
+    left: list[str], right: list[str], lcount: Counter[str], rcount: Counter[str], threshold: float
+) -> bool:
     """``SequenceMatcher.ratio() >= threshold``, with its cheap upper bounds tried first (most pairs fail
     them): the length bound, then the shared-atom bound, before any matching is built."""
     size = len(left) + len(right)
     if not size or 2 * min(len(left), len(right)) < threshold * size:
         return False
-    if 2 * (Counter(left) & Counter(right)).total() < threshold * size:
+    if 2 * (lcount & rcount).total() < threshold * size:
         return False
     return SequenceMatcher(None, left, right, autojunk=False).ratio() >= threshold
 
 
-def _single(text: _Text, sentence: Sentence) -> _Text:
-    return _Text(text.view, sentence.atoms, (0,) * len(sentence.atoms), (sentence,), text.terms)
+def _share_context(left: _Text, right: _Text) -> bool:
+    """False when no candidate can come from the pair: a difference needs ``min_context`` aligned atoms
+    around it, so one aligned run at least half that long; texts sharing no such run are skipped
+    before any alignment is built."""
+    return not left.runs.isdisjoint(right.runs)
+
+
+def _single(text: _Text, sentence: Sentence, run: int) -> _Text:
+    atoms = sentence.atoms
+    return _Text(text.view, atoms, (0,) * len(atoms), (sentence,), text.terms, _runs(atoms, run))
 
 
 def _candidates(

@@ -16,7 +16,10 @@ from __future__ import annotations
 import builtins
 import os
 import re
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -25,9 +28,10 @@ from traces.reader import read_trace
 from traces.schema import RUN_ID_PATTERN, Trace, TraceFooter, TraceHeader, TraceSummary, utc_timestamp
 from traces.upgrade import UpgradeChain
 from traces.verify import VerifyResult, verify
-from traces.writer import Fsync, TraceWriter, seal_header
+from traces.writer import Fsync, TraceWriter, seal_header, sync_directories
 
 QUESTION_CHARS = 80
+DAYS_TTL = 5.0  # seconds: how stale ``begin``'s list of day folders may be (other writers add days)
 _RUN_ID = re.compile(RUN_ID_PATTERN)
 _YEAR, _TWO = re.compile(r"^\d{4}$"), re.compile(r"^\d{2}$")
 
@@ -69,12 +73,16 @@ class TraceStore:
         self._fsync_each = fsync_each
         self._fsync = fsync
         self._chain = chain
+        self._made_day: Path | None = None
+        self._day_list: tuple[float, builtins.list[Path]] | None = None
+        self._pool: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
 
     def begin(self, header: TraceHeader) -> TraceWriter:
         """Create the trace file for ``header.run_id`` and write its header; refuses a run id in use."""
         run_id = _check_run_id(header.run_id)
         sealed = seal_header(header)  # a bad header fails here, before any file exists
-        existing = self._find(run_id)
+        existing = self._find(run_id, self._known_days())
         if existing is not None:
             raise InputError(f"run {run_id} already has a trace at {existing}")
         created = sealed.created
@@ -86,16 +94,37 @@ class TraceStore:
         except FileExistsError as exc:
             raise InputError(f"run {run_id} already has a trace at {path}") from exc
         # The parent of every folder we created must be synced too, or the folder may vanish on a crash.
-        sync_dirs = {day, *(d.parent for d in new_dirs)}
+        sync_dirs = sorted({day, *(d.parent for d in new_dirs)})
+        # The folder sync waits on the disk, not on the run: it goes on in the background while the run
+        # works, and ``finish`` waits for it after the file's own sync (with ``fsync_each``, at once).
+        pending = None
+        if not self._fsync_each:
+            pending = self._background().submit(sync_directories, sync_dirs, self._fsync)
         return TraceWriter(
             file,
             path,
             sealed,
-            sync_dirs=sorted(sync_dirs),
+            sealed=True,
+            sync_dirs=sync_dirs,
             fsync_each=self._fsync_each,
             fsync=self._fsync,
             on_finish=self._index_finished,
+            dirs_synced=pending,
         )
+
+    def _background(self) -> ThreadPoolExecutor:
+        """One thread for folder syncs, started on first use (threads release the GIL while they wait)."""
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trace-dirsync")
+            return self._pool
+
+    def close(self) -> None:
+        """Wait for pending folder syncs and stop the background thread. Idempotent."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True)
 
     def path(self, run_id: str) -> Path:
         """The trace file of ``run_id``; ``NotFoundError`` when there is none."""
@@ -145,9 +174,16 @@ class TraceStore:
         rows.sort(key=lambda row: (row[0], row[1].run_id))
         return [summary for _, summary in rows]
 
-    def _find(self, run_id: str) -> Path | None:
+    def _known_days(self) -> builtins.list[Path]:
+        """The day folders, listed at most every ``DAYS_TTL`` seconds (``begin`` checks each of them)."""
+        now = time.monotonic()
+        if self._day_list is None or now - self._day_list[0] > DAYS_TTL:
+            self._day_list = (now, builtins.list(self._days(None)))
+        return self._day_list[1]
+
+    def _find(self, run_id: str, days: Iterable[Path] | None = None) -> Path | None:
         name = f"{run_id}.jsonl"
-        for day in self._days(None):
+        for day in self._days(None) if days is None else days:
             candidate = day / name
             if candidate.is_file():
                 return candidate
@@ -176,8 +212,12 @@ class TraceStore:
 
     def _make_dirs(self, day: Path) -> builtins.list[Path]:
         """Create ``day`` and its missing parents; return the folders created."""
+        if day == self._made_day and day.is_dir():
+            return []  # the usual case: another run on the same day (one stat, not four)
         missing = [d for d in (self.root, day.parent.parent, day.parent, day) if not d.exists()]
         day.mkdir(parents=True, exist_ok=True)
+        self._made_day = day
+        self._day_list = None  # a new day folder: list them again
         return missing
 
     def _relative(self, path: Path) -> str:

@@ -9,16 +9,21 @@ before it returns: once the caller has the final hash, the trace survives a powe
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from pathlib import Path
 from types import TracebackType
 from typing import Any, BinaryIO, Self
 
 from tools.errors import TraceError
-from traces.hashing import check_json, event_hash, normalize_json, record_hash
-from traces.schema import SCHEMA_VERSION, TraceEvent, TraceFooter, TraceHeader
+from traces.hashing import check_json
+from traces.schema import SCHEMA_VERSION, STEP_PATTERN, TraceEvent, TraceFooter, TraceHeader
+
+STEP = re.compile(STEP_PATTERN)
 
 Fsync = Callable[[int], None]
 FinishHook = Callable[[Path, TraceHeader, TraceFooter, int], None]
@@ -31,15 +36,29 @@ def _line(record: Mapping[str, Any]) -> bytes:
     return text.encode("utf-8") + b"\n"
 
 
+def _canonical_text(value: object, path: str) -> str:
+    """Canonical JSON of ``value`` (see ``traces.hashing``) in one pass of the C encoder.
+
+    A value the encoder refuses (NaN, a non-JSON type) is walked again by ``check_json`` only to name it.
+    """
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        check_json(value, path)
+        raise
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def seal_header(header: TraceHeader) -> TraceHeader:
     """The header as it will read back (plain JSON values), with its hash filled in."""
     if header.schema_version != SCHEMA_VERSION:
         raise TraceError(f"new traces are written in schema {SCHEMA_VERSION}, not {header.schema_version}")
-    raw = header.model_dump(mode="json")
-    check_json(raw, "header")
-    raw = normalize_json(raw)
-    raw["hash"] = record_hash(raw)
-    return TraceHeader.model_validate(raw)
+    raw = header.model_dump(mode="json")  # strict fields: what is dumped is what a reader validates
+    raw.pop("hash", None)
+    return header.model_copy(update={"hash": _sha256(_canonical_text(raw, "header"))})
 
 
 class TraceWriter:
@@ -55,18 +74,21 @@ class TraceWriter:
         path: Path,
         header: TraceHeader,
         *,
+        sealed: bool = False,
         sync_dirs: Sequence[Path] = (),
         fsync_each: bool = False,
         fsync: Fsync = os.fsync,
         on_finish: FinishHook | None = None,
+        dirs_synced: Future[None] | None = None,
     ) -> None:
         self._file = file
         self._path = path
-        self._header = seal_header(header)
+        self._header = header if sealed and header.hash else seal_header(header)
         self._sync_dirs = tuple(sync_dirs)
         self._fsync_each = fsync_each
         self._fsync = fsync
         self._on_finish = on_finish
+        self._dirs_synced = dirs_synced
         self._seq = 0
         self._last_hash = self._header.hash
         self._bytes = 0
@@ -96,20 +118,34 @@ class TraceWriter:
         return self._footer is not None
 
     def append(self, step: str, data: Mapping[str, Any]) -> TraceEvent:
-        """Write one event, linked to the previous record, and return it as it will read back."""
+        """Write one event, linked to the previous record, and return it as it will read back.
+
+        One encoder pass gives the data's text as the file holds it (tuples as lists, keys as strings);
+        decoding that text gives the data as a reader will see it, which is what the hash is computed over.
+        """
         self._ensure_open()
-        clean = normalize_json(data)
-        event = TraceEvent(
-            seq=self._seq,
-            step=step,
-            data=clean,
-            prev_hash=self._last_hash,
-            hash=event_hash(self._last_hash, self._seq, step, clean, checked=True),
+        if not STEP.match(step):
+            raise ValueError(f"step {step!r} does not match {STEP.pattern}")
+        try:
+            text = json.dumps(data, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError):
+            check_json(data)
+            raise
+        clean: dict[str, Any] = json.loads(text)
+        if not isinstance(clean, dict):
+            raise TypeError(f"event data is a {type(data).__name__}, not a mapping")
+        seq, prev = self._seq, self._last_hash
+        envelope = {"data": clean, "prev_hash": prev, "seq": seq, "step": step}
+        digest = _sha256(_canonical_text(envelope, "data"))
+        quoted_step = json.dumps(step)
+        line = (
+            f'{{"type":"event","seq":{seq},"step":{quoted_step},"data":{text},'
+            f'"prev_hash":"{prev}","hash":"{digest}"}}\n'
         )
-        self._write(event.model_dump())
+        self._write_bytes(line.encode("utf-8"))
         self._seq += 1
-        self._last_hash = event.hash
-        return event
+        self._last_hash = digest
+        return TraceEvent.model_construct(seq=seq, step=step, data=clean, prev_hash=prev, hash=digest)
 
     def finish(self, outcome_status: str, *, versions_read: Mapping[str, str] | None = None) -> str:
         """Write the footer, fsync the file (durable before returning) and return the final hash."""
@@ -120,11 +156,15 @@ class TraceWriter:
             versions_read=dict(versions_read or {}),
             prev_hash=self._last_hash,
         )
-        footer = footer.model_copy(update={"hash": record_hash(footer.model_dump())})
+        raw = footer.model_dump()
+        raw.pop("hash", None)
+        footer = footer.model_copy(update={"hash": _sha256(_canonical_text(raw, "footer"))})
         self._write(footer.model_dump(), sync=False)
         try:
             self._fsync(self._file.fileno())
-            if not self._fsync_each:
+            if self._dirs_synced is not None:
+                self._dirs_synced.result()  # started at begin, while the run went on: usually long done
+            elif not self._fsync_each:
                 self._sync_directories()
         finally:
             self._file.close()  # even when fsync fails: nothing may follow the footer
@@ -161,7 +201,9 @@ class TraceWriter:
             raise TraceError(f"trace {self._header.run_id} was closed without a footer")
 
     def _write(self, record: Mapping[str, Any], *, sync: bool | None = None) -> None:
-        line = _line(record)
+        self._write_bytes(_line(record), sync=sync)
+
+    def _write_bytes(self, line: bytes, *, sync: bool | None = None) -> None:
         try:
             self._file.write(line)
             self._file.flush()
@@ -175,12 +217,16 @@ class TraceWriter:
             self._fsync(self._file.fileno())
 
     def _sync_directories(self) -> None:
-        """Make the new file's directory entry (and any new parent directories) durable."""
-        if os.name == "nt":  # directories cannot be opened for fsync on Windows
-            return
-        for directory in self._sync_dirs:
-            fd = os.open(directory, os.O_RDONLY)
-            try:
-                self._fsync(fd)
-            finally:
-                os.close(fd)
+        sync_directories(self._sync_dirs, self._fsync)
+
+
+def sync_directories(directories: Sequence[Path], fsync: Fsync) -> None:
+    """Make a new file's directory entry (and any new parent directories) durable."""
+    if os.name == "nt":  # directories cannot be opened for fsync on Windows
+        return
+    for directory in directories:
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            fsync(fd)
+        finally:
+            os.close(fd)
