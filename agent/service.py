@@ -149,6 +149,4 @@ class Service:
         return self.store.documents()
 
     def close(self) -> None:
-        if self.traces is not None:
-            self.traces.close()
         self.store.close()

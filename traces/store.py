@@ -16,10 +16,8 @@ from __future__ import annotations
 import builtins
 import os
 import re
-import threading
 import time
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -28,7 +26,7 @@ from traces.reader import read_trace
 from traces.schema import RUN_ID_PATTERN, Trace, TraceFooter, TraceHeader, TraceSummary, utc_timestamp
 from traces.upgrade import UpgradeChain
 from traces.verify import VerifyResult, verify
-from traces.writer import Fsync, TraceWriter, seal_header, sync_directories
+from traces.writer import Fsync, TraceWriter, seal_header
 
 QUESTION_CHARS = 80
 DAYS_TTL = 5.0  # seconds: how stale ``begin``'s list of day folders may be (other writers add days)
@@ -75,8 +73,6 @@ class TraceStore:
         self._chain = chain
         self._made_day: Path | None = None
         self._day_list: tuple[float, builtins.list[Path]] | None = None
-        self._pool: ThreadPoolExecutor | None = None
-        self._lock = threading.Lock()
 
     def begin(self, header: TraceHeader) -> TraceWriter:
         """Create the trace file for ``header.run_id`` and write its header; refuses a run id in use."""
@@ -95,11 +91,6 @@ class TraceStore:
             raise InputError(f"run {run_id} already has a trace at {path}") from exc
         # The parent of every folder we created must be synced too, or the folder may vanish on a crash.
         sync_dirs = sorted({day, *(d.parent for d in new_dirs)})
-        # The folder sync waits on the disk, not on the run: it goes on in the background while the run
-        # works, and ``finish`` waits for it after the file's own sync (with ``fsync_each``, at once).
-        pending = None
-        if not self._fsync_each:
-            pending = self._background().submit(sync_directories, sync_dirs, self._fsync)
         return TraceWriter(
             file,
             path,
@@ -109,22 +100,7 @@ class TraceStore:
             fsync_each=self._fsync_each,
             fsync=self._fsync,
             on_finish=self._index_finished,
-            dirs_synced=pending,
         )
-
-    def _background(self) -> ThreadPoolExecutor:
-        """One thread for folder syncs, started on first use (threads release the GIL while they wait)."""
-        with self._lock:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trace-dirsync")
-            return self._pool
-
-    def close(self) -> None:
-        """Wait for pending folder syncs and stop the background thread. Idempotent."""
-        with self._lock:
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=True)
 
     def path(self, run_id: str) -> Path:
         """The trace file of ``run_id``; ``NotFoundError`` when there is none."""

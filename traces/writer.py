@@ -14,7 +14,6 @@ import json
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future
 from pathlib import Path
 from types import TracebackType
 from typing import Any, BinaryIO, Self
@@ -79,7 +78,6 @@ class TraceWriter:
         fsync_each: bool = False,
         fsync: Fsync = os.fsync,
         on_finish: FinishHook | None = None,
-        dirs_synced: Future[None] | None = None,
     ) -> None:
         self._file = file
         self._path = path
@@ -88,7 +86,6 @@ class TraceWriter:
         self._fsync_each = fsync_each
         self._fsync = fsync
         self._on_finish = on_finish
-        self._dirs_synced = dirs_synced
         self._seq = 0
         self._last_hash = self._header.hash
         self._bytes = 0
@@ -162,9 +159,7 @@ class TraceWriter:
         self._write(footer.model_dump(), sync=False)
         try:
             self._fsync(self._file.fileno())
-            if self._dirs_synced is not None:
-                self._dirs_synced.result()  # started at begin, while the run went on: usually long done
-            elif not self._fsync_each:
+            if not self._fsync_each:
                 self._sync_directories()
         finally:
             self._file.close()  # even when fsync fails: nothing may follow the footer

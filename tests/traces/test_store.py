@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 from collections.abc import Callable
@@ -117,11 +118,10 @@ def test_finish_fsyncs_the_trace_before_returning(
     for step, data in sample_events:
         writer.append(step, data)
     file_inode = writer.path.stat().st_ino
-    assert file_inode not in synced, "the file is synced once, at finish"  # folders may sync meanwhile
+    assert synced == [], "nothing is synced before finish"
     writer.finish("answered")
     assert synced.count(file_inode) == 1
     assert writer.path.parent.stat().st_ino in synced, "the new file's folder entry is made durable too"
-    store.close()
 
 
 def test_fsync_each_syncs_every_line(
@@ -222,3 +222,19 @@ def test_event_models_match_the_file_records(store: TraceStore, write_run: Calla
     path = write_run()
     second_line = json.loads(path.read_text(encoding="utf-8").splitlines()[1])
     assert TraceEvent.model_validate(second_line) == store.read("r-0001").events[0]
+
+
+def test_a_failed_folder_sync_fails_finish(
+    tmp_path: Path, make_header: Callable[..., TraceHeader], sample_events: Events
+) -> None:
+    def fsync(fd: int) -> None:
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            raise OSError(5, "folder sync failed")
+
+    store = TraceStore(tmp_path, fsync=fsync)
+    writer = store.begin(make_header())
+    for step, data in sample_events:
+        writer.append(step, data)
+    with pytest.raises(OSError, match="folder sync failed"):
+        writer.finish("answered")  # the run is not reported durable
+    assert not store.index_path.exists(), "a run whose durability failed is not indexed as finished"
