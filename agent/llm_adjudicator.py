@@ -32,7 +32,9 @@ from policies.adjudication import adjudicate_by_rules
 from policies.conflicts import EvidenceView
 from policies.types import ConflictCandidate, ValueMention, Verdict
 from tools.errors import LLMError
-from tools.llm_client import LLMConfig, LLMRecorder, RetryingModel, build_model
+from tools.llm_client import RetryingModel, build_model
+from tools.llm_config import LLMConfig
+from tools.llm_recording import LLMRecorder
 
 SYSTEM_PROMPT = """\
 You judge whether two passages of a help-centre knowledge base really disagree about a value.

@@ -20,7 +20,8 @@ from agent.runtime import ConflictCheck, Deps, no_conflict_check
 from agent.tracing import ListRecorder
 from policies.config import Policy
 from tools.errors import TraceError
-from tools.llm_client import LLMConfig, replay_model
+from tools.llm_client import replay_model
+from tools.llm_config import LLMConfig
 from tools.store import Store
 from traces import Divergence, Trace, TraceEvent, first_divergence
 

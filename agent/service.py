@@ -23,7 +23,7 @@ from agent.replay import ConflictFactory, ReplayReport, replay
 from agent.runtime import ConflictCheck, Deps
 from policies.config import Policy
 from tools.errors import InputError
-from tools.llm_client import LLMConfig
+from tools.llm_config import LLMConfig
 from tools.snapshot import Snapshot
 from tools.store import DocumentInfo, IngestReport, Store
 from tools.types import DocumentInput

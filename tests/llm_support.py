@@ -13,7 +13,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from agent.conflict_check import Adjudication
 from policies.conflicts import EvidenceView
 from policies.types import ConflictCandidate, ValueMention
-from tools.llm_client import LLMConfig
+from tools.llm_config import LLMConfig
 
 STANDARD = EvidenceView(
     evidence_id="e1",

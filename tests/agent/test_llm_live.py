@@ -19,7 +19,9 @@ from pydantic_ai.models import override_allow_model_requests
 from agent.conflict_check import Adjudication
 from agent.llm_adjudicator import LLMAdjudicator
 from tests.llm_support import CANDIDATE, QUESTION, VIEWS, records
-from tools.llm_client import LLMConfig, LLMRecorder, build_model
+from tools.llm_client import build_model
+from tools.llm_config import LLMConfig
+from tools.llm_recording import LLMRecorder
 
 BASE_URL = os.environ.get("EVLOOP_LIVE_BASE_URL", "")
 pytestmark = [pytest.mark.live, pytest.mark.skipif(not BASE_URL, reason="EVLOOP_LIVE_BASE_URL is not set")]

@@ -13,7 +13,8 @@ from agent.conflict_check import Adjudication, rules_adjudicator
 from agent.llm_adjudicator import SYSTEM_PROMPT, LLMAdjudicator
 from tests.fake_openai_server import FakeOpenAIServer, error_body, text_reply, tool_calls_reply
 from tests.llm_support import CANDIDATE, COMPATIBLE, QUESTION, VIEWS, config, records, with_quote
-from tools.llm_client import LLMRecorder, build_model, replay_model
+from tools.llm_client import build_model, replay_model
+from tools.llm_recording import LLMRecorder
 
 FINAL = json.dumps(COMPATIBLE, ensure_ascii=False)
 BAD_QUOTE = json.dumps(with_quote(COMPATIBLE, "购买后45天内申请"), ensure_ascii=False)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tools.errors import InputError
-from tools.llm_client import LLMConfig
+from tools.llm_config import LLMConfig
 
 ENV = {
     "OPENAI_BASE_URL": "http://127.0.0.1:8000/v1",
