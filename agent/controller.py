@@ -8,7 +8,8 @@ Every threshold and rule lives in ``policies``; every mechanism in ``tools``.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+import time
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 
 from agent import assemble, events
@@ -23,6 +24,7 @@ from policies.decision import missing_pieces, pinned_for_references, should_wide
 from policies.question import Question, analyse
 from policies.selection import Checked, conflict_pool, rank, select, statement_span
 from policies.types import MissingPiece
+from tools.errors import DeadlineExceeded
 from tools.snapshot import Snapshot
 from tools.windows import Step, Window, merge_windows, mergeable, runs, seed_window, seeds_of, units_within
 
@@ -50,6 +52,15 @@ class Run:
     seen: set[tuple[str, str, int]] = field(default_factory=set)
     recalls: int = 0
     slides: int = 0
+    deadline: float | None = None  # on the deps clock; checked at every step boundary
+    clock: Callable[[], float] = time.perf_counter
+
+    def on_time(self, step: str) -> None:
+        """Raise ``DeadlineExceeded`` once the run's time is up (cooperative: between steps, never inside)."""
+        if self.deadline is not None and self.clock() > self.deadline:
+            raise DeadlineExceeded(
+                f"the run ran out of time before {step} ({self.recalls} recalls, {self.slides} slides)"
+            )
 
 
 class Controller:
@@ -72,17 +83,28 @@ class Controller:
         groups: Collection[str] = (),
         recorder: Recorder | None = None,
         run_id: str | None = None,
+        timeout_s: float | None = None,
     ) -> Outcome:
-        """Answer one question from one snapshot: answered, insufficient_evidence or conflicting_evidence."""
+        """Answer one question from one snapshot: answered, insufficient_evidence or conflicting_evidence.
+
+        With ``timeout_s`` the run stops at the first step boundary past that time, raising
+        ``DeadlineExceeded``: a caller that gave up does not leave the loop running in its thread.
+        """
         started = self.deps.clock()
         run = Run(
-            analyse(question, snapshot.term_weights), tuple(sorted(set(groups))), recorder or NullRecorder()
+            analyse(question, snapshot.term_weights),
+            tuple(sorted(set(groups))),
+            recorder or NullRecorder(),
+            deadline=None if timeout_s is None else started + timeout_s,
+            clock=self.deps.clock,
         )
         self.recall(snapshot, run, question, self.policy.seed_k)
         selected, missing = self.check(run)
         while should_widen(missing, run.recalls, self.policy):
+            run.on_time("the wider recall")
             self.recall(snapshot, run, widened_query(run.question, missing), self.policy.wider_k)
             selected, missing = self.check(run)
+        run.on_time("the conflict check")
         evidence, report = self.conflicts(snapshot, run, selected)
         outcome = self.decide(run, selected, evidence, missing, report, run_id or self.deps.new_run_id())
         latency = round((self.deps.clock() - started) * 1000, 3)
@@ -97,6 +119,7 @@ class Controller:
         run.seen.update((h.unit.doc_id, h.unit.version, h.unit.ordinal) for h in hits)
         best = max((h.score for h in hits), default=0.0)
         for window in merge_windows([seed_window(h) for h in hits]):
+            run.on_time("growing the next window")
             doc = snapshot.parsed(window.doc_id, window.version)
             grown = Grower(run.question, doc, best, self.policy, self.reporter(run)).grow(window)
             self.absorb(run, grown)

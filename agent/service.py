@@ -42,12 +42,12 @@ def conflict_check_for(policy: Policy, llm: LLMConfig | None) -> ConflictCheck |
 MAX_QUESTION_CHARS = 2000
 
 
-def check_question(question: str) -> None:
+def check_question(question: str, limit: int = MAX_QUESTION_CHARS) -> None:
     """A question is non-empty text of bounded length; anything else is the caller's error."""
     if not question.strip():
         raise InputError("the question is empty")
-    if len(question) > MAX_QUESTION_CHARS:
-        raise InputError(f"the question is {len(question)} characters; the limit is {MAX_QUESTION_CHARS}")
+    if len(question) > limit:
+        raise InputError(f"the question is {len(question)} characters; the limit is {limit}")
 
 
 class Service:
@@ -63,8 +63,10 @@ class Service:
         replay_conflicts: ConflictFactory | None = None,
         llm_info: Mapping[str, object] | None = None,
         deps: Deps | None = None,
+        question_chars: int = MAX_QUESTION_CHARS,
     ) -> None:
         self.store = store
+        self.question_chars = question_chars
         self.policy = policy or Policy()
         self.traces = traces
         self.deps = deps or Deps()
@@ -82,6 +84,7 @@ class Service:
         traces: Path | None = None,
         tracing_on: bool = True,
         policy: Policy | None = None,
+        question_chars: int = MAX_QUESTION_CHARS,
     ) -> Service:
         """A service over ``index``; traces default to ``index/traces``."""
         store = Store.open(index, create=create)
@@ -91,34 +94,60 @@ class Service:
         # fdatasync: the trace's bytes are durable before the outcome returns, without a metadata flush
         trace_store = TraceStore(traces or index / TRACES_SUBDIR, fsync=os.fdatasync) if tracing_on else None
         llm_info = llm.public() if llm is not None else {}
-        return cls(store, policy=policy, traces=trace_store, conflict_check=check, llm_info=llm_info)
+        return cls(
+            store,
+            policy=policy,
+            traces=trace_store,
+            conflict_check=check,
+            llm_info=llm_info,
+            question_chars=question_chars,
+        )
 
     def snapshot(self) -> Snapshot:
         """The latest committed snapshot (picks up ingests made by other processes)."""
         self.store.refresh()
         return self.store.snapshot()
 
-    def ask(self, question: str, groups: Collection[str] = (), *, caller: str | None = None) -> Outcome:
-        """Run the loop for one question against the current snapshot, traced when tracing is on."""
-        check_question(question)
+    def ask(
+        self,
+        question: str,
+        groups: Collection[str] = (),
+        *,
+        caller: str | None = None,
+        timeout_s: float | None = None,
+    ) -> Outcome:
+        """Run the loop for one question against the current snapshot, traced when tracing is on.
+
+        Past ``timeout_s`` the run stops at its next step with ``DeadlineExceeded``; its trace is
+        left incomplete (it ends with an ``aborted`` event), never half-written.
+        """
+        check_question(question, self.question_chars)
         snapshot = self.snapshot()
         run_id = self.deps.new_run_id()
         with structlog.contextvars.bound_contextvars(run_id=run_id):
-            outcome = self._run(snapshot, question, groups, run_id, caller)
+            outcome = self._run(snapshot, question, groups, run_id, caller, timeout_s)
             logs.log_run(outcome, caller=caller)
         return outcome
 
     def _run(
-        self, snapshot: Snapshot, question: str, groups: Collection[str], run_id: str, caller: str | None
+        self,
+        snapshot: Snapshot,
+        question: str,
+        groups: Collection[str],
+        run_id: str,
+        caller: str | None,
+        timeout_s: float | None,
     ) -> Outcome:
         if self.traces is None:
-            return self.controller.ask(snapshot, question, groups, run_id=run_id)
+            return self.controller.ask(snapshot, question, groups, run_id=run_id, timeout_s=timeout_s)
         head = tracing.header(
             run_id, question, groups, snapshot, self.policy, self.deps, caller=caller, llm=self.llm_info
         )
         with self.traces.begin(head) as writer:
             recorder = tracing.TraceRecorder(writer)
-            outcome = self.controller.ask(snapshot, question, groups, recorder=recorder, run_id=run_id)
+            outcome = self.controller.ask(
+                snapshot, question, groups, recorder=recorder, run_id=run_id, timeout_s=timeout_s
+            )
             final = writer.finish(outcome.status, versions_read=tracing.versions_read(outcome))
         return outcome.model_copy(update={"trace": TraceRef(id=run_id, hash=final)})
 

@@ -64,5 +64,9 @@ class TraceError(EvidenceLoopError):
     """A trace that cannot be read, or whose hash chain does not verify."""
 
 
+class DeadlineExceeded(EvidenceLoopError):
+    """A run stopped at a step boundary because its time was up; its trace ends with ``aborted``."""
+
+
 class LLMError(EvidenceLoopError):
     """The conflict adjudicator's model failed after its retries."""

@@ -79,5 +79,5 @@ def from_env() -> FastAPI:
 
     keys_path = os.environ.get(ENV_KEYS, "")
     limits = Limits(**json.loads(os.environ.get(ENV_LIMITS, "{}")))
-    service = Service.open(Path(os.environ[ENV_INDEX]))
+    service = Service.open(Path(os.environ[ENV_INDEX]), question_chars=limits.question_chars)
     return create_app(service, Keyring.load(Path(keys_path)) if keys_path else None, limits)

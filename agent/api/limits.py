@@ -18,7 +18,7 @@ from agent.api.problems import PROBLEM_JSON
 class Limits:
     """Bounds on one request. Defaults suit a help-centre chatbot."""
 
-    question_chars: int = 2_000
+    question_chars: int = 2_000  # handed to the Service, whose own default (MAX_QUESTION_CHARS) it equals
     body_bytes: int = 8_000_000
     batch_documents: int = 1_000
     timeout_s: float = 30.0

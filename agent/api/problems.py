@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from tools.errors import (
+    DeadlineExceeded,
     DecodeError,
     DocumentTooLargeError,
     EvidenceLoopError,
@@ -44,6 +45,7 @@ _ERRORS: tuple[tuple[type[EvidenceLoopError], int, str, str], ...] = (
     (IndexStateError, 503, "index-unavailable", "Index unavailable"),
     (TraceError, 409, "trace-unreadable", "Trace cannot be read"),
     (LLMError, 502, "adjudicator-failed", "Conflict adjudicator failed"),
+    (DeadlineExceeded, 504, "timeout", "Request timed out"),
     (EvidenceLoopError, 400, "bad-input", "Bad input"),
 )
 # Messages of these name server paths and operator commands: the log gets them, the caller does not.

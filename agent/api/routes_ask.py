@@ -35,7 +35,8 @@ def ask_router(ctx: ApiContext) -> APIRouter:
             )
         groups = reading_groups(caller, body.groups)
         timeout = min(body.options.timeout_s or ctx.limits.timeout_s, ctx.limits.timeout_s)
-        work = partial(ctx.service.ask, body.question, groups, caller=caller.name)
+        # The run stops itself at its next step once the time is up, so an abandoned thread is freed too.
+        work = partial(ctx.service.ask, body.question, groups, caller=caller.name, timeout_s=timeout)
         outcome = await ctx.in_thread(work, timeout_s=timeout)
         return shaped(outcome, body.options)
 

@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--workers must be at least 1, not {args.workers}")
     if not (index / DB_NAME).is_file():
         warn(f"no index at {index} yet: created an empty one; add documents with POST /v1/documents")
-    service = Service.open(index, create=True)
+    service = Service.open(index, create=True, question_chars=limits.question_chars)
     log_level = "warning" if args.quiet else "info"
     print(f"evloop: serving {index} on http://{host}:{args.port} ({_who(args.keys, keys)})", flush=True)
     if args.workers == 1:
