@@ -59,12 +59,15 @@ def _relevance_pieces(question: Question, items: Sequence[Checked], policy: Poli
     return [MissingPiece("no_relevant_evidence", detail, value=" ".join(lacking) or None)]
 
 
-def _slot_pieces(question: Question, items: Sequence[Checked]) -> list[MissingPiece]:
+def _slot_pieces(question: Question, items: Sequence[Checked], policy: Policy) -> list[MissingPiece]:
     """Slots the evidence lacks, judged on one window: the one that covers the question best.
 
-    A model number in one passage and the asked rule in another do not make an answer together.
+    A model number in one passage and the asked rule in another do not make an answer together; nor
+    does a passage that names the slot but little else of the question (a look-alike found by
+    widening on the slot): only windows relevant on their own are judged, when there are any.
     """
-    best = max(items, key=lambda c: (c.check.slot_coverage, c.check.coverage))
+    relevant = [c for c in items if c.check.coverage >= policy.min_coverage] or list(items)
+    best = max(relevant, key=lambda c: (c.check.slot_coverage, c.check.coverage))
     texts = [u.text for u in units_of(best.window, best.doc)]
     return [
         MissingPiece("uncovered_slot", f"no evidence mentions the {s.kind} '{s.value}'", value=s.value)
@@ -117,7 +120,7 @@ def missing_pieces(question: Question, items: Sequence[Checked], policy: Policy)
         return pieces
     # runners-up are extra reading; only the lead windows must be whole
     lead = items[: policy.lead_windows]
-    return [*_slot_pieces(question, items), *_reference_pieces(lead), *_gap_pieces(lead)]
+    return [*_slot_pieces(question, items, policy), *_reference_pieces(lead), *_gap_pieces(lead)]
 
 
 def widen(missing: Sequence[MissingPiece]) -> bool:

@@ -69,6 +69,15 @@ def test_an_uncovered_slot_is_named() -> None:
     assert [(p.kind, p.value) for p in pieces] == [("uncovered_slot", "LM-S20")]
 
 
+def test_a_look_alike_naming_the_slot_but_little_else_does_not_cover_it() -> None:
+    question = analyse("LM-S20 的整机保修期和电池保修期分别是多久？")
+    relevant = _item(question, _doc("w", WARRANTY_ZH))  # the asked warranties, for another model
+    look_alike = _item(question, _doc("news", "LM-S20 新品发布会于上海举行。\n"))  # the model, nothing else
+    assert relevant.check.coverage >= Policy().min_coverage > look_alike.check.coverage
+    pieces = missing_pieces(question, [relevant, look_alike], Policy())
+    assert [(p.kind, p.value) for p in pieces] == [("uncovered_slot", "LM-S20")]
+
+
 def test_an_unresolved_reference_is_named_with_the_offsets_of_the_unit_that_makes_it() -> None:
     question, doc = analyse(RESCHEDULE), _doc("course", COURSE_ZH)
     (piece,) = missing_pieces(question, [_item(question, doc)], Policy())
