@@ -4,7 +4,7 @@
 
 For each evaluation set (default: /work/shared/eval/tara_zh; absent sets are skipped) the script
 ingests ``corpus.jsonl`` once into a temporary store, then times every question of
-``questions.jsonl`` (each with its own ``groups``) five ways, on the same store object:
+``questions.jsonl`` (each with its own ``groups``) six ways, on the same store object:
 
 a. seed recall alone: ``snapshot.search(question, policy.seed_k, groups=...)``;
 b. the full loop: ``Controller(Policy()).ask(snapshot, question, groups)``, no tracing;
@@ -13,9 +13,13 @@ c. the full loop through ``Service.ask`` with a ``TraceStore`` in the temporary 
 d. the full loop through ``Service.ask`` with tracing off, so that c/d isolates the cost of tracing;
 e. (diagnostic) as c, but the ``TraceStore`` is given a no-op ``fsync``: e/d is what writing,
    hashing and serialising the trace costs, c/e what making it durable costs.
+f. (diagnostic) a floor for any durable trace: the full loop with a bare recorder that encodes each
+   step once (canonical JSON) and chains a sha256, then one ``write`` of the run's lines to a file
+   kept open for appending and one ``fdatasync``; no header, no file per run, no index. f/b is
+   what durability plus the least serialisation costs on this disk.
 
-The five are interleaved per question, and their order rotates from one question to the next, so
-machine noise and cache warmth hit them alike; ``--warmup`` questions go through all five untimed
+The six are interleaved per question, and their order rotates from one question to the next, so
+machine noise and cache warmth hit them alike; ``--warmup`` questions go through all six untimed
 first, and ``--rounds`` repeats the whole set. Wall time is ``time.perf_counter`` around each call.
 Trace bytes and events per run are taken from the trace files of the timed traced runs.
 """
@@ -23,13 +27,15 @@ Trace bytes and events per run are taken from the trace files of the timed trace
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import os
 import shlex
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,7 +54,7 @@ DEFAULT_SETS = (EVAL_DIR / "tara_zh",)
 LOOP_OVER_SEED_TARGET = 3.0  # full loop p95 / seed recall p95
 LOOP_P50_TARGET_MS = 30.0  # full loop p50
 TRACING_TARGET = 1.15  # traced p50 / untraced p50, both through Service
-VARIANTS = ("seed", "loop", "traced", "untraced", "nofsync")
+VARIANTS = ("seed", "loop", "traced", "untraced", "nofsync", "floor")
 
 Ask = Callable[[str, list[str]], None]
 
@@ -76,8 +82,23 @@ def _no_fsync(fd: int) -> None:
     """Stands in for ``os.fsync`` in the diagnostic variant: the data stays in the page cache."""
 
 
-def _variants(snapshot: Snapshot, services: dict[str, Service], run_ids: list[str]) -> dict[str, Ask]:
-    """The five ways of asking, by name; the traced one collects the run ids it wrote."""
+class _FloorRecorder:
+    """Each step encoded once and hash-chained, kept in memory until the run ends."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.last = "0" * 64
+
+    def record(self, step: str, data: Mapping[str, object]) -> None:
+        text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        self.last = hashlib.sha256(f"{self.last}{step}{text}".encode()).hexdigest()
+        self.lines.append(f'{{"step":"{step}","data":{text},"hash":"{self.last}"}}\n')
+
+
+def _variants(
+    snapshot: Snapshot, services: dict[str, Service], run_ids: list[str], floor_fd: int
+) -> dict[str, Ask]:
+    """The six ways of asking, by name; the traced one collects the run ids it wrote."""
     policy = Policy()
     controller = Controller(policy)
 
@@ -98,7 +119,20 @@ def _variants(snapshot: Snapshot, services: dict[str, Service], run_ids: list[st
     def nofsync(question: str, groups: list[str]) -> None:
         services["nofsync"].ask(question, groups)
 
-    return {"seed": seed, "loop": loop, "traced": traced, "untraced": untraced, "nofsync": nofsync}
+    def floor(question: str, groups: list[str]) -> None:
+        recorder = _FloorRecorder()
+        controller.ask(snapshot, question, groups, recorder=recorder)
+        os.write(floor_fd, "".join(recorder.lines).encode("utf-8"))
+        os.fdatasync(floor_fd)
+
+    return {
+        "seed": seed,
+        "loop": loop,
+        "traced": traced,
+        "untraced": untraced,
+        "nofsync": nofsync,
+        "floor": floor,
+    }
 
 
 def _time_interleaved(
@@ -153,11 +187,13 @@ def measure(set_dir: Path, rounds: int, warmup: int, max_questions: int | None) 
                 "nofsync": Service(store, traces=TraceStore(Path(tmp) / "traces-nofsync", fsync=_no_fsync)),
             }
             run_ids: list[str] = []
-            asks = _variants(store.snapshot(), services, run_ids)
+            floor_fd = os.open(Path(tmp) / "floor.jsonl", os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o644)
+            asks = _variants(store.snapshot(), services, run_ids, floor_fd)
             _time_interleaved(asks, questions[:warmup], 1)
             run_ids.clear()  # the warm-up runs are not counted in the trace sizes
             numbers = _summaries(_time_interleaved(asks, questions, rounds))
             numbers.update(_trace_sizes(trace_store, run_ids))
+            os.close(floor_fd)
         finally:
             store.close()
     numbers.update(docs=len(docs), questions=len(questions), rounds=rounds)
@@ -184,6 +220,7 @@ ROWS: tuple[Row, ...] = (
     ("(c) Service.ask, tracing on", _spread("traced"), ""),
     ("(d) Service.ask, tracing off", _spread("untraced"), ""),
     ("(e) as (c), fsync a no-op", _spread("nofsync"), ""),
+    ("(f) floor: loop + 1 encode/step, 1 append + fdatasync", _spread("floor"), ""),
     (
         "full loop p95 / seed p95",
         lambda m: ratio(m["loop_p95"], m["seed_p95"]),
@@ -197,6 +234,7 @@ ROWS: tuple[Row, ...] = (
     ),
     ("tracing on / off, p95 (c/d)", lambda m: ratio(m["traced_p95"], m["untraced_p95"]), ""),
     ("tracing, no fsync / off, p50 (e/d)", lambda m: ratio(m["nofsync_p50"], m["untraced_p50"]), ""),
+    ("floor / loop, p50 (f/b)", lambda m: ratio(m["floor_p50"], m["loop_p50"]), ""),
     ("Service off / Controller, p50 (d/b)", lambda m: ratio(m["untraced_p50"], m["loop_p50"]), ""),
     ("trace bytes per run", lambda m: f"{m['bytes_per_run']:.0f}", ""),
     ("trace events per run (mean)", lambda m: f"{m['events_per_run']:.1f}", ""),
