@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from agent.outcome import Citation, Conflict, ConflictSide
 from agent.runtime import ConflictReport, Recorder
 from policies.adjudication import adjudicate_by_rules, conflict_outcome
-from policies.conflicts import EvidenceView, find_candidates
-from policies.types import ConflictCandidate, ValueMention, Verdict
+from policies.conflicts import find_candidates
+from policies.types import ConflictCandidate, EvidenceView, ValueMention, Verdict
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from agent.outcome import Evidence, Outcome
-from policies.conflicts import EvidenceView
 from policies.selection import Checked
-from policies.types import MissingPiece
+from policies.types import EvidenceView, MissingPiece
 from tools.types import Hit
 from tools.windows import Step, Window
 

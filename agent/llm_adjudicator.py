@@ -29,8 +29,7 @@ from pydantic_ai.usage import UsageLimits
 
 from agent.conflict_check import Adjudication, Adjudicator, rules_adjudicator
 from policies.adjudication import adjudicate_by_rules
-from policies.conflicts import EvidenceView
-from policies.types import ConflictCandidate, ValueMention, Verdict
+from policies.types import ConflictCandidate, EvidenceView, ValueMention, Verdict
 from tools.errors import LLMError
 from tools.llm_client import RetryingModel, build_model
 from tools.llm_config import LLMConfig

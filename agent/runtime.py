@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from agent.outcome import Conflict
-from policies.conflicts import EvidenceView
+from policies.types import EvidenceView
 
 
 class Recorder(Protocol):

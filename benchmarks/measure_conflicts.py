@@ -22,7 +22,8 @@ from pathlib import Path
 import bm25s
 
 from policies.adjudication import adjudicate_by_rules, conflict_outcome
-from policies.conflicts import EvidenceView, find_candidates
+from policies.conflicts import find_candidates
+from policies.types import EvidenceView
 from tools.tokenize import index_tokens
 
 SETS = ("rgb_fact_zh", "rgb_fact_en", "rgb_fact_zh_clean", "rgb_fact_en_clean")

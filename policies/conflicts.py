@@ -23,17 +23,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from difflib import SequenceMatcher
-from itertools import combinations
 
+from policies.conflict_align import Region, Text, prepare, regions, share_context, text_pairs
 from policies.conflict_values import (
     CURRENCIES,
     MONTHS,
     NEGATIONS,
     NUMERIC_KINDS,
     UNIT_ATOMS,
-    Atom,
-    Sentence,
     ValueKind,
     asked_kinds,
     canonical,
@@ -41,27 +38,12 @@ from policies.conflict_values import (
     is_scope,
     number_kind,
     question_terms,
-    sentences,
     terms_in,
     value_kind,
 )
-from policies.types import ConflictCandidate, ValueMention, Verdict
+from policies.types import ConflictCandidate, EvidenceView, ValueMention, Verdict
 
 _MAX_WIDEN = 3  # characters a name may grow by at either end to reach a word edge
-
-
-@dataclass(frozen=True, slots=True)
-class EvidenceView:
-    """An evidence window as the conflict check sees it; ``text == doc_text[start:end]``."""
-
-    evidence_id: str
-    doc_id: str
-    version: str
-    is_current: bool
-    section: tuple[str, ...]
-    start: int
-    end: int
-    text: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,35 +74,6 @@ class CandidateScan:
 
 
 @dataclass(frozen=True, slots=True)
-class _Text:
-    """Atoms to align, the index of each one's sentence, and the question terms they hold."""
-
-    view: EvidenceView
-    atoms: tuple[Atom, ...]
-    sentence_of: tuple[int, ...]
-    sentences: tuple[Sentence, ...]
-    terms: frozenset[str]
-    runs: frozenset[tuple[str, ...]]  # every run of RUN consecutive atoms (normalised)
-
-
-def _runs(atoms: Sequence[Atom], size: int) -> frozenset[tuple[str, ...]]:
-    norms = [a.norm for a in atoms]
-    return frozenset(tuple(norms[i : i + size]) for i in range(len(norms) - size + 1))
-
-
-@dataclass(frozen=True, slots=True)
-class _Region:
-    """A differing run of an alignment: atom ranges on both sides and the aligned atoms around it."""
-
-    i1: int
-    i2: int
-    j1: int
-    j2: int
-    before: int
-    after: int
-
-
-@dataclass(frozen=True, slots=True)
 class _Question:
     terms: frozenset[str]
     kinds: frozenset[ValueKind]
@@ -133,12 +86,12 @@ def find_candidates(
     asked = _Question(question_terms(question), asked_kinds(question))
     need = min(rules.min_question_terms, (len(asked.terms) + 1) // 2)
     ordered = sorted(views, key=lambda view: view.evidence_id)
-    texts = [_prepare(view, asked.terms, rules.run) for view in ordered]
+    texts = [prepare(view, asked.terms, rules.run) for view in ordered]
     relevant = [text for text in texts if len(text.terms) >= need]
     candidates: dict[tuple[str, str, str, str], ConflictCandidate] = {}
     resolved: dict[tuple[str, str, str, str], Verdict] = {}
-    for left, right in _text_pairs(relevant, rules):
-        if len(left.terms ^ right.terms) > rules.max_term_mismatch or not _share_context(left, right):
+    for left, right in text_pairs(relevant, rules.run, rules.min_sentence_similarity):
+        if len(left.terms ^ right.terms) > rules.max_term_mismatch or not share_context(left, right):
             continue
         for candidate in _candidates(left, right, asked, rules):
             key = (left.view.evidence_id, right.view.evidence_id, candidate.left.norm, candidate.right.norm)
@@ -172,98 +125,35 @@ def settle_by_rule(candidate: ConflictCandidate, left: EvidenceView, right: Evid
     return None
 
 
-def _prepare(view: EvidenceView, terms: frozenset[str], run: int) -> _Text:
-    found = sentences(view.text, view.start)
-    flat = tuple(atom for sentence in found for atom in sentence.atoms)
-    owner = tuple(index for index, sentence in enumerate(found) for _ in sentence.atoms)
-    return _Text(view, flat, owner, found, terms_in([atom.norm for atom in flat], terms), _runs(flat, run))
-
-
-def _text_pairs(texts: Sequence[_Text], rules: ConflictRules) -> Iterator[tuple[_Text, _Text]]:
-    """Every two near-identical sentences inside one window, then every two windows."""
-    for text in texts:
-        singles = [_single(text, sentence, rules.run) for sentence in text.sentences]
-        norms = [[x.norm for x in sentence.atoms] for sentence in text.sentences]
-        counts = [Counter(n) for n in norms]
-        for a, b in combinations(range(len(norms)), 2):
-            if not _share_context(singles[a], singles[b]):
-                continue  # dropped by ``find_candidates`` anyway: skip the similarity test
-            if _similar(norms[a], norms[b], counts[a], counts[b], rules.min_sentence_similarity):
-                yield singles[a], singles[b]
-    yield from combinations(texts, 2)
-
-
-def _similar(
-    left: list[str], right: list[str], lcount: Counter[str], rcount: Counter[str], threshold: float
-) -> bool:
-    """``SequenceMatcher.ratio() >= threshold``, with its cheap upper bounds tried first (most pairs fail
-    them): the length bound, then the shared-atom bound, before any matching is built."""
-    size = len(left) + len(right)
-    if not size or 2 * min(len(left), len(right)) < threshold * size:
-        return False
-    if 2 * (lcount & rcount).total() < threshold * size:
-        return False
-    return SequenceMatcher(None, left, right, autojunk=False).ratio() >= threshold
-
-
-def _share_context(left: _Text, right: _Text) -> bool:
-    """False when no candidate can come from the pair: a difference needs ``min_context`` aligned atoms
-    around it, so one aligned run at least half that long; texts sharing no such run are skipped
-    before any alignment is built."""
-    return not left.runs.isdisjoint(right.runs)
-
-
-def _single(text: _Text, sentence: Sentence, run: int) -> _Text:
-    atoms = sentence.atoms
-    return _Text(text.view, atoms, (0,) * len(atoms), (sentence,), text.terms, _runs(atoms, run))
-
-
 def _candidates(
-    left: _Text, right: _Text, asked: _Question, rules: ConflictRules
+    left: Text, right: Text, asked: _Question, rules: ConflictRules
 ) -> Iterator[ConflictCandidate]:
     lnorms, rnorms = [a.norm for a in left.atoms], [a.norm for a in right.atoms]
     if (Counter(lnorms) & Counter(rnorms)).total() < rules.min_context:
         return  # too few shared atoms for any difference to sit inside one common statement
-    matcher = SequenceMatcher(None, lnorms, rnorms, autojunk=False)
-    regions = [
+    differing = [
         r
-        for r in _regions(matcher, rules.merge_gap)
+        for r in regions(lnorms, rnorms, rules.merge_gap)
         if _key(r, lnorms, rnorms)[0] != _key(r, lnorms, rnorms)[1]
     ]
-    for region in regions:
-        if _is_lone(region, regions, left, right) and _has_context(region, len(lnorms), len(rnorms), rules):
+    for region in differing:
+        if _is_lone(region, differing, left, right) and _has_context(region, len(lnorms), len(rnorms), rules):
             candidate = _classify(region, left, right, asked, rules)
             if candidate is not None:
                 yield candidate
 
 
-def _regions(matcher: SequenceMatcher[str], gap: int) -> list[_Region]:
-    """Differing runs of an alignment, merged when at most ``gap`` aligned atoms separate them."""
-    ops = matcher.get_opcodes()
-    equal = [i2 - i1 if tag == "equal" else 0 for tag, i1, i2, _, _ in ops]
-    merged: list[list[int]] = []
-    for index, (tag, i1, i2, j1, j2) in enumerate(ops):
-        if tag == "equal":
-            continue
-        after = equal[index + 1] if index + 1 < len(ops) else 0
-        if merged and i1 - merged[-1][1] <= gap and j1 - merged[-1][3] <= gap:
-            merged[-1][1], merged[-1][3], merged[-1][5] = i2, j2, after
-        else:
-            merged.append([i1, i2, j1, j2, equal[index - 1] if index else 0, after])
-    return [_Region(*values) for values in merged]
-
-
-def _key(region: _Region, lnorms: list[str], rnorms: list[str]) -> tuple[str, str]:
+def _key(region: Region, lnorms: list[str], rnorms: list[str]) -> tuple[str, str]:
     """Both sides' values in canonical form: equal when one value is merely written two ways."""
     return canonical(lnorms[region.i1 : region.i2]), canonical(rnorms[region.j1 : region.j2])
 
 
-def _sentences_touched(text: _Text, start: int, end: int) -> set[int]:
+def _sentences_touched(text: Text, start: int, end: int) -> set[int]:
     """Sentences a span of atoms lies in; an empty span (the other side inserted text) lies in none."""
     return {text.sentence_of[i] for i in range(start, end)}
 
 
-def _is_lone(region: _Region, regions: list[_Region], left: _Text, right: _Text) -> bool:
+def _is_lone(region: Region, regions: list[Region], left: Text, right: Text) -> bool:
     """True when nothing else differs in the region's sentences (a repeat of the same two values aside)."""
     lnorms, rnorms = [a.norm for a in left.atoms], [a.norm for a in right.atoms]
     own = _key(region, lnorms, rnorms)
@@ -278,7 +168,7 @@ def _is_lone(region: _Region, regions: list[_Region], left: _Text, right: _Text)
     return True
 
 
-def _has_context(region: _Region, left_len: int, right_len: int, rules: ConflictRules) -> bool:
+def _has_context(region: Region, left_len: int, right_len: int, rules: ConflictRules) -> bool:
     """Enough aligned atoms around the difference, on both sides unless it sits at an end of the text."""
     starts = region.before > 0 or (region.i1 == 0 and region.j1 == 0)
     ends = region.after > 0 or (region.i2 == left_len and region.j2 == right_len)
@@ -286,7 +176,7 @@ def _has_context(region: _Region, left_len: int, right_len: int, rules: Conflict
 
 
 def _classify(
-    region: _Region, left: _Text, right: _Text, asked: _Question, rules: ConflictRules
+    region: Region, left: Text, right: Text, asked: _Question, rules: ConflictRules
 ) -> ConflictCandidate | None:
     """The candidate a differing run makes, or None: no value, not what is asked, a scope, or off-topic."""
     lnorms, rnorms = [a.norm for a in left.atoms], [a.norm for a in right.atoms]
@@ -314,7 +204,7 @@ def _classify(
 
 
 def _widen_polarity(
-    region: _Region, left: list[str], right: list[str], reach: int
+    region: Region, left: list[str], right: list[str], reach: int
 ) -> tuple[int, int, int, int]:
     """A bare negation ("不", "not") takes in the words it negates, so the values read "可以" / "不可以"."""
     i1, i2, j1, j2 = region.i1, region.i2, region.j1, region.j2
@@ -339,7 +229,7 @@ def _with_unit(left: list[str], right: list[str], i2: int, j2: int) -> tuple[int
     return i2, j2
 
 
-def _whole_words(text: _Text, start: int, end: int) -> tuple[int, int]:
+def _whole_words(text: Text, start: int, end: int) -> tuple[int, int]:
     """Widen a CJK name to word edges: alignment may have kept back a shared last character ("辛格")."""
     sentence = text.sentences[text.sentence_of[start]]
     view = text.view
@@ -356,7 +246,7 @@ def _whole_words(text: _Text, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def _joins(text: _Text, index: int, sentence: int) -> bool:
+def _joins(text: Text, index: int, sentence: int) -> bool:
     atom = text.atoms[index]
     return text.sentence_of[index] == sentence and len(atom.norm) == 1 and "\u3400" <= atom.norm <= "\u9fff"
 
@@ -378,7 +268,7 @@ def _with_currency(left: list[str], right: list[str], i1: int, j1: int) -> tuple
     return i1, j1
 
 
-def _near_question(text: _Text, start: int, end: int, terms: frozenset[str]) -> bool:
+def _near_question(text: Text, start: int, end: int, terms: frozenset[str]) -> bool:
     """True when the value's sentence, or one next to it, shares a term with the question."""
     if not terms:
         return True
@@ -387,7 +277,7 @@ def _near_question(text: _Text, start: int, end: int, terms: frozenset[str]) -> 
     return bool(terms_in(norms, terms))
 
 
-def _words_besides(text: _Text, start: int, end: int) -> int:
+def _words_besides(text: Text, start: int, end: int) -> int:
     """Words (a CJK character counts one) of the value's sentence outside the value, dates left out."""
     sentence = text.sentence_of[start]
     return sum(
@@ -400,7 +290,7 @@ def _words_besides(text: _Text, start: int, end: int) -> int:
     )
 
 
-def _slot_label(text: _Text, start: int) -> str:
+def _slot_label(text: Text, start: int) -> str:
     """The slot in words: the text just before the value, within its sentence ("人口出生率为 …")."""
     sentence = text.sentence_of[start]
     lead = [i for i in range(max(0, start - 6), start) if text.sentence_of[i] == sentence]
@@ -410,7 +300,7 @@ def _slot_label(text: _Text, start: int) -> str:
     return view.text[text.atoms[lead[0]].start - view.start : text.atoms[lead[-1]].end - view.start] + " …"
 
 
-def _mention(text: _Text, start: int, end: int) -> ValueMention:
+def _mention(text: Text, start: int, end: int) -> ValueMention:
     view = text.view
     first, last = text.atoms[start], text.atoms[end - 1]
     quote = view.text[first.start - view.start : last.end - view.start]

@@ -1,4 +1,4 @@
-"""Typed values the policies exchange: slots, missing pieces, conflict candidates and verdicts."""
+"""Typed values the policies exchange: slots, missing pieces, evidence views, conflicts and verdicts."""
 
 from __future__ import annotations
 
@@ -89,3 +89,17 @@ class Verdict:
     scope: str | None = None
     quotes: tuple[str, ...] = ()
     superseded_by: str | None = None  # evidence_id of the side that wins a "superseded" verdict
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceView:
+    """An evidence window as the conflict check sees it; ``text == doc_text[start:end]``."""
+
+    evidence_id: str
+    doc_id: str
+    version: str
+    is_current: bool
+    section: tuple[str, ...]
+    start: int
+    end: int
+    text: str

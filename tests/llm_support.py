@@ -11,8 +11,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from agent.conflict_check import Adjudication
-from policies.conflicts import EvidenceView
-from policies.types import ConflictCandidate, ValueMention
+from policies.types import ConflictCandidate, EvidenceView, ValueMention
 from tools.llm_config import LLMConfig
 
 STANDARD = EvidenceView(

@@ -10,6 +10,7 @@
     ├── NotFoundError                 an unknown document, version, run id or trace
     ├── IndexStateError               the index folder is missing, corrupt or from another schema
     ├── TraceError                    a trace that cannot be read or does not verify
+    ├── DeadlineExceeded              a run out of time, stopped at a step boundary
     └── LLMError                      the conflict adjudicator's model failed after retries
 
 "Insufficient evidence" and "conflicting evidence" are outcomes, never exceptions.

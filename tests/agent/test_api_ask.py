@@ -13,7 +13,7 @@ from agent.api import Limits
 from agent.outcome import Citation, Conflict, ConflictSide, Outcome
 from agent.runtime import ConflictReport, Recorder
 from agent.service import Service
-from policies.conflicts import EvidenceView
+from policies.types import EvidenceView
 from tests.agent.api_support import ADMIN, INGEST_PUBLIC, PUBLIC, STAFF, Key, Reply, api_client, open_sample
 
 PROBLEM = "application/problem+json"

@@ -14,8 +14,7 @@ from pydantic_ai.messages import (
 
 from agent.conflict_check import rules_adjudicator
 from agent.llm_adjudicator import SYSTEM_PROMPT, LLMAdjudicator, build_adjudicator
-from policies.conflicts import EvidenceView
-from policies.types import Verdict
+from policies.types import EvidenceView, Verdict
 from tests.llm_support import (
     CANDIDATE,
     COMPATIBLE,

@@ -12,7 +12,7 @@ import pytest
 from agent.replay import replay
 from agent.runtime import ConflictReport, Recorder
 from agent.service import Service
-from policies.conflicts import EvidenceView
+from policies.types import EvidenceView
 from tests.agent.golden_runs import EDITED_SHIPPING, GOLDEN, RUNS, sample_store
 from tools.errors import TraceError
 from tools.store import Store

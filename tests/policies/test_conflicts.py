@@ -7,7 +7,8 @@ from collections.abc import Sequence
 import pytest
 
 from policies.conflict_values import asked_kinds, canonical, sentences
-from policies.conflicts import EvidenceView, find_candidates
+from policies.conflicts import find_candidates
+from policies.types import EvidenceView
 
 
 def view(
