@@ -48,7 +48,8 @@ class TraceRecorder:
         self.writer = writer
 
     def record(self, step: str, data: Mapping[str, object]) -> None:
-        self.writer.append(step, data)  # the writer normalises and checks the data itself
+        # agent.events builds plain JSON with string keys: the writer can encode it once
+        self.writer.append(step, data, plain=True)
 
 
 class ListRecorder:

@@ -114,27 +114,36 @@ class TraceWriter:
         """True once the footer is written."""
         return self._footer is not None
 
-    def append(self, step: str, data: Mapping[str, Any]) -> TraceEvent:
-        """Write one event, linked to the previous record, and return it as it will read back.
+    def append(self, step: str, data: Mapping[str, Any], *, plain: bool = False) -> TraceEvent:
+        """Write one event, linked to the previous record, and return it (as it will read back, unless
+        ``plain``: then its data is the caller's mapping).
 
-        One encoder pass gives the data's text as the file holds it (tuples as lists, keys as strings);
-        decoding that text gives the data as a reader will see it, which is what the hash is computed over.
+        The hash is taken over the data as a reader will see it. By default the data is put through one
+        encode and decode first (tuples become lists, keys strings). ``plain=True`` is the caller's word
+        that the data already is plain JSON with string keys (as ``agent.events`` builds it): one encode
+        then serves both the file and the hash. A non-string key breaking that word would make the event
+        fail ``verify``, which the golden traces check.
         """
         self._ensure_open()
         if not STEP.match(step):
             raise ValueError(f"step {step!r} does not match {STEP.pattern}")
-        try:
-            text = json.dumps(data, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-        except (TypeError, ValueError):
-            check_json(data)
-            raise
-        clean: dict[str, Any] = json.loads(text)
-        if not isinstance(clean, dict):
-            raise TypeError(f"event data is a {type(data).__name__}, not a mapping")
         seq, prev = self._seq, self._last_hash
-        envelope = {"data": clean, "prev_hash": prev, "seq": seq, "step": step}
-        digest = _sha256(_canonical_text(envelope, "data"))
-        quoted_step = json.dumps(step)
+        if plain:
+            clean: dict[str, Any] = dict(data)
+            text = _canonical_text(data, "data")
+        else:
+            try:
+                text = json.dumps(data, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+            except (TypeError, ValueError):
+                check_json(data)
+                raise
+            clean = json.loads(text)
+            if not isinstance(clean, dict):
+                raise TypeError(f"event data is a {type(data).__name__}, not a mapping")
+            text = _canonical_text(clean, "data")
+        quoted_step = json.dumps(step, ensure_ascii=False)
+        # The envelope's canonical text, keys in sorted order: data, prev_hash, seq, step.
+        digest = _sha256(f'{{"data":{text},"prev_hash":"{prev}","seq":{seq},"step":{quoted_step}}}')
         line = (
             f'{{"type":"event","seq":{seq},"step":{quoted_step},"data":{text},'
             f'"prev_hash":"{prev}","hash":"{digest}"}}\n'

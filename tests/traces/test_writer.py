@@ -6,6 +6,7 @@ import errno
 import io
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -69,3 +70,27 @@ def test_a_failing_fsync_at_finish_raises_and_nothing_follows_the_footer(
     trace = store.read("r-0001")
     assert (trace.damage, [e.step for e in trace.events]) == (None, ["recalled"])
     assert not store.index_path.exists(), "a run not known to be durable is not indexed"
+
+
+def test_plain_events_hash_and_read_back_as_normalised_ones(
+    tmp_path: Path, make_header: Callable[..., TraceHeader], sample_events: list[tuple[str, dict[str, Any]]]
+) -> None:
+    hashes = []
+    for plain in (False, True):
+        store = TraceStore(tmp_path / str(plain))
+        with store.begin(make_header()) as writer:
+            for step, data in sample_events:
+                writer.append(step, data, plain=plain)
+            hashes.append(writer.finish("answered"))
+        assert store.verify("r-0001").ok
+    assert hashes[0] == hashes[1]
+
+
+def test_a_plain_event_with_nan_is_refused_naming_the_value(
+    tmp_path: Path, make_header: Callable[..., TraceHeader]
+) -> None:
+    with (
+        TraceStore(tmp_path).begin(make_header()) as writer,
+        pytest.raises(ValueError, match=r"data\.hits\[0\]"),
+    ):
+        writer.append("recalled", {"hits": [float("nan")]}, plain=True)
