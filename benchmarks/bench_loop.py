@@ -21,7 +21,8 @@ f. (diagnostic) a floor for any durable trace: the full loop with a bare recorde
 The six are interleaved per question, and their order rotates from one question to the next, so
 machine noise and cache warmth hit them alike; ``--warmup`` questions go through all six untimed
 first, and ``--rounds`` repeats the whole set. Wall time is ``time.perf_counter`` around each call.
-Trace bytes and events per run are taken from the trace files of the timed traced runs.
+Trace bytes and events per run are taken from the trace files of the timed traced runs. The heap is
+frozen once the index is loaded (``agent.runtime.freeze_heap``), as the server and batch do.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from common import EVAL_DIR, Row, percentile, print_table, ratio
 
 from agent.controller import Controller
 from agent.evaluate import read_questions
+from agent.runtime import freeze_heap
 from agent.service import Service
 from policies.config import Policy
 from tools.snapshot import Snapshot
@@ -187,8 +189,10 @@ def measure(set_dir: Path, rounds: int, warmup: int, max_questions: int | None) 
                 "nofsync": Service(store, traces=TraceStore(Path(tmp) / "traces-nofsync", fsync=_no_fsync)),
             }
             run_ids: list[str] = []
+            snapshot = store.snapshot()
+            freeze_heap()  # as `evloop serve` and `evloop batch` do once the index is loaded
             floor_fd = os.open(Path(tmp) / "floor.jsonl", os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o644)
-            asks = _variants(store.snapshot(), services, run_ids, floor_fd)
+            asks = _variants(snapshot, services, run_ids, floor_fd)
             _time_interleaved(asks, questions[:warmup], 1)
             run_ids.clear()  # the warm-up runs are not counted in the trace sizes
             numbers = _summaries(_time_interleaved(asks, questions, rounds))

@@ -7,6 +7,7 @@ against the loopback server.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 
 import pydantic_ai.models
@@ -15,6 +16,13 @@ import pytest
 from tests.fake_openai_server import FakeOpenAIServer
 
 pydantic_ai.models.ALLOW_MODEL_REQUESTS = False
+
+
+@pytest.fixture(autouse=True)
+def _unfrozen_heap() -> Iterator[None]:
+    """Commands that freeze the heap (batch, eval) do so in this process too: undo it after each test."""
+    yield
+    gc.unfreeze()
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ from agent.commands.common import Subparsers, add_command, progress_bar, want_pr
 from agent.commands.session import add_policy_option, policy_from_args
 from agent.controller import Controller
 from agent.evaluate import answer_all, asker, ingest_set, read_questions, score, temp_index, write_jsonl
+from agent.runtime import freeze_heap
 from policies.config import MODES, Policy
 
 DESCRIPTION = """\
@@ -78,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
     with temp_index() as tmp:
         store = ingest_set(args.set_dir, Path(tmp) / "index")
         snapshot = store.snapshot()
+        freeze_heap()  # the loaded set stays put: the collector need not walk it again
         for mode in modes:
             controller = Controller(policy_from_args(args, Policy(mode=mode)))
             out = args.out_dir / f"{args.set_dir.name}-{mode}.jsonl"
