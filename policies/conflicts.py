@@ -84,6 +84,8 @@ def find_candidates(
 ) -> CandidateScan:
     """Pairs of windows stating different values for what the question asks; pairs a rule settles apart."""
     asked = _Question(question_terms(question), asked_kinds(question))
+    if not asked.kinds:
+        return CandidateScan((), ())  # a how-to question asks for no value: no two values can disagree
     need = min(rules.min_question_terms, (len(asked.terms) + 1) // 2)
     ordered = sorted(views, key=lambda view: view.evidence_id)
     texts = [prepare(view, asked.terms, rules.run) for view in ordered]
