@@ -2,15 +2,16 @@
 
 Where things are:
 
-    schema.py   the records (header, event, footer), SCHEMA_VERSION, UPGRADERS, Trace, TraceSummary
-    hashing.py  canonical JSON and the hash chain
-    writer.py   TraceWriter: append-only, flushed per line, fsynced at finish
-    reader.py   read_trace / parse_trace: torn, incomplete and damaged files told apart
-    upgrade.py  UpgradeChain: old schemas read in the current shape
-    store.py    TraceStore: one file per run by UTC day, index.jsonl, list, read, verify
-    verify.py   verify(trace) -> VerifyResult
-    diff.py     first_divergence(recorded, replayed) -> Divergence | None
-    render.py   render_timeline(trace), render_list(summaries)
+    schema.py    the records (header, event, footer), SCHEMA_VERSION, UPGRADERS, Trace, TraceSummary
+    hashing.py   canonical JSON and the hash chain
+    writer.py    TraceWriter: append-only, flushed per line, fsynced at finish
+    reader.py    read_trace / parse_trace: torn, incomplete and damaged files told apart
+    upgrade.py   UpgradeChain: old schemas read in the current shape
+    store.py     TraceStore: one file per run by UTC day, index.jsonl, list, read, verify
+    retention.py prune(store, before): whole days older than a date removed, the index rewritten
+    verify.py    verify(trace) -> VerifyResult
+    diff.py      first_divergence(recorded, replayed) -> Divergence | None
+    render.py    render_timeline(trace), render_list(summaries)
 
 This package imports neither ``agent`` nor ``policies``.
 """
@@ -19,6 +20,7 @@ from traces.diff import ABSENT, DEFAULT_VOLATILE, Divergence, first_divergence
 from traces.hashing import canonical_json, digest, event_hash, record_hash
 from traces.reader import parse_trace, read_trace
 from traces.render import render_list, render_timeline
+from traces.retention import PruneReport, prune
 from traces.schema import (
     KNOWN_STEPS,
     SCHEMA_VERSION,
@@ -45,6 +47,7 @@ __all__ = [
     "UPGRADERS",
     "CorpusInfo",
     "Divergence",
+    "PruneReport",
     "Trace",
     "TraceEvent",
     "TraceFooter",
@@ -60,6 +63,7 @@ __all__ = [
     "event_hash",
     "first_divergence",
     "parse_trace",
+    "prune",
     "read_trace",
     "record_hash",
     "render_list",

@@ -157,6 +157,14 @@ class TraceStore:
             self._day_list = (now, builtins.list(self._days(None)))
         return self._day_list[1]
 
+    def day_folders(self) -> builtins.list[tuple[date, Path]]:
+        """Every day folder (its UTC date and path), newest first."""
+        out = []
+        for folder in self._days(None):
+            year, month, day = folder.relative_to(self.root).parts
+            out.append((date(int(year), int(month), int(day)), folder))
+        return out
+
     def _find(self, run_id: str, days: Iterable[Path] | None = None) -> Path | None:
         name = f"{run_id}.jsonl"
         for day in self._days(None) if days is None else days:

@@ -4,25 +4,27 @@ from __future__ import annotations
 
 import argparse
 import json
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 from agent.commands.common import Subparsers, add_command, add_index_option, resolve_index
 from agent.service import TRACES_SUBDIR
 from tools.errors import InputError, TraceError
-from traces import TraceStore, read_trace, render_list, render_timeline, verify
+from traces import TraceStore, prune, read_trace, render_list, render_timeline, verify
 
 DESCRIPTION = """\
 Read the traces that every run leaves: list runs, show one as a readable timeline (what was
 recalled, how each window slid and why, what was missing, what the LLM was asked and answered,
-the decision), verify hash chains (a changed byte is reported at its event), export one as JSON."""
+the decision), verify hash chains (a changed byte is reported at its event), export one as JSON,
+and prune: remove whole UTC days of traces older than a date (retention)."""
 
 EPILOG = """\
 examples:
   evloop trace list --since 2026-11-01 --status insufficient_evidence
   evloop trace show 3f2a9c0d1e2b4a5f
   evloop trace verify --all
-  evloop trace export 3f2a9c0d1e2b4a5f > run.json"""
+  evloop trace export 3f2a9c0d1e2b4a5f > run.json
+  evloop trace prune --before 2026-09-01 --dry-run"""
 
 
 def register(subparsers: Subparsers) -> None:
@@ -39,6 +41,7 @@ def register(subparsers: Subparsers) -> None:
         ("show", "a run's timeline"),
         ("verify", "check hash chains"),
         ("export", "a run as JSON"),
+        ("prune", "remove whole days of traces before a date"),
     ):
         sub = actions.add_parser(name, help=helptext, description=helptext)
         add_index_option(sub)
@@ -50,6 +53,14 @@ def register(subparsers: Subparsers) -> None:
             sub.add_argument(
                 "--status", help="answered, insufficient_evidence, conflicting_evidence, incomplete..."
             )
+        elif name == "prune":
+            sub.add_argument(
+                "--before",
+                required=True,
+                metavar="DATE",
+                help="remove the days before this UTC date (YYYY-MM-DD)",
+            )
+            sub.add_argument("--dry-run", action="store_true", help="only count what would be removed")
         elif name == "verify":
             sub.add_argument("target", nargs="?", metavar="RUN", help="run id or trace file")
             sub.add_argument("--all", action="store_true", help="verify every stored run")
@@ -92,6 +103,20 @@ def _show(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     trace = _read(args, args.target)
     print(json.dumps(list(trace.records), ensure_ascii=False, indent=1))  # type: ignore[attr-defined]
+    return 0
+
+
+def _prune(args: argparse.Namespace) -> int:
+    try:
+        before = date.fromisoformat(args.before)
+    except ValueError:
+        raise InputError(f"--before {args.before!r} is not a date (YYYY-MM-DD)") from None
+    report = prune(trace_store(args), before, dry_run=args.dry_run)
+    verb = "would remove" if report.dry_run else "removed"
+    print(
+        f"{verb} {report.runs} runs in {report.days} days before {before.isoformat()} "
+        f"({report.bytes / 1_000_000:.1f} MB); {report.kept_days} days kept"
+    )
     return 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -88,6 +89,17 @@ def test_trace_list_show_verify_and_replay_work_on_a_stored_run(capsys: Capture,
     assert records[0]["type"] == "header"
     code, out, _ = run(capsys, "replay", run_id, "--index", str(index))
     assert code == 0 and "identical" in out
+
+
+def test_trace_prune_keeps_todays_runs_and_refuses_a_bad_date(capsys: Capture, index: Path) -> None:
+    _, out, _ = run(capsys, "ask", "LM-S10 的整机保修期是多久？", "--index", str(index), "--json")
+    run_id = json.loads(out)["run_id"]
+    today = datetime.now(UTC).date().isoformat()
+    code, out, _ = run(capsys, "trace", "prune", "--before", today, "--index", str(index))
+    assert code == 0 and "removed 0 runs in 0 days" in out
+    assert run_id in run(capsys, "trace", "list", "--index", str(index))[1]
+    code, _, err = run(capsys, "trace", "prune", "--before", "last week", "--index", str(index))
+    assert code == 2 and "not a date" in err
 
 
 def test_replay_all_summarises_every_stored_run(capsys: Capture, index: Path) -> None:
