@@ -1,4 +1,4 @@
-"""Fixtures the HTTP API tests share: the sample knowledge base behind a service, and a client for it."""
+"""Fixtures the agent tests share: the sample knowledge base as a snapshot, behind a service, and a client."""
 
 from __future__ import annotations
 
@@ -8,8 +8,20 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from agent.sample import load_sample_kb
 from agent.service import Service
 from tests.agent.api_support import api_client, open_sample
+from tools.snapshot import Snapshot
+from tools.store import Store
+
+
+@pytest.fixture(scope="module")
+def sample_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Snapshot]:
+    """The whole sample help centre (optional documents included), one store per test module."""
+    store = Store.open(tmp_path_factory.mktemp("sample") / "index", create=True)
+    store.ingest(load_sample_kb(include_optional=True))
+    yield store.snapshot()
+    store.close()
 
 
 @pytest.fixture

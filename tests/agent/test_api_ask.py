@@ -228,16 +228,9 @@ class SlowService(Service):
 
     release: threading.Event
 
-    def ask(
-        self,
-        question: str,
-        groups: Collection[str] = (),
-        *,
-        caller: str | None = None,
-        timeout_s: float | None = None,
-    ) -> Outcome:
+    def ask(self, question: str, groups: Collection[str] = (), **options: Any) -> Outcome:
         self.release.wait(10)
-        return super().ask(question, groups, caller=caller)
+        return super().ask(question, groups, caller=options.get("caller"))
 
 
 def slow_service(service: Service) -> SlowService:
@@ -272,14 +265,7 @@ def test_a_caller_may_ask_for_a_shorter_timeout_than_the_servers(service: Servic
 class BrokenService(Service):
     """A real service whose questions fail with an unexpected error carrying internals."""
 
-    def ask(
-        self,
-        question: str,
-        groups: Collection[str] = (),
-        *,
-        caller: str | None = None,
-        timeout_s: float | None = None,
-    ) -> Outcome:
+    def ask(self, question: str, groups: Collection[str] = (), **options: Any) -> Outcome:
         raise RuntimeError("/srv/secret/index.sqlite3 is locked by pid 4242")
 
 

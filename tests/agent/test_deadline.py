@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from agent.controller import Controller
 from agent.runtime import Deps
-from agent.sample import load_sample_kb
 from agent.service import Service
 from policies.config import Policy
 from tests.agent.api_support import PUBLIC, api_client, open_sample
@@ -22,30 +21,22 @@ RESCHEDULE_ZH = "我的常规班已经开课了，还能免费改期一次吗？
 WARRANTY_EN = "How long is the whole-unit warranty for the LM-S10?"
 
 
-@pytest.fixture(scope="module")
-def full(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Snapshot]:
-    store = Store.open(tmp_path_factory.mktemp("full") / "index", create=True)
-    store.ingest(load_sample_kb(include_optional=True))
-    yield store.snapshot()
-    store.close()
-
-
 def stepping_clock(seconds_per_call: float) -> Callable[[], float]:
     """A clock that moves on by a fixed amount each time it is read."""
     ticks = itertools.count()
     return lambda: next(ticks) * seconds_per_call
 
 
-def test_a_run_past_its_deadline_stops_naming_where(full: Snapshot) -> None:
+def test_a_run_past_its_deadline_stops_naming_where(sample_snapshot: Snapshot) -> None:
     controller = Controller(Policy(), deps=Deps(clock=stepping_clock(1.0)))
     with pytest.raises(DeadlineExceeded, match="ran out of time before"):
-        controller.ask(full, RESCHEDULE_ZH, timeout_s=0.5)
+        controller.ask(sample_snapshot, RESCHEDULE_ZH, timeout_s=0.5)
 
 
-def test_a_run_within_its_deadline_is_the_run_without_one(full: Snapshot) -> None:
+def test_a_run_within_its_deadline_is_the_run_without_one(sample_snapshot: Snapshot) -> None:
     controller = Controller(Policy(), deps=Deps(clock=stepping_clock(0.001)))
-    timed = controller.ask(full, RESCHEDULE_ZH, run_id="r", timeout_s=3600)
-    free = controller.ask(full, RESCHEDULE_ZH, run_id="r")
+    timed = controller.ask(sample_snapshot, RESCHEDULE_ZH, run_id="r", timeout_s=3600)
+    free = controller.ask(sample_snapshot, RESCHEDULE_ZH, run_id="r")
     assert timed.model_dump(exclude={"latency_ms"}) == free.model_dump(exclude={"latency_ms"})
 
 

@@ -8,10 +8,8 @@ import pytest
 
 from agent.commands.demo import DEMO_QUESTIONS
 from agent.controller import Controller
-from agent.sample import load_sample_kb
 from policies.config import Policy
 from tools.snapshot import Snapshot
-from tools.store import Store
 
 
 def _not_plain(value: object, path: str) -> Iterator[str]:
@@ -40,19 +38,11 @@ class CheckingRecorder:
         self.problems.extend(_not_plain(dict(data), step))
 
 
-@pytest.fixture(scope="module")
-def snapshot(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Snapshot]:
-    store = Store.open(tmp_path_factory.mktemp("plain") / "index", create=True)
-    store.ingest(load_sample_kb(include_optional=True))
-    yield store.snapshot()
-    store.close()
-
-
 @pytest.mark.parametrize("mode", ["seed", "window", "parent", "adaptive"])
-def test_every_step_of_every_demo_question_is_plain_json(snapshot: Snapshot, mode: str) -> None:
+def test_every_step_of_every_demo_question_is_plain_json(sample_snapshot: Snapshot, mode: str) -> None:
     controller = Controller(Policy(mode=mode, window_budget=300))  # a tight budget makes windows slide
     for question, groups in DEMO_QUESTIONS:
         recorder = CheckingRecorder()
-        controller.ask(snapshot, question, groups, recorder=recorder)
+        controller.ask(sample_snapshot, question, groups, recorder=recorder)
         assert recorder.problems == [], question
         assert recorder.steps[0] == "recalled" and recorder.steps[-1] == "decided"
