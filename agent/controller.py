@@ -92,7 +92,7 @@ class Controller:
         """
         started = self.deps.clock()
         run = Run(
-            analyse(question, snapshot.term_weights),
+            analyse(question, snapshot.term_weights, snapshot.spelled),
             tuple(sorted(set(groups))),
             recorder or NullRecorder(),
             deadline=None if timeout_s is None else started + timeout_s,

@@ -36,35 +36,9 @@ def covered_terms(terms: Sequence[str], texts: Iterable[str]) -> frozenset[str]:
     for term in terms:
         if term in found:
             continue
-        if is_cjk(term):
-            if len(term) > 1 and any(term in unit_norm(t) for t in texts):
-                found.add(term)
-        elif len(term) >= TYPO_MIN_CHARS and any(one_edit_apart(term, word) for word in seen):
+        if is_cjk(term) and len(term) > 1 and any(term in unit_norm(t) for t in texts):
             found.add(term)
     return frozenset(found)
-
-
-TYPO_MIN_CHARS = 5  # users misspell ("shedule", "registerd"); short words are too easy to confuse
-
-
-@lru_cache(maxsize=200_000)
-def one_edit_apart(a: str, b: str) -> bool:
-    """True when one insertion, deletion, substitution or swap of neighbours turns ``a`` into ``b``."""
-    if a == b or abs(len(a) - len(b)) > 1 or a[0] != b[0]:
-        return False
-    if len(a) == len(b):
-        diff = [i for i in range(len(a)) if a[i] != b[i]]
-        return len(diff) == 1 or (
-            len(diff) == 2
-            and diff[1] == diff[0] + 1
-            and a[diff[0]] == b[diff[1]]
-            and a[diff[1]] == b[diff[0]]
-        )
-    short, long_ = (a, b) if len(a) < len(b) else (b, a)
-    i = 0
-    while i < len(short) and short[i] == long_[i]:
-        i += 1
-    return short[i:] == long_[i + 1 :]
 
 
 def term_share(terms: Sequence[str], texts: Iterable[str], weights: Sequence[float] = ()) -> float:

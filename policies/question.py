@@ -21,9 +21,16 @@ class Question:
     weights: tuple[float, ...] = ()
 
 
-def analyse(text: str, weigh: Callable[[Sequence[str]], Mapping[str, float]] | None = None) -> Question:
-    """Slots, content terms and key phrases of a question; ``weigh`` gives each term its corpus IDF."""
+Spell = Callable[[Sequence[str]], Sequence[str]]
+Weigh = Callable[[Sequence[str]], Mapping[str, float]]
+
+
+def analyse(text: str, weigh: Weigh | None = None, spell: Spell | None = None) -> Question:
+    """Slots, content terms and key phrases of a question; ``weigh`` gives each term its corpus IDF,
+    ``spell`` reads a misspelled term as the corpus word meant ("shedule" as "schedule")."""
     terms = content_terms(text)
+    if spell is not None:
+        terms = tuple(dict.fromkeys(spell(terms)))
     weights = weigh(terms) if weigh is not None else {}
     return Question(
         text,

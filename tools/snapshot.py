@@ -132,6 +132,11 @@ class Snapshot:
         """doc_id -> the version live at this generation."""
         return self._current
 
+    def spelled(self, terms: Sequence[str]) -> list[str]:
+        """The terms with each unknown English word read as the known word one edit away (see
+        ``RecallIndex.spelled``): users misspell, and recall and coverage should both see the word meant."""
+        return self._index.spelled(terms)
+
     def term_weights(self, terms: Sequence[str]) -> dict[str, float]:
         """BM25 inverse document frequency of each term over passages: how much finding it tells.
 

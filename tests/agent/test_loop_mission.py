@@ -131,3 +131,21 @@ def test_the_loop_is_deterministic(full: Snapshot) -> None:
 def test_a_restricted_document_is_never_evidence_for_the_public(full: Snapshot) -> None:
     outcome = _ask(full, "员工内部购机优惠是多少？")
     assert all(e.doc_id != "staff-discount-zh" for e in outcome.evidence)
+
+
+@pytest.mark.parametrize(
+    ("typo", "meant"),
+    [
+        ("What is the waranty period?", "What is the warranty period?"),
+        ("How do I retrun a device?", "How do I return a device?"),
+        ("Is the battery coverd by the waranty?", "Is the battery covered by the warranty?"),
+    ],
+)
+def test_a_misspelled_english_question_is_read_as_the_words_meant(
+    full: Snapshot, typo: str, meant: str
+) -> None:
+    read, right = _ask(full, typo), _ask(full, meant)
+    assert read.status == right.status == "answered"
+    assert [(e.doc_id, e.start, e.end) for e in read.evidence] == [
+        (e.doc_id, e.start, e.end) for e in right.evidence
+    ]
