@@ -105,5 +105,5 @@ def readable(quote: str, fmt: str) -> str:
 
 
 def missing(pieces: Sequence[MissingPiece]) -> list[Missing]:
-    """Missing pieces as API values (the same fields)."""
-    return [Missing(**asdict(p)) for p in pieces]
+    """Missing pieces as API values (the same fields; the slot's kind is already in the detail)."""
+    return [Missing(**{k: v for k, v in asdict(p).items() if k != "slot_kind"}) for p in pieces]

@@ -10,7 +10,7 @@ from policies.config import Policy
 from policies.coverage import covered_terms, term_share, uncovered_slots
 from policies.question import Question
 from policies.selection import Checked
-from policies.types import MissingPiece
+from policies.types import MissingPiece, SlotKind
 from tools.tokenize import index_tokens, normalize
 from tools.windows import units_of
 
@@ -70,7 +70,12 @@ def _slot_pieces(question: Question, items: Sequence[Checked], policy: Policy) -
     best = max(relevant, key=lambda c: (c.check.slot_coverage, c.check.coverage))
     texts = [u.text for u in units_of(best.window, best.doc)]
     return [
-        MissingPiece("uncovered_slot", f"no evidence mentions the {s.kind} '{s.value}'", value=s.value)
+        MissingPiece(
+            "uncovered_slot",
+            f"no evidence mentions the {s.kind} '{s.value}'",
+            value=s.value,
+            slot_kind=s.kind,
+        )
         for s in uncovered_slots(question.slots, texts)
     ]
 
@@ -123,9 +128,22 @@ def missing_pieces(question: Question, items: Sequence[Checked], policy: Policy)
     return [*_slot_pieces(question, items, policy), *_reference_pieces(lead), *_gap_pieces(lead)]
 
 
+# Uncovered slots worth a second recall: names (a model number, a clause id, a quoted title, a key
+# phrase). A missing value (a year, an amount, a duration, a percentage, a count) is the scope the
+# question asks about; searching for the bare value finds passages that mention it about something else.
+SEARCHABLE_SLOTS: frozenset[SlotKind] = frozenset({"model", "clause", "quoted", "phrase"})
+
+
+def searchable(piece: MissingPiece) -> bool:
+    """A missing piece a query can name: a referenced rule, a named slot, or the question's own terms."""
+    if piece.kind == "uncovered_slot":
+        return piece.slot_kind is None or piece.slot_kind in SEARCHABLE_SLOTS
+    return piece.kind in {"unresolved_reference", "no_relevant_evidence"}
+
+
 def widen(missing: Sequence[MissingPiece]) -> bool:
     """A second recall can only help with things a query can name."""
-    return any(p.kind in {"uncovered_slot", "unresolved_reference", "no_relevant_evidence"} for p in missing)
+    return any(searchable(p) for p in missing)
 
 
 def should_widen(missing: Sequence[MissingPiece], recalls: int, policy: Policy) -> bool:
@@ -135,7 +153,11 @@ def should_widen(missing: Sequence[MissingPiece], recalls: int, policy: Policy) 
 
 def widened_query(question: Question, missing: Sequence[MissingPiece]) -> str:
     """The question plus the names of what is missing: referenced rules, uncovered slots."""
-    extra = [p.value for p in missing if p.value and p.kind in {"unresolved_reference", "uncovered_slot"}]
+    extra = [
+        p.value
+        for p in missing
+        if p.value and p.kind in {"unresolved_reference", "uncovered_slot"} and searchable(p)
+    ]
     return " ".join([question.text, *dict.fromkeys(extra)])
 
 

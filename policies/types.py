@@ -43,6 +43,7 @@ class MissingPiece:
     kind: MissingKind
     detail: str
     value: str | None = None
+    slot_kind: SlotKind | None = None  # for an uncovered slot: what kind of slot it is
     doc_id: str | None = None
     version: str | None = None
     start: int | None = None

@@ -142,6 +142,26 @@ def test_a_second_recall_is_tried_only_for_what_a_query_can_name(kinds: list[str
     assert widen(pieces) is expected
 
 
+@pytest.mark.parametrize(
+    ("slot_kind", "expected"),
+    [
+        ("model", True),  # LM-S20: a name worth searching for
+        ("clause", True),
+        ("quoted", True),
+        ("phrase", True),
+        ("date", False),  # 2022年: the scope asked about; a search finds it said of something else
+        ("amount", False),
+        ("duration", False),
+        ("percentage", False),
+        ("count", False),
+    ],
+)
+def test_only_a_named_slot_is_worth_a_second_recall(slot_kind: str, expected: bool) -> None:
+    piece = MissingPiece("uncovered_slot", "d", value="v", slot_kind=slot_kind)  # type: ignore[arg-type]
+    assert widen([piece]) is expected
+    assert widened_query(analyse("q"), [piece]) == ("q v" if expected else "q")
+
+
 def test_the_widened_query_adds_the_referenced_rule_and_the_uncovered_slot() -> None:
     missing = [
         MissingPiece("unresolved_reference", "d", value="在读学员改期规则"),
