@@ -204,6 +204,8 @@ def value_kind(left: Sequence[Atom], right: Sequence[Atom]) -> ValueKind | None:
         return "polarity"
     if _is_number(lnorms) and _is_number(rnorms):
         return number_kind([*lnorms, *rnorms])
+    if _measured(lnorms) != _measured(rnorms):
+        return None  # a date or quantity on one side only: "所以" against "1月5日" is no value of one kind
     if _is_named(left) and _is_named(right):
         return "named"
     return None
@@ -230,6 +232,11 @@ def _has_number(norm: str) -> bool:
 def _is_number(norms: Sequence[str]) -> bool:
     """A span of numbers and what goes with them (units, months, separators), with a number in it."""
     return any(_has_number(n) for n in norms) and all(_has_number(n) or n in _NUMBER_PARTS for n in norms)
+
+
+def _measured(norms: Sequence[str]) -> bool:
+    """A number followed by its unit ("1月", "5日", "3 years"): a date or a quantity, not part of a name."""
+    return any(_has_number(n) and following in UNIT_ATOMS for n, following in pairwise(norms))
 
 
 def _is_named(span: Sequence[Atom]) -> bool:

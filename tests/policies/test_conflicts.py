@@ -43,6 +43,13 @@ def values(question: str, views: Sequence[EvidenceView]) -> list[tuple[str, str,
 
 FOUND = [
     pytest.param(
+        "What movie won the Oscar for Best Animated Film?",
+        "The Oscar for Best Animated Film went to Soul at the ceremony.",
+        "The Oscar for Best Animated Film went to Toy Story 2 at the ceremony.",
+        ("named", "Soul", "Toy Story 2"),
+        id="a-number-inside-a-name-keeps-it-a-name",
+    ),
+    pytest.param(
         "香港第六届立法会选举有多少个议席？",
         "第六届立法会共有70个议席，经2016年9月4日的选举产生。",
         "第六届立法会共有170个议席，经2016年9月4日的选举产生。",
@@ -178,6 +185,12 @@ NOT_FOUND = [
         "第六届立法会共有70个议席，经2016年9月4日的选举产生。",
         "立法会大楼位于香港中西区添马，于2011年启用，设有会议厅和多个委员会会议室。",
         id="unrelated-passages",
+    ),
+    pytest.param(
+        "比赛在哪里举行？",
+        "组委会宣布，所以男子比赛将在尼斯举行。",
+        "组委会宣布，欧洲当地时间1月5日男子比赛将在尼斯举行。",
+        id="a-date-on-one-side-only-is-no-value-of-one-kind",
     ),
 ]
 
