@@ -21,12 +21,12 @@ class Policy:
 
     mode: Mode = "adaptive"
     # recall
-    seed_k: int = 8
+    seed_k: int = 12
     wider_k: int = 24
     max_recalls: int = 2
     # windows and budgets (characters)
     max_windows: int = 6
-    lead_windows: int = 3  # the best windows keep their full growth
+    lead_windows: int = 2  # the best windows keep their full growth
     runner_budget: int = 200  # window budget for the runners-up after them (0: no runners-up)
     window_budget: int = 4000
     outcome_budget: int = 4500
