@@ -28,8 +28,6 @@ frozen once the index is loaded (``agent.runtime.freeze_heap``), as the server a
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
 import os
 import shlex
 import statistics
@@ -51,6 +49,7 @@ from tools.snapshot import Snapshot
 from tools.sources import collect
 from tools.store import Store
 from traces import TraceStore
+from traces.hashing import event_hash_of_text, plain_canonical_json
 
 DEFAULT_SETS = (EVAL_DIR / "tara_zh",)
 LOOP_OVER_SEED_TARGET = 3.0  # full loop p95 / seed recall p95
@@ -92,8 +91,8 @@ class _FloorRecorder:
         self.last = "0" * 64
 
     def record(self, step: str, data: Mapping[str, object]) -> None:
-        text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        self.last = hashlib.sha256(f"{self.last}{step}{text}".encode()).hexdigest()
+        text = plain_canonical_json(data, "data")  # the hash primitives the trace writer uses
+        self.last = event_hash_of_text(self.last, len(self.lines), step, text)
         self.lines.append(f'{{"step":"{step}","data":{text},"hash":"{self.last}"}}\n')
 
 

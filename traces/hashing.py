@@ -83,22 +83,37 @@ def canonical_json(value: object) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
+def plain_canonical_json(value: object, path: str = "value") -> str:
+    """The canonical JSON text of a value already known to be plain JSON with string keys (read back
+    from JSON, dumped by pydantic, or built so): one pass of the C encoder, no walk first; only a
+    value the encoder refuses (NaN, a non-JSON type) is walked, to name its path."""
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        check_json(value, path)
+        raise
+
+
+def sha256_hex(text: str) -> str:
+    """The sha256 hex digest of ``text`` as UTF-8."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def digest(value: object) -> str:
     """The sha256 hex digest of the canonical JSON of ``value``; also used for ``policy_hash``."""
-    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+    return sha256_hex(canonical_json(value))
 
 
-def event_hash(prev_hash: str, seq: int, step: str, data: Mapping[str, Any], *, checked: bool = False) -> str:
-    """The hash of one event: its predecessor's hash, its position, its step and its data.
+def event_hash_of_text(prev_hash: str, seq: int, step: str, data_text: str) -> str:
+    """The event hash from the canonical JSON text of its data: the envelope's canonical text is built
+    around it (keys in sorted order: data, prev_hash, seq, step), so the data is encoded only once."""
+    prev, name = json.dumps(prev_hash, ensure_ascii=False), json.dumps(step, ensure_ascii=False)
+    return sha256_hex(f'{{"data":{data_text},"prev_hash":{prev},"seq":{seq},"step":{name}}}')
 
-    ``checked=True`` says ``data`` already passed ``check_json`` (the writer normalises it first),
-    so the walk is not repeated on every event of every run.
-    """
-    envelope = {"data": data, "prev_hash": prev_hash, "seq": seq, "step": step}
-    if not checked:
-        return digest(envelope)
-    text = json.dumps(envelope, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+def event_hash(prev_hash: str, seq: int, step: str, data: Mapping[str, Any]) -> str:
+    """The hash of one event: its predecessor's hash, its position, its step and its data."""
+    return event_hash_of_text(prev_hash, seq, step, canonical_json(data))
 
 
 def record_hash(record: Mapping[str, Any]) -> str:

@@ -9,7 +9,6 @@ before it returns: once the caller has the final hash, the trace survives a powe
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -19,7 +18,7 @@ from types import TracebackType
 from typing import Any, BinaryIO, Self
 
 from tools.errors import TraceError
-from traces.hashing import check_json
+from traces.hashing import event_hash_of_text, normalize_json, plain_canonical_json, sha256_hex
 from traces.schema import SCHEMA_VERSION, STEP_PATTERN, TraceEvent, TraceFooter, TraceHeader
 
 STEP = re.compile(STEP_PATTERN)
@@ -35,29 +34,13 @@ def _line(record: Mapping[str, Any]) -> bytes:
     return text.encode("utf-8") + b"\n"
 
 
-def _canonical_text(value: object, path: str) -> str:
-    """Canonical JSON of ``value`` (see ``traces.hashing``) in one pass of the C encoder.
-
-    A value the encoder refuses (NaN, a non-JSON type) is walked again by ``check_json`` only to name it.
-    """
-    try:
-        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError):
-        check_json(value, path)
-        raise
-
-
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def seal_header(header: TraceHeader) -> TraceHeader:
     """The header as it will read back (plain JSON values), with its hash filled in."""
     if header.schema_version != SCHEMA_VERSION:
         raise TraceError(f"new traces are written in schema {SCHEMA_VERSION}, not {header.schema_version}")
     raw = header.model_dump(mode="json")  # strict fields: what is dumped is what a reader validates
     raw.pop("hash", None)
-    return header.model_copy(update={"hash": _sha256(_canonical_text(raw, "header"))})
+    return header.model_copy(update={"hash": sha256_hex(plain_canonical_json(raw, "header"))})
 
 
 class TraceWriter:
@@ -127,25 +110,17 @@ class TraceWriter:
         self._ensure_open()
         if not STEP.match(step):
             raise ValueError(f"step {step!r} does not match {STEP.pattern}")
-        seq, prev = self._seq, self._last_hash
         if plain:
             clean: dict[str, Any] = dict(data)
-            text = _canonical_text(data, "data")
         else:
-            try:
-                text = json.dumps(data, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-            except (TypeError, ValueError):
-                check_json(data)
-                raise
-            clean = json.loads(text)
+            clean = normalize_json(data)
             if not isinstance(clean, dict):
                 raise TypeError(f"event data is a {type(data).__name__}, not a mapping")
-            text = _canonical_text(clean, "data")
-        quoted_step = json.dumps(step, ensure_ascii=False)
-        # The envelope's canonical text, keys in sorted order: data, prev_hash, seq, step.
-        digest = _sha256(f'{{"data":{text},"prev_hash":"{prev}","seq":{seq},"step":{quoted_step}}}')
+        text = plain_canonical_json(clean, "data")
+        seq, prev = self._seq, self._last_hash
+        digest = event_hash_of_text(prev, seq, step, text)
         line = (
-            f'{{"type":"event","seq":{seq},"step":{quoted_step},"data":{text},'
+            f'{{"type":"event","seq":{seq},"step":{json.dumps(step, ensure_ascii=False)},"data":{text},'
             f'"prev_hash":"{prev}","hash":"{digest}"}}\n'
         )
         self._write_bytes(line.encode("utf-8"))
@@ -164,7 +139,7 @@ class TraceWriter:
         )
         raw = footer.model_dump()
         raw.pop("hash", None)
-        footer = footer.model_copy(update={"hash": _sha256(_canonical_text(raw, "footer"))})
+        footer = footer.model_copy(update={"hash": sha256_hex(plain_canonical_json(raw, "footer"))})
         self._write(footer.model_dump(), sync=False)
         try:
             self._fsync(self._file.fileno())
@@ -221,16 +196,12 @@ class TraceWriter:
             self._fsync(self._file.fileno())
 
     def _sync_directories(self) -> None:
-        sync_directories(self._sync_dirs, self._fsync)
-
-
-def sync_directories(directories: Sequence[Path], fsync: Fsync) -> None:
-    """Make a new file's directory entry (and any new parent directories) durable."""
-    if os.name == "nt":  # directories cannot be opened for fsync on Windows
-        return
-    for directory in directories:
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            fsync(fd)
-        finally:
-            os.close(fd)
+        """Make the new file's directory entry (and any new parent directories) durable."""
+        if os.name == "nt":  # directories cannot be opened for fsync on Windows
+            return
+        for directory in self._sync_dirs:
+            fd = os.open(directory, os.O_RDONLY)
+            try:
+                self._fsync(fd)
+            finally:
+                os.close(fd)
