@@ -9,7 +9,6 @@ rewrite may be lost, which only costs speed: ``TraceStore.list`` reads any file 
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from dataclasses import dataclass
@@ -53,7 +52,8 @@ def prune(
         for folder in doomed:
             shutil.rmtree(folder)
             _remove_empty_parents(folder.parent, store.root)
-        _rewrite_index(store, [folder.relative_to(store.root).as_posix() + "/" for folder in doomed])
+        prefixes = tuple(folder.relative_to(store.root).as_posix() + "/" for folder in doomed)
+        store.rewrite_index(lambda summary: not summary.path.startswith(prefixes))
     return PruneReport(len(doomed), runs, size, len(folders) - len(doomed), dry_run)
 
 
@@ -62,27 +62,3 @@ def _remove_empty_parents(folder: Path, root: Path) -> None:
     while folder != root and folder.is_dir() and not any(folder.iterdir()):
         folder.rmdir()
         folder = folder.parent
-
-
-def _keeps(line: bytes, prefixes: tuple[str, ...]) -> bool:
-    """A whole, readable index line about a run outside the removed days (a torn line goes too)."""
-    try:
-        entry = json.loads(line)
-    except ValueError:
-        return False
-    return isinstance(entry, dict) and not str(entry.get("path", "")).startswith(prefixes)
-
-
-def _rewrite_index(store: TraceStore, prefixes: list[str]) -> None:
-    """The index without the lines of runs under ``prefixes`` (relative day paths ending in ``/``)."""
-    try:
-        lines = store.index_path.read_bytes().splitlines(keepends=True)
-    except FileNotFoundError:
-        return
-    kept = [line for line in lines if _keeps(line, tuple(prefixes))]
-    temporary = store.index_path.with_suffix(".jsonl.tmp")
-    with temporary.open("wb") as out:
-        out.writelines(kept)
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(temporary, store.index_path)

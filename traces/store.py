@@ -16,8 +16,7 @@ from __future__ import annotations
 import builtins
 import os
 import re
-import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -29,7 +28,6 @@ from traces.verify import VerifyResult, verify
 from traces.writer import Fsync, TraceWriter, seal_header
 
 QUESTION_CHARS = 80
-DAYS_TTL = 5.0  # seconds: how stale ``begin``'s list of day folders may be (other writers add days)
 _RUN_ID = re.compile(RUN_ID_PATTERN)
 _YEAR, _TWO = re.compile(r"^\d{4}$"), re.compile(r"^\d{2}$")
 
@@ -55,6 +53,10 @@ def _subdirs(folder: Path, pattern: re.Pattern[str]) -> list[str]:
     return sorted(names, reverse=True)
 
 
+def _index_line(summary: TraceSummary) -> bytes:
+    return summary.model_dump_json().encode("utf-8") + b"\n"
+
+
 class TraceStore:
     """Where traces live: begin a run's trace, read one back, list, verify."""
 
@@ -72,13 +74,12 @@ class TraceStore:
         self._fsync = fsync
         self._chain = chain
         self._made_day: Path | None = None
-        self._day_list: tuple[float, builtins.list[Path]] | None = None
 
     def begin(self, header: TraceHeader) -> TraceWriter:
         """Create the trace file for ``header.run_id`` and write its header; refuses a run id in use."""
         run_id = _check_run_id(header.run_id)
         sealed = seal_header(header)  # a bad header fails here, before any file exists
-        existing = self._find(run_id, self._known_days())
+        existing = self._find(run_id)
         if existing is not None:
             raise InputError(f"run {run_id} already has a trace at {existing}")
         created = sealed.created
@@ -150,13 +151,6 @@ class TraceStore:
         rows.sort(key=lambda row: (row[0], row[1].run_id))
         return [summary for _, summary in rows]
 
-    def _known_days(self) -> builtins.list[Path]:
-        """The day folders, listed at most every ``DAYS_TTL`` seconds (``begin`` checks each of them)."""
-        now = time.monotonic()
-        if self._day_list is None or now - self._day_list[0] > DAYS_TTL:
-            self._day_list = (now, builtins.list(self._days(None)))
-        return self._day_list[1]
-
     def day_folders(self) -> builtins.list[tuple[date, Path]]:
         """Every day folder (its UTC date and path), newest first."""
         out = []
@@ -165,9 +159,9 @@ class TraceStore:
             out.append((date(int(year), int(month), int(day)), folder))
         return out
 
-    def _find(self, run_id: str, days: Iterable[Path] | None = None) -> Path | None:
+    def _find(self, run_id: str) -> Path | None:
         name = f"{run_id}.jsonl"
-        for day in self._days(None) if days is None else days:
+        for day in self._days(None):
             candidate = day / name
             if candidate.is_file():
                 return candidate
@@ -201,7 +195,6 @@ class TraceStore:
         missing = [d for d in (self.root, day.parent.parent, day.parent, day) if not d.exists()]
         day.mkdir(parents=True, exist_ok=True)
         self._made_day = day
-        self._day_list = None  # a new day folder: list them again
         return missing
 
     def _relative(self, path: Path) -> str:
@@ -219,7 +212,7 @@ class TraceStore:
             events=footer.events,
             bytes=size,
         )
-        line = summary.model_dump_json().encode("utf-8") + b"\n"
+        line = _index_line(summary)
         with self.index_path.open("ab+") as index:
             # A kill may have torn the previous line: start on a fresh line so only that one is lost.
             if index.seek(0, os.SEEK_END) > 0:
@@ -227,6 +220,17 @@ class TraceStore:
                 if index.read(1) != b"\n":
                     line = b"\n" + line
             index.write(line)
+
+    def rewrite_index(self, keep: Callable[[TraceSummary], bool]) -> None:
+        """Rewrite the index with only the runs ``keep`` accepts: a new file, fsynced, renamed over the
+        old one. A line another process appends meanwhile may be lost; ``list`` then reads its file."""
+        kept = [summary for summary in self._read_index().values() if keep(summary)]
+        temporary = self.index_path.with_suffix(".jsonl.tmp")
+        with temporary.open("wb") as out:
+            out.writelines(_index_line(summary) for summary in kept)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, self.index_path)
 
     def _read_index(self, only: str | None = None) -> dict[str, TraceSummary]:
         """The index as run id -> summary; unreadable lines (a torn append) are skipped.
