@@ -9,14 +9,13 @@ digit. Every atom and sentence keeps absolute document offsets.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
 from typing import Literal
 
-from tools.tokenize import STOPWORDS_EN, STOPWORDS_ZH, index_tokens, words
+from tools.tokenize import STOPWORDS_EN, STOPWORDS_ZH, index_tokens, normalize, words
 
 ValueKind = Literal["percentage", "amount", "duration", "date", "count", "named", "polarity"]
 NUMERIC_KINDS: frozenset[ValueKind] = frozenset({"percentage", "amount", "duration", "date", "count"})
@@ -107,11 +106,6 @@ class Sentence:
     start: int
     end: int
     atoms: tuple[Atom, ...]
-
-
-def normalize(text: str) -> str:
-    """NFKC and lower case, as everywhere in the project."""
-    return unicodedata.normalize("NFKC", text).lower()
 
 
 _normalized_atom = lru_cache(maxsize=50_000)(normalize)  # atoms repeat: CJK characters, common words

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
-from policies.slots import slot_in_text
+from policies.slots import compact, slot_in_text
 from policies.types import Slot
-from tools.tokenize import index_tokens, is_cjk, normalize
+from tools.tokenize import index_tokens, is_cjk
 
 
 @lru_cache(maxsize=200_000)
@@ -20,10 +20,8 @@ def unit_terms(text: str) -> frozenset[str]:
     return frozenset(index_tokens(text))
 
 
-@lru_cache(maxsize=200_000)
-def unit_norm(text: str) -> str:
-    """One unit's text normalised, whitespace removed: the form slots and CJK terms are matched in."""
-    return "".join(normalize(text).split())
+# One unit's text in the form slots and CJK terms are matched in (``slots.compact``), once per unit.
+unit_norm = lru_cache(maxsize=200_000)(compact)
 
 
 def covered_terms(terms: Sequence[str], texts: Iterable[str]) -> frozenset[str]:

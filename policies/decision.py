@@ -10,8 +10,9 @@ from policies.config import Policy
 from policies.coverage import covered_terms, term_share, uncovered_slots
 from policies.question import Question
 from policies.selection import Checked
+from policies.slots import compact
 from policies.types import MissingPiece, SlotKind
-from tools.tokenize import index_tokens, normalize
+from tools.tokenize import index_tokens
 from tools.windows import units_of
 
 Status = Literal["answered", "insufficient_evidence", "conflicting_evidence"]
@@ -25,13 +26,13 @@ def _texts(items: Sequence[Checked]) -> list[str]:
 
 def reference_resolved(name: str, referrer: Checked, items: Sequence[Checked]) -> bool:
     """A reference is resolved when another window carries the named rule: in its title, path or text."""
-    wanted = "".join(normalize(name).split())
+    wanted = compact(name)
     terms = tuple(dict.fromkeys(index_tokens(name)))
     for item in items:
         if item is referrer:
             continue
         heads = [item.doc.title, *item.doc.sections[item.doc.units[item.window.first].section_id].path]
-        if any(wanted in "".join(normalize(h).split()) for h in heads):
+        if any(wanted in compact(h) for h in heads):
             return True
         if terms and term_share(terms, [*heads, *(u.text for u in units_of(item.window, item.doc))]) >= 0.8:
             return True
