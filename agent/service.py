@@ -20,7 +20,7 @@ from agent.controller import Controller
 from agent.llm_adjudicator import build_adjudicator
 from agent.outcome import Outcome, TraceRef
 from agent.replay import ConflictFactory, ReplayReport, replay
-from agent.runtime import ConflictCheck, Deps
+from agent.runtime import ConflictCheck, Deps, freeze_heap
 from policies.config import Policy
 from tools.errors import InputError
 from tools.llm_config import LLMConfig
@@ -107,6 +107,11 @@ class Service:
         """The latest committed snapshot (picks up ingests made by other processes)."""
         self.store.refresh()
         return self.store.snapshot()
+
+    def settle(self) -> None:
+        """For a long-running process: load the index now, then keep the collector off it."""
+        self.snapshot()
+        freeze_heap()
 
     def ask(
         self,

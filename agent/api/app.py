@@ -75,12 +75,10 @@ def _openapi_document(app: FastAPI) -> dict[str, Any]:
 
 def from_env() -> FastAPI:
     """The app of one uvicorn worker: opens its own store from the ``EVLOOP_SERVE_*`` environment."""
-    from agent.runtime import freeze_heap
     from agent.service import Service  # the worker's own import; keeps this module free of the store
 
     keys_path = os.environ.get(ENV_KEYS, "")
     limits = Limits(**json.loads(os.environ.get(ENV_LIMITS, "{}")))
     service = Service.open(Path(os.environ[ENV_INDEX]), question_chars=limits.question_chars)
-    service.snapshot()  # load the index, then keep the collector off it
-    freeze_heap()
+    service.settle()
     return create_app(service, Keyring.load(Path(keys_path)) if keys_path else None, limits)

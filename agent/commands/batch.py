@@ -8,7 +8,6 @@ from pathlib import Path
 from agent.commands.common import Subparsers, add_command, add_index_option, progress_bar, want_progress
 from agent.commands.session import add_policy_option, add_trace_options, open_service
 from agent.evaluate import answer_all, read_questions, write_jsonl
-from agent.runtime import freeze_heap
 
 DESCRIPTION = """\
 Answer every question of a questions.jsonl file (one JSON object a line with `id`, `question`, and
@@ -38,8 +37,7 @@ def register(subparsers: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     questions = read_questions(args.questions)
     service = open_service(args)
-    service.snapshot()  # load the index, then keep the collector off it
-    freeze_heap()
+    service.settle()
     try:
         with progress_bar(len(questions), enabled=want_progress(len(questions), args.no_progress)) as advance:
             count = write_jsonl(args.out, answer_all(service.ask, questions, advance))

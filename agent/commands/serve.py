@@ -13,7 +13,6 @@ from agent.api.app import ENV_INDEX, ENV_KEYS, ENV_LIMITS, create_app
 from agent.api.auth import Keyring
 from agent.api.limits import Limits
 from agent.commands.common import Subparsers, add_command, add_index_option, resolve_index, warn
-from agent.runtime import freeze_heap
 from agent.service import Service
 from tools.errors import InputError
 from tools.schema import DB_NAME
@@ -96,8 +95,7 @@ def run(args: argparse.Namespace) -> int:
     log_level = "warning" if args.quiet else "info"
     print(f"evloop: serving {index} on http://{host}:{args.port} ({_who(args.keys, keys)})", flush=True)
     if args.workers == 1:
-        service.snapshot()  # load the index, then keep the collector off it
-        freeze_heap()
+        service.settle()
         try:
             uvicorn.run(create_app(service, keys, limits), host=host, port=args.port, log_level=log_level)
         finally:
