@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import bm25s
-from common import EVAL_DIR, Row, percentile, print_table, ratio
+from common import EVAL_DIR, Row, percentile, print_table, ratio, usable_sets
 
 from tools.snapshot import Snapshot
 from tools.sources import collect
@@ -168,10 +168,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     print("$ " + shlex.join(sys.orig_argv))
     results: dict[str, dict[str, float]] = {}
-    for set_dir in args.sets:
-        if not (set_dir / "corpus.jsonl").is_file() or not (set_dir / "questions.jsonl").is_file():
-            print(f"skipped {set_dir}: no corpus.jsonl/questions.jsonl there")
-            continue
+    for set_dir in usable_sets(args.sets):
         results[set_dir.name] = _child(set_dir, args)
     if results:
         print_table(ROWS, results)

@@ -38,7 +38,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from common import EVAL_DIR, Row, percentile, print_table, ratio
+from common import EVAL_DIR, Row, percentile, print_table, ratio, usable_sets
 
 from agent.controller import Controller
 from agent.evaluate import read_questions
@@ -256,10 +256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     print("$ " + shlex.join(sys.orig_argv))
     results: dict[str, dict[str, float]] = {}
-    for set_dir in args.sets:
-        if not (set_dir / "corpus.jsonl").is_file() or not (set_dir / "questions.jsonl").is_file():
-            print(f"skipped {set_dir}: no corpus.jsonl/questions.jsonl there")
-            continue
+    for set_dir in usable_sets(args.sets):
         results[set_dir.name] = measure(set_dir, args.rounds, args.warmup, args.max_questions)
     if results:
         print_table(ROWS, results)

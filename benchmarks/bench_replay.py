@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from common import EVAL_DIR, Row, percentile, print_table, ratio
+from common import EVAL_DIR, Row, percentile, print_table, ratio, usable_sets
 
 from agent.evaluate import answer_all, read_questions, write_jsonl
 from agent.replay import replay
@@ -150,10 +150,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("$ " + shlex.join(sys.orig_argv))
     results: dict[str, dict[str, float]] = {}
     divergences: dict[str, list[str]] = {}
-    for set_dir in args.sets:
-        if not (set_dir / "corpus.jsonl").is_file() or not (set_dir / "questions.jsonl").is_file():
-            print(f"skipped {set_dir}: no corpus.jsonl/questions.jsonl there")
-            continue
+    for set_dir in usable_sets(args.sets):
         results[set_dir.name], divergences[set_dir.name] = measure(set_dir, args.max_questions, args.show)
     if results:
         print_table(ROWS, results)

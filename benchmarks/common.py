@@ -13,6 +13,17 @@ Cell = Callable[[dict[str, float]], str]
 Row = tuple[str, Cell, str]
 
 
+def usable_sets(sets: Sequence[Path]) -> list[Path]:
+    """The set folders holding corpus.jsonl and questions.jsonl; says which it skips and why."""
+    found = []
+    for set_dir in sets:
+        if (set_dir / "corpus.jsonl").is_file() and (set_dir / "questions.jsonl").is_file():
+            found.append(set_dir)
+        else:
+            print(f"skipped {set_dir}: no corpus.jsonl/questions.jsonl there")
+    return found
+
+
 def percentile(samples: Sequence[float], q: float) -> float:
     """Nearest-rank percentile (``q`` in 0..1); NaN for no samples."""
     if not samples:
