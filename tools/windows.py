@@ -12,7 +12,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from tools.types import Hit, ParsedDocument, Section, Unit
+from tools.types import Hit, ParsedDocument, Unit
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,12 +128,6 @@ def section_chars(doc: ParsedDocument, section_id: int) -> int:
 def section_path(doc: ParsedDocument, section_id: int) -> tuple[str, ...]:
     """Heading titles from the top of the document down to the section."""
     return doc.sections[section_id].path
-
-
-def parent_of(doc: ParsedDocument, section_id: int) -> Section | None:
-    """The enclosing section, or None for the root."""
-    parent = doc.sections[section_id].parent_id
-    return None if parent is None else doc.sections[parent]
 
 
 def overlaps_or_touches(a: Window, b: Window) -> bool:

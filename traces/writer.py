@@ -88,11 +88,6 @@ class TraceWriter:
         return self._path
 
     @property
-    def last_hash(self) -> str:
-        """The hash of the last record written: the footer's once finished."""
-        return self._last_hash
-
-    @property
     def finished(self) -> bool:
         """True once the footer is written."""
         return self._footer is not None
@@ -148,7 +143,6 @@ class TraceWriter:
         finally:
             self._file.close()  # even when fsync fails: nothing may follow the footer
         self._footer = footer
-        self._last_hash = footer.hash
         if self._on_finish is not None:
             self._on_finish(self._path, self._header, footer, self._bytes)
         return footer.hash
