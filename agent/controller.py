@@ -75,6 +75,8 @@ class Controller:
         self.policy = policy or Policy()
         self.conflict_check = conflict_check or default_conflict_check(self.policy)
         self.deps = deps or Deps()
+        # runners-up are regrown from their seeds under this tighter budget (see ``runners_up``)
+        self._tight = replace(self.policy, window_budget=self.policy.runner_budget, parent_free_chars=0)
 
     def ask(
         self,
@@ -173,12 +175,13 @@ class Controller:
         ranked = rank(run.items)
         if not self.policy.runner_budget or self.policy.mode != "adaptive":
             return ranked[: self.policy.lead_windows]  # the ablation modes hand back whole windows only
-        tight = replace(self.policy, window_budget=self.policy.runner_budget, parent_free_chars=0)
         lead, rest = (
             ranked[: self.policy.lead_windows],
             ranked[self.policy.lead_windows : self.policy.max_windows],
         )
-        regrown = [Grower(run.question, c.doc, c.best, tight, _quiet).grow(seeds_of(c.window)) for c in rest]
+        regrown = [
+            Grower(run.question, c.doc, c.best, self._tight, _quiet).grow(seeds_of(c.window)) for c in rest
+        ]
         return [*lead, *regrown]
 
     def check(self, run: Run) -> tuple[list[Checked], list[MissingPiece]]:
