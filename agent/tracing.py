@@ -79,7 +79,7 @@ def header(
         run_id=run_id,
         created_at=utc_timestamp(deps.now()),
         code_version=code_version(),
-        policy=dict(policy_json),  # a copy: the cached record stays as it was
+        policy=policy_json,  # validation copies it: the cached record stays as it was
         policy_hash=policy_hash,
         corpus=CorpusInfo(generation=snapshot.generation, fingerprint=snapshot.fingerprint),
         question=question,
