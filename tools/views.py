@@ -11,7 +11,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -76,24 +76,25 @@ def load_view(conn: sqlite3.Connection, generation: int) -> tuple[CorpusView, li
     return view, tokens
 
 
-def read_version_info(conn: sqlite3.Connection, doc_id: str, version: str) -> VersionInfo:
-    """Title, ACL and hash of one stored version; NotFoundError if the store has no such version."""
+def _version_row(conn: sqlite3.Connection, doc_id: str, version: str, columns: str) -> tuple[Any, ...]:
+    """``columns`` of one stored version's row; NotFoundError if the store has no such version."""
     row = conn.execute(
-        "SELECT title, acl, sha256 FROM versions WHERE doc_id = ? AND version = ?", (doc_id, version)
+        f"SELECT {columns} FROM versions WHERE doc_id = ? AND version = ?", (doc_id, version)
     ).fetchone()
     if row is None:
         raise NotFoundError(f"no document {doc_id!r} version {version!r} in the store")
-    return VersionInfo(doc_id, version, row[0], tuple(json.loads(row[1])), row[2])
+    return tuple(row)
+
+
+def read_version_info(conn: sqlite3.Connection, doc_id: str, version: str) -> VersionInfo:
+    """Title, ACL and hash of one stored version; NotFoundError if the store has no such version."""
+    title, acl, sha256 = _version_row(conn, doc_id, version, "title, acl, sha256")
+    return VersionInfo(doc_id, version, title, tuple(json.loads(acl)), sha256)
 
 
 def read_parsed(conn: sqlite3.Connection, doc_id: str, version: str) -> ParsedDocument:
     """A stored version rebuilt from its rows (not re-parsed): exactly what was indexed."""
-    row = conn.execute(
-        "SELECT title, format, text FROM versions WHERE doc_id = ? AND version = ?", (doc_id, version)
-    ).fetchone()
-    if row is None:
-        raise NotFoundError(f"no document {doc_id!r} version {version!r} in the store")
-    title, fmt, text = row
+    title, fmt, text = _version_row(conn, doc_id, version, "title, format, text")
     key = (doc_id, version)
     sections = tuple(
         Section(sid, parent, level, stitle, start, end, tuple(json.loads(path)))
