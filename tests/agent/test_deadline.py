@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from agent.api import Limits
 from agent.controller import Controller
 from agent.runtime import Deps
-from agent.service import Service
+from agent.service import MAX_QUESTION_CHARS, Service
 from policies.config import Policy
 from tests.agent.api_support import PUBLIC, api_client, open_sample
 from tools.errors import DeadlineExceeded, InputError
@@ -75,3 +76,7 @@ def test_the_service_limit_on_question_length_is_configurable(tmp_path: Path) ->
             Service(store, question_chars=10).ask("x" * 11)
     finally:
         store.close()
+
+
+def test_the_servers_default_question_limit_is_the_services() -> None:
+    assert Limits().question_chars == MAX_QUESTION_CHARS
