@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 from itertools import combinations
+
+from cydifflib import SequenceMatcher  # difflib's algorithm compiled: the same matches, faster
 
 from policies.conflict_values import Atom, Sentence, sentences, terms_in
 from policies.types import EvidenceView
@@ -81,7 +82,8 @@ def similar(
         return False
     if 2 * (lcount & rcount).total() < threshold * size:
         return False
-    return SequenceMatcher(None, left, right, autojunk=False).ratio() >= threshold
+    ratio: float = SequenceMatcher(None, left, right, autojunk=False).ratio()
+    return ratio >= threshold
 
 
 def share_context(left: Text, right: Text) -> bool:

@@ -1,7 +1,8 @@
 """Conflict candidates: pairs of evidence windows that give different values for what the question asks.
 
 The signal is narrow on purpose, because a false conflict costs an answer. Two windows are aligned
-atom by atom (``difflib``); a place where they differ is a candidate only when
+atom by atom (difflib's matching, compiled: ``cydifflib``); a place where they differ is a candidate
+only when
 
 - both sides are short values of one kind (a number with its unit, a date, a name, a yes/no) that
   the question asks for ("多少" a number, "when" a date, "who" a name);
