@@ -14,8 +14,9 @@ from functools import lru_cache
 from typing import Literal
 
 from policies import boundary
+from policies.answer_type import window_states
 from policies.config import Policy
-from policies.coverage import term_share, uncovered_slots
+from policies.coverage import covered_terms, term_share, uncovered_slots
 from policies.question import Question
 from policies.relevance import bm25_relevance
 from policies.types import MissingKind, Slot
@@ -155,7 +156,8 @@ def window_references(doc: ParsedDocument, window: Window) -> tuple[str, ...]:
 def check_window(
     question: Question, window: Window, doc: ParsedDocument, best_score: float, policy: Policy
 ) -> WindowCheck:
-    """Score a window: relevance, term coverage, slot coverage and boundary completeness."""
+    """Score a window: relevance, term coverage, slot coverage and boundary completeness, less a
+    penalty when the question asks for a value (a date, an amount) that the window does not state."""
     texts = [u.text for u in units_of(window, doc)]
     seed_best = max((h.score for h in window.seeds), default=0.0)
     relevance = bm25_relevance(seed_best, best_score)
@@ -170,5 +172,9 @@ def check_window(
         + policy.w_slots * slot_cov
         + policy.w_boundary * boundary
     )
+    if question.asks:
+        about = [bool(covered_terms(question.terms, (t,))) for t in texts]
+        if not window_states(question.asks, question.own_numbers, texts, about):
+            score -= policy.answer_type_penalty
     refs = window_references(doc, window)
     return WindowCheck(relevance, coverage, slot_cov, boundary, round(score, 6), gaps, missing_slots, refs)

@@ -13,6 +13,9 @@ from typing import Literal
 
 Mode = Literal["seed", "window", "parent", "adaptive"]
 MODES: tuple[Mode, ...] = ("seed", "window", "parent", "adaptive")
+# Rules added after traces were first recorded, with the value that turns each off: a recorded
+# policy without the field ran without the rule, and replays without it.
+ADDED_LATER: dict[str, object] = {"answer_type_penalty": 0.0}
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +42,7 @@ class Policy:
     w_slots: float = 0.25
     w_boundary: float = 0.15
     gap_penalty: float = 0.25
+    answer_type_penalty: float = 0.1  # a window that states no value of the kind the question asks for
     # decision
     min_coverage: float = 0.5
     window_keep_ratio: float = 0.8
@@ -72,9 +76,12 @@ class Policy:
 
     @classmethod
     def from_dict(cls, data: dict[str, object]) -> Policy:
-        """Rebuild a recorded policy; unknown keys are rejected so a replay never runs on guesses."""
+        """Rebuild a recorded policy; unknown keys are rejected so a replay never runs on guesses.
+
+        A field the record lacks because its rule came later (``ADDED_LATER``) is read as off.
+        """
         known = {f.name for f in fields(cls)}
         unknown = set(data) - known
         if unknown:
             raise ValueError(f"unknown policy fields: {sorted(unknown)}")
-        return cls(**data)  # type: ignore[arg-type]
+        return cls(**{**ADDED_LATER, **data})  # type: ignore[arg-type]

@@ -223,6 +223,11 @@ def _has_number(norm: str) -> bool:
     return norm[0].isdigit() or zh_numeral(norm) is not None
 
 
+def is_number_part(norm: str) -> bool:
+    """An atom a written number is made of: digits, a numeral, a unit, a month, a separator."""
+    return _has_number(norm) or norm in _NUMBER_PARTS
+
+
 def _is_number(norms: Sequence[str]) -> bool:
     """A span of numbers and what goes with them (units, months, separators), with a number in it."""
     return any(_has_number(n) for n in norms) and all(_has_number(n) or n in _NUMBER_PARTS for n in norms)

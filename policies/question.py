@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from policies.answer_type import asked_values, own_numbers
+from policies.conflict_values import ValueKind
 from policies.relevance import content_terms
 from policies.slots import extract_slots, key_phrases
 from policies.types import Slot
@@ -19,6 +21,8 @@ class Question:
     terms: tuple[str, ...]
     phrases: tuple[str, ...]
     weights: tuple[float, ...] = ()
+    asks: frozenset[ValueKind] = frozenset()  # numeric kinds of value asked for (policies.answer_type)
+    own_numbers: frozenset[str] = frozenset()
 
 
 Spell = Callable[[Sequence[str]], Sequence[str]]
@@ -38,4 +42,6 @@ def analyse(text: str, weigh: Weigh | None = None, spell: Spell | None = None) -
         terms,
         key_phrases(text),
         tuple(weights.get(t, 1.0) for t in terms) if weights else (),
+        asked_values(text),
+        own_numbers(text),
     )

@@ -1,0 +1,101 @@
+"""Whether a passage states the kind of value a question asks for.
+
+"2020年美网开始时间" asks for a date; of two passages on the 2020 US Open, the one that states a
+date for it ("8月31日开赛") answers and the one that only mentions the tournament does not. The
+check is narrow: it applies only when the question names a numeric kind (a date, an amount, a
+duration, a percentage, a count) and not when it may ask for anything ("什么" alone) or for a
+procedure (a how-to). A unit states the asked value when
+
+- it holds a number of an asked kind, with its unit ("8月31日", "$3.2 billion", "30 days");
+- that number is not one of the question's own ("2020" in "2020年美网" is the scope, not the answer);
+- it says something besides the value (a bare date line "Aug 23, 2020 ..." is metadata);
+- it names at least one of the question's content terms, or its neighbour does (read by the caller).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+
+from policies.conflict_values import (
+    ALL_KINDS,
+    NUMERIC_KINDS,
+    Atom,
+    ValueKind,
+    asked_kinds,
+    atoms,
+    is_number_part,
+    number_kind,
+)
+
+WHEN: frozenset[ValueKind] = frozenset({"date", "count"})  # what ``asked_kinds`` gives for "when"
+# Atoms besides the values: "Aug 23, 2020 ..." alone states nothing; "高级 | 200元" does.
+MIN_STATEMENT_ATOMS = 2
+_UNIT_WORD_ATOMS = 3  # a unit word after the number may be three CJK atoms: "7个" + "工作日"
+# Sentence ends, and the "..." of a clipped snippet; a table row's cells ("高级 | 200元") stay one statement.
+_SENTENCE_END_RE = re.compile(r"[。！？!?；;]+|\.{3}|…+|\n+")
+_DIGITS_RE = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def asked_values(question: str) -> frozenset[ValueKind]:
+    """The numeric kinds a question asks for; empty when it asks for none, or may ask for any."""
+    kinds = asked_kinds(question)
+    if kinds == ALL_KINDS:
+        return frozenset()
+    if kinds & NUMERIC_KINDS == WHEN:
+        return frozenset({"date"})  # "when" may be answered by a bare year, which reads as a date too
+    return kinds & NUMERIC_KINDS
+
+
+def own_numbers(question: str) -> frozenset[str]:
+    """The numbers the question itself writes (its scope: a year, a model's number)."""
+    return frozenset(m.group().replace(",", "") for m in _DIGITS_RE.finditer(question))
+
+
+@lru_cache(maxsize=200_000)
+def stated_values(text: str) -> tuple[tuple[ValueKind, frozenset[str]], ...]:
+    """Each number the unit's sentences state, with its unit words: its kind and its digits.
+
+    A sentence that says too little besides its numbers (a date line) states nothing.
+    """
+    return tuple(value for piece in _SENTENCE_END_RE.split(text) for value in _sentence_values(atoms(piece)))
+
+
+def _sentence_values(sentence: Sequence[Atom]) -> list[tuple[ValueKind, frozenset[str]]]:
+    """The numbers of one sentence (a run of number atoms with its units); none if it says little else."""
+    norms = [a.norm for a in sentence]
+    values: list[tuple[ValueKind, frozenset[str]]] = []
+    i, besides = 0, 0
+    while i < len(norms):
+        if not norms[i][0].isdigit():
+            besides += norms[i].isalnum()  # a unit right after a number went with it
+            i += 1
+            continue
+        j = i
+        while j < len(norms) and is_number_part(norms[j]):
+            j += 1
+        run = norms[i:j]
+        digits = frozenset(n.replace(",", "") for n in run if n[0].isdigit())
+        values.append((number_kind(run, norms[j : j + _UNIT_WORD_ATOMS]), digits))
+        i = j
+    return values if besides >= MIN_STATEMENT_ATOMS else []
+
+
+def states(kinds: frozenset[ValueKind], own: frozenset[str], text: str) -> bool:
+    """True when the unit states a value of an asked kind that is not one of the question's numbers."""
+    return any(kind in kinds and not digits <= own for kind, digits in stated_values(text))
+
+
+def window_states(
+    kinds: frozenset[ValueKind], own: frozenset[str], texts: Sequence[str], about: Sequence[bool]
+) -> bool:
+    """True when a unit about the question (``about``), or one right beside it, states an asked value.
+
+    A value far from every unit that names the question's subject is a value of something else.
+    """
+    for i, text in enumerate(texts):
+        near = about[i] or (i > 0 and about[i - 1]) or (i + 1 < len(texts) and about[i + 1])
+        if near and states(kinds, own, text):
+            return True
+    return False
