@@ -13,7 +13,7 @@ from policies.selection import Checked
 from policies.slots import compact
 from policies.types import MissingPiece, SlotKind
 from tools.tokenize import index_tokens
-from tools.windows import units_of
+from tools.windows import char_count, units_of, with_units
 
 Status = Literal["answered", "insufficient_evidence", "conflicting_evidence"]
 
@@ -100,16 +100,28 @@ def _reference_pieces(items: Sequence[Checked]) -> list[MissingPiece]:
     return pieces
 
 
-def _gap_pieces(items: Sequence[Checked]) -> list[MissingPiece]:
+def _gap_pieces(items: Sequence[Checked], policy: Policy) -> list[MissingPiece]:
+    """Blocking gaps left in the evidence, at the unit that would close each.
+
+    ``budget_exhausted`` when that unit does not fit the window budget; otherwise the gap's own kind
+    (a cut sentence, a missing scope, an orphan row or item): the unit was in reach but reading it
+    made the window no more complete (it is cut too), or the mode does not slide.
+    """
     pieces = []
     for item in items:
         for gap in item.check.gaps:
             if gap.kind in BLOCKING_GAPS and gap.target is not None:
                 unit = item.doc.units[gap.target]
+                fits = char_count(with_units(item.window, (gap.target,)), item.doc) <= policy.window_budget
+                kind, why = (
+                    (gap.kind, "is still open")
+                    if fits
+                    else ("budget_exhausted", "did not fit the window budget")
+                )
                 pieces.append(
                     MissingPiece(
-                        "budget_exhausted",
-                        f"{gap.kind}: {gap.detail} did not fit the window budget",
+                        kind,
+                        f"{gap.kind}: {gap.detail} {why}",
                         doc_id=item.window.doc_id,
                         version=item.window.version,
                         start=unit.start,
@@ -126,7 +138,7 @@ def missing_pieces(question: Question, items: Sequence[Checked], policy: Policy)
         return pieces
     # runners-up are extra reading; only the lead windows must be whole
     lead = items[: policy.lead_windows]
-    return [*_slot_pieces(question, items, policy), *_reference_pieces(lead), *_gap_pieces(lead)]
+    return [*_slot_pieces(question, items, policy), *_reference_pieces(lead), *_gap_pieces(lead, policy)]
 
 
 # Uncovered slots worth a second recall: names (a model number, a clause id, a quoted title, a key

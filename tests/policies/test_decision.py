@@ -191,12 +191,21 @@ def test_status_puts_a_conflict_first_then_anything_missing(
     assert status_of(missing, conflict) == status
 
 
-def test_a_blocking_gap_left_in_the_evidence_is_reported_as_budget_exhausted_at_the_missing_unit() -> None:
+def test_a_blocking_gap_in_reach_is_reported_as_itself_at_the_missing_unit() -> None:
     question = analyse("高级的价格")  # the row covers one of its two terms: relevant enough
     doc = _doc(
         "price", "| 套餐 | 价格 |\n| --- | --- |\n| 基础 | 100元 |\n| 高级 | 200元 |\n", fmt="markdown"
     )
     (piece,) = missing_pieces(question, [_item(question, doc, 2)], Policy())
+    assert (piece.kind, piece.start, piece.end) == ("orphan_row", doc.units[0].start, doc.units[0].end)
+
+
+def test_a_blocking_gap_whose_unit_does_not_fit_the_budget_is_reported_as_budget_exhausted() -> None:
+    question = analyse("高级的价格")
+    doc = _doc(
+        "price", "| 套餐 | 价格 |\n| --- | --- |\n| 基础 | 100元 |\n| 高级 | 200元 |\n", fmt="markdown"
+    )
+    (piece,) = missing_pieces(question, [_item(question, doc, 2)], Policy(window_budget=12))
     assert (piece.kind, piece.start, piece.end) == ("budget_exhausted", doc.units[0].start, doc.units[0].end)
 
 
