@@ -26,7 +26,12 @@ QUESTION_WORDS_EN: frozenset[str] = frozenset(
     "how what which who whom whose when where why can could would should may might must shall "
     "please explain tell know want need able possible s t am any some not no also just through via "
     # help-desk framing: "how do I fix the X issue" asks about X
-    "fix fixing solve resolve issue issues problem problems trouble help".split()
+    "fix fixing solve resolve issue issues problem problems trouble help "
+    # "what does X mean", "explain briefly", "what types of things can X do": the framing, not X
+    "mean means meaning brief briefly particular specific thing things type types kind kinds sort "
+    "different exactly actually basically about "
+    # what is left of a contraction once its "'t" is split off ("don't" -> "don")
+    "don doesn didn isn aren wasn weren won wouldn couldn shouldn".split()
 )
 # One BM25 unit below this score is "half relevant"; typical top scores on the help-centre sets
 # (Chinese and English, sentence units) sit between 4 and 10, median about 5.5.

@@ -19,6 +19,9 @@ CONTENT_TERMS = [
     ("How do I reset the sound?", ("reset", "sound")),
     ("Please explain how to adjust HDMI black level", ("adjust", "hdmi", "black", "level")),
     ("退款退款怎么退款", ("退款",)),
+    ("What does Remote Support mean?", ("remot", "support")),
+    ("I don't know about Ambient Mode. Can you explain briefly?", ("ambient", "mode")),
+    ("What types of things can I do in Ambient Mode?", ("ambient", "mode")),
 ]
 
 
