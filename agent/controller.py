@@ -186,10 +186,12 @@ class Controller:
 
     def check(self, run: Run) -> tuple[list[Checked], list[MissingPiece]]:
         """Select the evidence (windows resolving its references first) and list what it still lacks."""
-        selected = select(self.runners_up(run), self.policy)
+        selected = select(self.runners_up(run), self.policy, factoid=run.question.factoid)
         pinned = pinned_for_references(selected, run.items)
         if pinned:
-            selected = select(run.items, self.policy, pinned=(*selected[:1], *pinned))
+            selected = select(
+                run.items, self.policy, pinned=(*selected[:1], *pinned), factoid=run.question.factoid
+            )
         missing = missing_pieces(run.question, selected, self.policy)
         run.recorder.record("checked", events.checked(selected, missing))
         return selected, missing

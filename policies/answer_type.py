@@ -48,6 +48,12 @@ def asked_values(question: str) -> frozenset[ValueKind]:
     return kinds & NUMERIC_KINDS
 
 
+def is_factoid(question: str) -> bool:
+    """True when the question asks for a fact (a number, a date, a name), not a procedure or a yes/no."""
+    kinds = asked_kinds(question)
+    return kinds != ALL_KINDS and bool(kinds & (NUMERIC_KINDS | {"named"}))
+
+
 def own_numbers(question: str) -> frozenset[str]:
     """The numbers the question itself writes (its scope: a year, a model's number)."""
     return frozenset(m.group().replace(",", "") for m in _DIGITS_RE.finditer(question))

@@ -15,7 +15,7 @@ Mode = Literal["seed", "window", "parent", "adaptive"]
 MODES: tuple[Mode, ...] = ("seed", "window", "parent", "adaptive")
 # Rules added after traces were first recorded, with the value that turns each off: a recorded
 # policy without the field ran without the rule, and replays without it.
-ADDED_LATER: dict[str, object] = {"answer_type_penalty": 0.0}
+ADDED_LATER: dict[str, object] = {"answer_type_penalty": 0.0, "fill_chars": 0}
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +46,8 @@ class Policy:
     # decision
     min_coverage: float = 0.5
     window_keep_ratio: float = 0.8
+    fill_ratio: float = 0.5  # a factoid question also reads windows this close to the best ...
+    fill_chars: int = 500  # ... while its evidence is shorter than this (policies.selection.select)
     # conflict check: windows close to the best are read too, so both sides of a disagreement are seen
     conflict_pool_ratio: float = 0.3
     conflict_pool_max: int = 8

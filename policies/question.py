@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from policies.answer_type import asked_values, own_numbers
+from policies.answer_type import asked_values, is_factoid, own_numbers
 from policies.conflict_values import ValueKind
 from policies.relevance import content_terms
 from policies.slots import extract_slots, key_phrases
@@ -23,6 +23,7 @@ class Question:
     weights: tuple[float, ...] = ()
     asks: frozenset[ValueKind] = frozenset()  # numeric kinds of value asked for (policies.answer_type)
     own_numbers: frozenset[str] = frozenset()
+    factoid: bool = False
 
 
 Spell = Callable[[Sequence[str]], Sequence[str]]
@@ -44,4 +45,5 @@ def analyse(text: str, weigh: Weigh | None = None, spell: Spell | None = None) -
         tuple(weights.get(t, 1.0) for t in terms) if weights else (),
         asked_values(text),
         own_numbers(text),
+        is_factoid(text),
     )

@@ -33,20 +33,28 @@ def rank(items: Sequence[Checked]) -> list[Checked]:
     return sorted(items, key=key)
 
 
-def select(items: Sequence[Checked], policy: Policy, pinned: Sequence[Checked] = ()) -> list[Checked]:
+def select(
+    items: Sequence[Checked], policy: Policy, pinned: Sequence[Checked] = (), factoid: bool = False
+) -> list[Checked]:
     """The best windows whose score is close to the best one, until the outcome budget or window count.
 
-    ``pinned`` windows (those that resolve a reference the kept evidence makes) are kept first.
+    ``pinned`` windows (those that resolve a reference the kept evidence makes) are kept first. For
+    a ``factoid`` question (one asking for a number, a date or a name) windows down to ``fill_ratio``
+    of the best are read too while the evidence is under ``fill_chars``: a fact sits in one short
+    sentence, and of several short passages on the subject any one may be the one that states it;
+    a procedure sits in one place, and more passages are only noise.
     """
     ranked = rank(items)
     if not ranked:
         return []
-    floor = ranked[0].check.score * policy.window_keep_ratio
+    best = ranked[0].check.score
     chosen: list[Checked] = []
     used = 0
     for item in [*pinned, *[r for r in ranked if r not in pinned]]:
         size = char_count(item.window, item.doc)
-        if chosen and (item not in pinned and item.check.score < floor):
+        close = item.check.score >= best * policy.window_keep_ratio
+        fills = factoid and item.check.score >= best * policy.fill_ratio and used + size <= policy.fill_chars
+        if chosen and item not in pinned and not (close or fills):
             continue
         if chosen and (used + size > policy.outcome_budget or len(chosen) >= policy.max_windows):
             continue

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from policies.answer_type import asked_values, own_numbers, stated_values, states, window_states
+from policies.answer_type import asked_values, is_factoid, own_numbers, stated_values, states, window_states
 from policies.completeness import check_window
 from policies.config import Policy
 from policies.question import analyse
@@ -27,6 +27,21 @@ from tools.windows import Window
 )
 def test_asked_values_are_the_numeric_kinds_a_question_names(question: str, kinds: set[str]) -> None:
     assert asked_values(question) == frozenset(kinds)
+
+
+@pytest.mark.parametrize(
+    ("question", "factoid"),
+    [
+        ("2020年美网开始时间", True),
+        ("谁刺杀了林肯？", True),
+        ("How many days does a refund take?", True),
+        ("如何设置考勤组？", False),  # a procedure
+        ("可以关掉蓝牙打卡吗？", False),  # a yes/no
+        ("什么是极速打卡？", False),  # may ask for anything
+    ],
+)
+def test_a_factoid_question_asks_for_a_number_a_date_or_a_name(question: str, factoid: bool) -> None:
+    assert is_factoid(question) is factoid
 
 
 def test_own_numbers_are_the_numbers_the_question_writes() -> None:
@@ -84,8 +99,9 @@ def test_a_how_to_question_is_scored_without_the_answer_type() -> None:
     assert with_value == pytest.approx(without)
 
 
-def test_a_policy_recorded_before_the_answer_type_rule_replays_without_it() -> None:
+def test_a_policy_recorded_before_the_answer_type_rules_replays_without_them() -> None:
     recorded = Policy().as_dict()
-    del recorded["answer_type_penalty"]
+    del recorded["answer_type_penalty"], recorded["fill_chars"]
     assert Policy.from_dict(recorded).answer_type_penalty == 0.0
+    assert Policy.from_dict(recorded).fill_chars == 0
     assert Policy.from_dict(Policy().as_dict()) == Policy()

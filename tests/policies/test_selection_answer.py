@@ -98,6 +98,27 @@ def test_select_keeps_pinned_windows_first_even_below_the_floor(filler: ParsedDo
     assert _firsts(select([best, weak], SELECT, pinned=[weak])) == [6, 0]
 
 
+FILL = replace(SELECT, fill_ratio=0.4, fill_chars=40)
+
+
+def test_a_factoid_question_also_reads_a_weaker_window_while_its_evidence_is_short(
+    filler: ParsedDocument,
+) -> None:
+    items = [_scored(filler, 0.9, 0), _scored(filler, 0.5, 4)]  # below 0.54, above 0.9 * 0.4 = 0.36
+    assert _firsts(select(items, FILL, factoid=True)) == [0, 4]  # 19 + 19 characters <= 40
+    assert _firsts(select(items, FILL)) == [0]  # a how-to question does not
+
+
+def test_a_factoid_question_stops_filling_at_fill_chars(filler: ParsedDocument) -> None:
+    items = [_scored(filler, 0.9, 0), _scored(filler, 0.5, 4), _scored(filler, 0.45, 8)]
+    assert _firsts(select(items, FILL, factoid=True)) == [0, 4]  # a third would make 57 > 40
+
+
+def test_a_factoid_question_does_not_read_windows_below_the_fill_ratio(filler: ParsedDocument) -> None:
+    items = [_scored(filler, 0.9, 0), _scored(filler, 0.3, 4)]
+    assert _firsts(select(items, FILL, factoid=True)) == [0]
+
+
 def test_select_of_nothing_is_nothing() -> None:
     assert select([], SELECT) == []
 
