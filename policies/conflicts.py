@@ -134,16 +134,38 @@ def _candidates(
     lnorms, rnorms = [a.norm for a in left.atoms], [a.norm for a in right.atoms]
     if (Counter(lnorms) & Counter(rnorms)).total() < rules.min_context:
         return  # too few shared atoms for any difference to sit inside one common statement
-    differing = [
-        r
-        for r in regions(lnorms, rnorms, rules.merge_gap)
-        if _key(r, lnorms, rnorms)[0] != _key(r, lnorms, rnorms)[1]
-    ]
-    for region in differing:
-        if _is_lone(region, differing, left, right) and _has_context(region, len(lnorms), len(rnorms), rules):
-            candidate = _classify(region, left, right, asked, rules)
+    differing = _differences(left, right, lnorms, rnorms, rules)
+    for diff in differing:
+        if _has_context(diff.region, len(lnorms), len(rnorms), rules) and _is_lone(diff, differing):
+            candidate = _classify(diff.region, left, right, asked, rules)
             if candidate is not None:
                 yield candidate
+
+
+@dataclass(frozen=True, slots=True)
+class _Difference:
+    """A differing region with its values (canonical) and the sentences it touches on either side."""
+
+    region: Region
+    key: tuple[str, str]
+    left: frozenset[int]
+    right: frozenset[int]
+
+
+def _differences(
+    left: Text, right: Text, lnorms: list[str], rnorms: list[str], rules: ConflictRules
+) -> list[_Difference]:
+    """Regions where the two texts say different values (not one value written two ways)."""
+    out = []
+    for region in regions(lnorms, rnorms, rules.merge_gap):
+        key = _key(region, lnorms, rnorms)
+        if key[0] != key[1]:
+            touched = (
+                _sentences_touched(left, region.i1, region.i2),
+                _sentences_touched(right, region.j1, region.j2),
+            )
+            out.append(_Difference(region, key, *touched))
+    return out
 
 
 def _key(region: Region, lnorms: list[str], rnorms: list[str]) -> tuple[str, str]:
@@ -151,24 +173,17 @@ def _key(region: Region, lnorms: list[str], rnorms: list[str]) -> tuple[str, str
     return canonical(lnorms[region.i1 : region.i2]), canonical(rnorms[region.j1 : region.j2])
 
 
-def _sentences_touched(text: Text, start: int, end: int) -> set[int]:
+def _sentences_touched(text: Text, start: int, end: int) -> frozenset[int]:
     """Sentences a span of atoms lies in; an empty span (the other side inserted text) lies in none."""
-    return {text.sentence_of[i] for i in range(start, end)}
+    return frozenset(text.sentence_of[start:end])
 
 
-def _is_lone(region: Region, regions: list[Region], left: Text, right: Text) -> bool:
+def _is_lone(diff: _Difference, differing: list[_Difference]) -> bool:
     """True when nothing else differs in the region's sentences (a repeat of the same two values aside)."""
-    lnorms, rnorms = [a.norm for a in left.atoms], [a.norm for a in right.atoms]
-    own = _key(region, lnorms, rnorms)
-    mine = (_sentences_touched(left, region.i1, region.i2), _sentences_touched(right, region.j1, region.j2))
-    for other in regions:
-        if other is region or _key(other, lnorms, rnorms) == own:
-            continue
-        if mine[0] & _sentences_touched(left, other.i1, other.i2):
-            return False
-        if mine[1] & _sentences_touched(right, other.j1, other.j2):
-            return False
-    return True
+    return not any(
+        other is not diff and other.key != diff.key and (diff.left & other.left or diff.right & other.right)
+        for other in differing
+    )
 
 
 def _has_context(region: Region, left_len: int, right_len: int, rules: ConflictRules) -> bool:
