@@ -10,6 +10,9 @@ procedure (a how-to). A unit states the asked value when
 - that number is not one of the question's own ("2020" in "2020年美网" is the scope, not the answer);
 - it says something besides the value (a bare date line "Aug 23, 2020 ..." is metadata);
 - it names at least one of the question's content terms, or its neighbour does (read by the caller).
+
+``is_factoid`` tells a question that asks for a fact (a number, a date, a name) from one that asks
+for a procedure or a yes/no: selection reads a few more short passages for the first kind.
 """
 
 from __future__ import annotations
