@@ -17,13 +17,13 @@ for a procedure or a yes/no: selection reads a few more short passages for the f
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from functools import lru_cache
 
 from policies.conflict_values import (
     ALL_KINDS,
     NUMERIC_KINDS,
+    STATEMENT_END_RE,
     Atom,
     ValueKind,
     asked_kinds,
@@ -36,9 +36,6 @@ WHEN: frozenset[ValueKind] = frozenset({"date", "count"})  # what ``asked_kinds`
 # Atoms besides the values: "Aug 23, 2020 ..." alone states nothing; "高级 | 200元" does.
 MIN_STATEMENT_ATOMS = 2
 _UNIT_WORD_ATOMS = 3  # a unit word after the number may be three CJK atoms: "7个" + "工作日"
-# Sentence ends, and the "..." of a clipped snippet; a table row's cells ("高级 | 200元") stay one statement.
-_SENTENCE_END_RE = re.compile(r"[。！？!?；;]+|\.{3}|…+|\n+")
-_DIGITS_RE = re.compile(r"\d+(?:[.,]\d+)*")
 
 
 def asked_values(question: str) -> frozenset[ValueKind]:
@@ -59,7 +56,7 @@ def is_factoid(question: str) -> bool:
 
 def own_numbers(question: str) -> frozenset[str]:
     """The numbers the question itself writes (its scope: a year, a model's number)."""
-    return frozenset(m.group().replace(",", "") for m in _DIGITS_RE.finditer(question))
+    return frozenset(a.norm.replace(",", "") for a in atoms(question) if a.norm[0].isdigit())
 
 
 @lru_cache(maxsize=200_000)
@@ -68,7 +65,7 @@ def stated_values(text: str) -> tuple[tuple[ValueKind, frozenset[str]], ...]:
 
     A sentence that says too little besides its numbers (a date line) states nothing.
     """
-    return tuple(value for piece in _SENTENCE_END_RE.split(text) for value in _sentence_values(atoms(piece)))
+    return tuple(value for piece in STATEMENT_END_RE.split(text) for value in _sentence_values(atoms(piece)))
 
 
 def _sentence_values(sentence: Sequence[Atom]) -> list[tuple[ValueKind, frozenset[str]]]:

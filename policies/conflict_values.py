@@ -34,7 +34,12 @@ _QUESTION_WORDS = frozenset(
 # A sentence ends at CJK or Latin end punctuation, an ellipsis, a bar, or a line break. A Latin
 # full stop ends one only between a lower-case letter or digit and a capital, so "U.S. Open" and
 # "WhatsApp Inc. of" stay whole.
-_SENTENCE_END_RE = re.compile(r"[。！？!?；;|]+|\.{3}|…+|(?<=[a-z0-9)])\.(?=\s+[A-Z])|\n+")
+_END_MARKS = "。！？!?；;"
+_CLIPPED = r"\.{3}|…+"  # the "..." of a clipped snippet
+_SENTENCE_END_RE = re.compile(rf"[{_END_MARKS}|]+|{_CLIPPED}|(?<=[a-z0-9)])\.(?=\s+[A-Z])|\n+")
+# Where a statement ends for reading its values: the same ends but the bar and the Latin full stop,
+# so a table row's cells ("高级 | 200元") stay one statement.
+STATEMENT_END_RE = re.compile(rf"[{_END_MARKS}]+|{_CLIPPED}|\n+")
 
 _ZH_DIGITS = dict(zip("零〇一二两三四五六七八九", (0, 0, 1, 2, 2, 3, 4, 5, 6, 7, 8, 9), strict=True))
 _ZH_UNITS = {"十": 10, "百": 100, "千": 1000}
