@@ -17,7 +17,7 @@ for a procedure or a yes/no: selection reads a few more short passages for the f
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 from policies.conflict_values import (
@@ -94,14 +94,14 @@ def states(kinds: frozenset[ValueKind], own: frozenset[str], text: str) -> bool:
 
 
 def window_states(
-    kinds: frozenset[ValueKind], own: frozenset[str], texts: Sequence[str], about: Sequence[bool]
+    kinds: frozenset[ValueKind], own: frozenset[str], texts: Sequence[str], is_about: Callable[[str], bool]
 ) -> bool:
-    """True when a unit about the question (``about``), or one right beside it, states an asked value.
+    """True when a unit about the question (``is_about``), or one right beside it, states an asked value.
 
     A value far from every unit that names the question's subject is a value of something else.
+    Whether a unit is about the question is asked only around the units that state a value.
     """
     for i, text in enumerate(texts):
-        near = about[i] or (i > 0 and about[i - 1]) or (i + 1 < len(texts) and about[i + 1])
-        if near and states(kinds, own, text):
+        if states(kinds, own, text) and any(is_about(t) for t in texts[max(0, i - 1) : i + 2]):
             return True
     return False

@@ -172,9 +172,9 @@ def check_window(
         + policy.w_slots * slot_cov
         + policy.w_boundary * boundary
     )
-    if question.asks:
-        about = [bool(covered_terms(question.terms, (t,))) for t in texts]
-        if not window_states(question.asks, question.own_numbers, texts, about):
-            score -= policy.answer_type_penalty
+    if question.asks and not window_states(
+        question.asks, question.own_numbers, texts, lambda t: bool(covered_terms(question.terms, (t,)))
+    ):
+        score -= policy.answer_type_penalty
     refs = window_references(doc, window)
     return WindowCheck(relevance, coverage, slot_cov, boundary, round(score, 6), gaps, missing_slots, refs)

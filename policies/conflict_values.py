@@ -354,6 +354,7 @@ _ASKS: tuple[tuple[re.Pattern[str], frozenset[ValueKind]], ...] = (
 _HOW_TO_RE = re.compile(r"如何|怎么|怎样|怎麼|\bhow (?:to|do|does|can|should)\b", re.IGNORECASE)
 
 
+@lru_cache(maxsize=4096)  # read by the question analysis and again by the conflict scan
 def asked_kinds(question: str) -> frozenset[ValueKind]:
     """The kinds of value a question asks for.
 

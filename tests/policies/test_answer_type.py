@@ -73,8 +73,8 @@ def test_a_date_line_in_front_of_a_statement_does_not_count_as_stated() -> None:
 def test_a_value_counts_only_in_or_beside_a_unit_about_the_question() -> None:
     texts = ["比赛于8月31日开始。", "场馆位于纽约。", "门票已经售罄。"]
     kinds, own = frozenset({"date"}), frozenset[str]()
-    assert window_states(kinds, own, texts, about=[False, True, False])  # type: ignore[arg-type]
-    assert not window_states(kinds, own, texts, about=[False, False, True])  # type: ignore[arg-type]
+    assert window_states(kinds, own, texts, is_about=lambda t: t == texts[1])  # type: ignore[arg-type]
+    assert not window_states(kinds, own, texts, is_about=lambda t: t == texts[2])  # type: ignore[arg-type]
 
 
 def _doc(text: str) -> ParsedDocument:
