@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeAlias
 
+from tools import windows
 from tools.snapshot import Snapshot
 from tools.store import IngestReport, Store
 from tools.types import Hit
@@ -104,10 +105,7 @@ def warn(message: str) -> None:
 def section_path(snapshot: Snapshot, hit: Hit) -> tuple[str, ...]:
     """The heading path of the section that holds the hit's unit."""
     unit = hit.unit
-    for section in snapshot.parsed(unit.doc_id, unit.version).sections:
-        if section.section_id == unit.section_id:
-            return section.path
-    return ()
+    return windows.section_path(snapshot.parsed(unit.doc_id, unit.version), unit.section_id)
 
 
 def hit_record(snapshot: Snapshot, hit: Hit) -> dict[str, object]:
