@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+from common import percentile
 
 from agent.api.auth import ApiKey, hash_key, keys_file_json, new_key
 from agent.service import Service
@@ -86,17 +87,17 @@ class Phase:
             "phase": self.name,
             "requests": done,
             "throughput_rps": round(done / self.seconds, 1) if self.seconds else 0.0,
-            "p50_ms": round(percentile(self.latencies_ms, 0.50), 1),
-            "p95_ms": round(percentile(self.latencies_ms, 0.95), 1),
-            "p99_ms": round(percentile(self.latencies_ms, 0.99), 1),
+            "p50_ms": _ms(self.latencies_ms, 0.50),
+            "p95_ms": _ms(self.latencies_ms, 0.95),
+            "p99_ms": _ms(self.latencies_ms, 0.99),
             "5xx": sum(n for s, n in self.statuses.items() if s >= 500),  # 599: connection failed
             "statuses": dict(sorted(self.statuses.items())),
             "outcomes": dict(sorted(self.outcomes.items())),
             "ingest_seconds": self.ingest_seconds,
             "during_ingest": {
                 "requests": len(during),
-                "p50_ms": round(percentile(during, 0.50), 1),
-                "p95_ms": round(percentile(during, 0.95), 1),
+                "p50_ms": _ms(during, 0.50),
+                "p95_ms": _ms(during, 0.95),
                 "max_ms": round(max(during, default=0.0), 1),
             },
             "ingest_status": self.ingest_status,
@@ -105,12 +106,9 @@ class Phase:
         }
 
 
-def percentile(samples: Sequence[float], q: float) -> float:
-    """Nearest-rank percentile; 0 for no samples."""
-    if not samples:
-        return 0.0
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered)) - 1))]
+def _ms(samples: Sequence[float], q: float) -> float:
+    """A percentile for the JSON summary: 0 rather than NaN when there are no samples."""
+    return round(percentile(samples, q), 1) if samples else 0.0
 
 
 def split_corpus(set_dir: Path, held: int) -> tuple[list[DocumentInput], list[DocumentInput]]:
