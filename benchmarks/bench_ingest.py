@@ -36,6 +36,7 @@ from pathlib import Path
 import bm25s
 from common import EVAL_DIR, Row, percentile, print_table, ratio, usable_sets
 
+from agent.evaluate import read_questions
 from tools.snapshot import Snapshot
 from tools.sources import collect
 from tools.store import Store
@@ -52,8 +53,7 @@ def _folder_bytes(folder: Path) -> int:
 
 
 def _questions(set_dir: Path, limit: int | None) -> list[str]:
-    lines = (set_dir / "questions.jsonl").read_text(encoding="utf-8").splitlines()
-    questions = [str(json.loads(line)["question"]) for line in lines if line.strip()]
+    questions = [str(record["question"]) for record in read_questions(set_dir / "questions.jsonl")]
     return questions[:limit] if limit else questions
 
 

@@ -39,6 +39,7 @@ import httpx
 from common import percentile
 
 from agent.api.auth import ApiKey, hash_key, keys_file_json, new_key
+from agent.evaluate import read_questions
 from agent.service import Service
 from tools.sources import read_corpus_jsonl
 from tools.types import DocumentInput
@@ -120,8 +121,7 @@ def split_corpus(set_dir: Path, held: int) -> tuple[list[DocumentInput], list[Do
 
 
 def questions(set_dir: Path) -> list[str]:
-    lines = (set_dir / "questions.jsonl").read_text(encoding="utf-8").splitlines()
-    return [json.loads(line)["question"] for line in lines if line.strip()]
+    return [str(record["question"]) for record in read_questions(set_dir / "questions.jsonl")]
 
 
 def free_port() -> int:

@@ -14,42 +14,38 @@ A tuning aid: the real figures come from ``evloop eval`` on the full loop.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import bm25s
 
+from agent.evaluate import read_questions
 from policies.adjudication import adjudicate_by_rules, conflict_outcome
 from policies.conflicts import find_candidates
 from policies.types import EvidenceView
+from tools.sources import read_corpus_jsonl
 from tools.tokenize import index_tokens
+from tools.types import DocumentInput
 
 SETS = ("rgb_fact_zh", "rgb_fact_en", "rgb_fact_zh_clean", "rgb_fact_en_clean")
 
 
-def read_jsonl(path: Path) -> list[dict[str, object]]:
-    with path.open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
-
-
-def views_for(docs: Sequence[dict[str, object]], indices: Sequence[int]) -> list[EvidenceView]:
+def views_for(docs: Sequence[DocumentInput], indices: Sequence[int]) -> list[EvidenceView]:
     """Whole documents as evidence windows, ids in rank order."""
     out = []
     for rank, index in enumerate(indices):
         doc = docs[index]
-        text = str(doc["text"])
         out.append(
             EvidenceView(
                 evidence_id=f"e{rank + 1}",
-                doc_id=str(doc["doc_id"]),
-                version=str(doc.get("version", "1")),
+                doc_id=doc.doc_id,
+                version=doc.version,
                 is_current=True,
                 section=(),
                 start=0,
-                end=len(text),
-                text=text,
+                end=len(doc.text),
+                text=doc.text,
             )
         )
     return out
@@ -57,10 +53,10 @@ def views_for(docs: Sequence[dict[str, object]], indices: Sequence[int]) -> list
 
 def measure(set_dir: Path, k: int, show: int) -> tuple[int, int]:
     """(questions with a conflict verdict, questions) for one set."""
-    docs = read_jsonl(set_dir / "corpus.jsonl")
-    questions = read_jsonl(set_dir / "questions.jsonl")
+    docs = read_corpus_jsonl(set_dir / "corpus.jsonl")
+    questions = read_questions(set_dir / "questions.jsonl")
     retriever = bm25s.BM25()
-    retriever.index([index_tokens(str(doc["text"])) for doc in docs], show_progress=False)
+    retriever.index([index_tokens(doc.text) for doc in docs], show_progress=False)
     hits = 0
     for question in questions:
         text = str(question["question"])
