@@ -15,7 +15,21 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 
 from agent import logs
-from agent.commands import ask, batch, delete, demo, docs, ingest, keys, reindex, replay, search, serve, trace
+from agent.commands import (
+    ask,
+    batch,
+    check,
+    delete,
+    demo,
+    docs,
+    ingest,
+    keys,
+    reindex,
+    replay,
+    search,
+    serve,
+    trace,
+)
 from agent.commands import eval as evaluate
 from tools.errors import (
     DecodeError,
@@ -38,6 +52,7 @@ COMMANDS: tuple[ModuleType, ...] = (
     docs,
     delete,
     reindex,
+    check,
     trace,
     replay,
     demo,

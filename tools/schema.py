@@ -23,6 +23,8 @@ Rows of a version are never deleted: old versions stay readable for replay. Only
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from tools.errors import IndexStateError
@@ -97,6 +99,23 @@ CREATE INDEX acl_by_group ON acl(grp);
 def rebuild_hint(folder: Path) -> str:
     """The sentence every IndexStateError about a damaged store ends with."""
     return f"delete {folder} and ingest again: `evloop ingest PATH --index {folder}`"
+
+
+@contextmanager
+def database_errors(folder: Path) -> Iterator[None]:
+    """A damaged database (any sqlite3.DatabaseError while opening or using it) as IndexStateError.
+
+    ProgrammingError (a closed connection, a bad statement) is a bug here, not damage: it stays as is.
+    """
+    try:
+        yield
+    except sqlite3.ProgrammingError:
+        raise
+    except sqlite3.DatabaseError as exc:
+        raise IndexStateError(
+            f"the database {folder / DB_NAME} cannot be used ({exc}); `evloop check --index {folder}` "
+            f"lists the damage; restore from your sources: {rebuild_hint(folder)}"
+        ) from exc
 
 
 def connect(db_path: Path) -> sqlite3.Connection:

@@ -3,12 +3,18 @@
     FOLDER/store.sqlite3           documents, versions, sections, units, ACL (see tools/schema.py)
     FOLDER/bm25/gen-000042/           the recall index over the units live at generation 42
     FOLDER/bm25/gen-000042/passages/  the index over their passages (tools/passages.py)
+    FOLDER/bm25/gen-000042/manifest.json  size and sha256 of every file above (tools/manifest.py)
 
 Every change (an ingest batch, a delete) is one write transaction that ends by recording a new
-generation. The index folder of that generation (both indexes) is written *before* the commit, so a committed
-generation always has its index; a kill at any point leaves the previous generation intact and
-queryable. Folders of older generations are removed after the commit, strays of killed writers
-when the store is next opened.
+generation. The index folder of that generation (both indexes, then its manifest) is written *before*
+the commit, so a committed generation always has its index; a kill at any point leaves the previous
+generation intact and queryable. Folders of older generations are removed after the commit, strays
+of killed writers when the store is next opened.
+
+Damage is caught where it costs little: opening compares the sizes of the current generation's
+files with its manifest, loading its index (the first snapshot) their sha256 before reading them;
+a damaged database is an IndexStateError wherever a read meets it. `evloop check`
+(tools/integrity.py) looks at everything.
 
 Readers work on :class:`~tools.snapshot.Snapshot` values: a snapshot never changes, so a question
 answered while an ingest runs sees one consistent corpus from start to end.
@@ -16,7 +22,6 @@ answered while an ingest runs sees one consistent corpus from start to end.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -30,13 +35,22 @@ from pathlib import Path
 from types import TracebackType
 
 from tools.errors import IndexStateError, NotFoundError
-from tools.index import META_FILE, RecallIndex
+from tools.index import RecallIndex
 from tools.ingest import Tally, apply_document, retire_document
+from tools.manifest import verify_manifest, write_manifest
 from tools.passages import passage_tokens
-from tools.schema import DB_NAME, check_schema, connect, create_schema, read_generation, write_generation
+from tools.schema import (
+    DB_NAME,
+    check_schema,
+    connect,
+    create_schema,
+    database_errors,
+    read_generation,
+    write_generation,
+)
 from tools.snapshot import CorpusView, Snapshot, fingerprint
 from tools.types import DocumentInput
-from tools.views import DbSource, load_view
+from tools.views import DbSource, DocumentInfo, load_view, read_documents
 
 __all__ = ["DocumentInfo", "IngestReport", "Snapshot", "Store"]
 
@@ -60,30 +74,19 @@ class IngestReport:
     generation: int
 
 
-@dataclass(frozen=True, slots=True)
-class DocumentInfo:
-    """A document with a live version: its current version, every stored version, its unit count."""
-
-    doc_id: str
-    title: str
-    current_version: str
-    versions: tuple[str, ...]
-    units: int
-    acl: tuple[str, ...]
-
-
 def _crash_point(stage: str) -> None:
     if os.environ.get(CRASH_ENV) == stage:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def _gen_dir(folder: Path, generation: int) -> Path:
+def gen_dir(folder: Path, generation: int) -> Path:
+    """The index folder of ``generation`` in the store ``folder``."""
     return folder / BM25_DIR / f"gen-{generation:06d}"
 
 
 def _missing_index_hint(folder: Path, generation: int) -> str:
     return (
-        f"the bm25 index of generation {generation} is missing or damaged in {_gen_dir(folder, generation)}; "
+        f"the bm25 index of generation {generation} is missing or damaged in {gen_dir(folder, generation)}; "
         f"rebuild it from the database with `evloop reindex --index {folder}` "
         f"(Store.open(..., rebuild_index=True)), or delete {folder} and ingest again"
     )
@@ -117,23 +120,25 @@ class Store:
         folder.mkdir(parents=True, exist_ok=True)
         writer = connect(db_path)
         try:
-            if create and _is_blank(writer):
-                empty = RecallIndex.build([])
-                meta = {"generation": 0, "fingerprint": fingerprint(())}
-                _save_indexes(_fresh_dir(_gen_dir(folder, 0)), empty, empty, meta)
-                create_schema(writer)
-            check_schema(writer, folder)
-            source = DbSource(connect(db_path))
+            with database_errors(folder):
+                if create and _is_blank(writer):
+                    empty = RecallIndex.build([])
+                    meta = {"generation": 0, "fingerprint": fingerprint(())}
+                    _save_indexes(_fresh_dir(gen_dir(folder, 0)), empty, empty, meta)
+                    create_schema(writer)
+                check_schema(writer, folder)
+            source = DbSource(connect(db_path), folder)
         except BaseException:
             writer.close()
             raise
-        store = cls(folder, writer, source, source.read(read_generation))
+        store = cls(folder, writer, source, 0)
         try:
-            store._clean_strays()
-            if rebuild_index:
-                store._rebuild_index()
-            if not (_gen_dir(folder, store._generation) / META_FILE).is_file():
-                raise IndexStateError(_missing_index_hint(folder, store._generation))
+            store._generation = source.read(read_generation)
+            with database_errors(folder):
+                store._clean_strays()
+                if rebuild_index:
+                    store._rebuild_index()
+            _verify_files(folder, store._generation, hashes=False)
         except BaseException:
             store.close()
             raise
@@ -192,7 +197,7 @@ class Store:
 
     def documents(self) -> list[DocumentInfo]:
         """Every document with a live version, by doc_id."""
-        return self._source.read(_read_documents)
+        return self._source.read(read_documents)
 
     def snapshot(self, generation: int | None = None) -> Snapshot:
         """A consistent view at ``generation`` (None: this store's latest); past ones rebuilt in memory."""
@@ -239,7 +244,7 @@ class Store:
 
     def _write(self, write: Callable[[sqlite3.Connection, int], bool]) -> int:
         """Run ``write`` in one write transaction; if it changed anything, publish a new generation."""
-        with self._write_lock:
+        with self._write_lock, database_errors(self._folder):
             conn = self._writer
             conn.execute("BEGIN IMMEDIATE")
             generation = -1
@@ -256,7 +261,7 @@ class Store:
                     conn.execute("ROLLBACK")
                     # Under the write lock this folder can only be our own, uncommitted one.
                     if generation > 0:
-                        shutil.rmtree(_gen_dir(self._folder, generation), ignore_errors=True)
+                        shutil.rmtree(gen_dir(self._folder, generation), ignore_errors=True)
                 raise
             _crash_point("commit")
             with self._lock:
@@ -277,17 +282,21 @@ class Store:
         units, passages = _build_indexes(view, tokens)
         snapshot = Snapshot(view, units, passages, self._source)
         meta = {"generation": generation, "fingerprint": snapshot.fingerprint}
-        _save_indexes(_fresh_dir(_gen_dir(self._folder, generation)), units, passages, meta)
+        _save_indexes(_fresh_dir(gen_dir(self._folder, generation)), units, passages, meta)
         return snapshot
 
     def _load_current(self) -> Snapshot:
         """The snapshot at this store's generation, from the saved index files."""
         generation = self._generation
         view, tokens = self._source.read(lambda conn: load_view(conn, generation))
-        folder = _gen_dir(self._folder, generation)
-        if not folder.is_dir() and generation < self._source.read(read_generation):
-            # Another process moved on and removed this folder: the stored tokens rebuild it exactly.
-            return Snapshot(view, *_build_indexes(view, tokens), self._source)
+        folder = gen_dir(self._folder, generation)
+        try:
+            _verify_files(self._folder, generation, hashes=True)
+        except IndexStateError:
+            if generation < self._source.read(read_generation):
+                # Another process moved on and removed this folder: the stored tokens rebuild it exactly.
+                return Snapshot(view, *_build_indexes(view, tokens), self._source)
+            raise
         try:
             units, meta = RecallIndex.load(folder)
             passages, passage_meta = RecallIndex.load(folder / PASSAGES_DIR)
@@ -344,7 +353,10 @@ def _is_blank(conn: sqlite3.Connection) -> bool:
 
 
 def _fresh_dir(folder: Path) -> Path:
-    """``folder`` after removing whatever a killed writer may have left there."""
+    """``folder`` after removing whatever a killed writer (or damage) left there and on the way to it."""
+    for path in (folder.parent, folder):
+        if (path.is_symlink() and not path.exists()) or (path.exists() and not path.is_dir()):
+            path.unlink()  # a file, or a dangling link, where a folder belongs
     if folder.exists():
         shutil.rmtree(folder)
     return folder
@@ -356,9 +368,24 @@ def _build_indexes(view: CorpusView, tokens: list[list[str]]) -> tuple[RecallInd
 
 
 def _save_indexes(folder: Path, units: RecallIndex, passages: RecallIndex, meta: dict[str, object]) -> None:
-    """Write both indexes of one generation into its (new) folder."""
+    """Write every file of one generation into its (new) folder, its manifest last."""
     units.save(folder, meta)
     passages.save(folder / PASSAGES_DIR, meta)
+    write_manifest(folder)
+
+
+def _verify_files(folder: Path, generation: int, *, hashes: bool) -> None:
+    """IndexStateError unless every file of the generation's folder matches its manifest."""
+    if not gen_dir(folder, generation).is_dir():
+        raise IndexStateError(_missing_index_hint(folder, generation))
+    damage = verify_manifest(gen_dir(folder, generation), hashes=hashes)
+    if damage:
+        first = damage[0]
+        more = f" (and {len(damage) - 1} more)" if len(damage) > 1 else ""
+        raise IndexStateError(
+            f"{first.path} in the index folder of generation {generation}: {first.problem}{more}; "
+            f"{_missing_index_hint(folder, generation)}"
+        )
 
 
 def _check_meta(
@@ -372,20 +399,3 @@ def _check_meta(
             f"the bm25 index does not match the database ({found} != {expected}); "
             f"{_missing_index_hint(folder, generation)}"
         )
-
-
-def _read_documents(conn: sqlite3.Connection) -> list[DocumentInfo]:
-    versions: dict[str, list[str]] = {}
-    for doc_id, version in conn.execute(
-        "SELECT doc_id, version FROM versions ORDER BY doc_id, added_gen, rowid"
-    ):
-        versions.setdefault(doc_id, []).append(version)
-    rows = conn.execute(
-        "SELECT v.doc_id, v.title, v.version, v.acl, "
-        "(SELECT count(*) FROM units u WHERE u.doc_id = v.doc_id AND u.version = v.version) "
-        "FROM versions v WHERE v.is_current = 1 ORDER BY v.doc_id"
-    )
-    return [
-        DocumentInfo(doc_id, title, version, tuple(versions[doc_id]), units, tuple(json.loads(acl)))
-        for doc_id, title, version, acl, units in rows
-    ]

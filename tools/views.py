@@ -11,12 +11,15 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import numpy as np
 
 from tools.errors import NotFoundError
 from tools.passages import passage_ids
+from tools.schema import database_errors
 from tools.snapshot import CorpusView, VersionInfo
 from tools.types import DocFormat, ParsedDocument, Section, Unit, UnitKind
 
@@ -115,16 +118,50 @@ def read_parsed(conn: sqlite3.Connection, doc_id: str, version: str) -> ParsedDo
     return ParsedDocument(doc_id, version, title, cast(DocFormat, fmt), text, sections, units)
 
 
-class DbSource:
-    """A :class:`~tools.snapshot.VersionSource` over one read connection shared by threads."""
+@dataclass(frozen=True, slots=True)
+class DocumentInfo:
+    """A document with a live version: its current version, every stored version, its unit count."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    doc_id: str
+    title: str
+    current_version: str
+    versions: tuple[str, ...]
+    units: int
+    acl: tuple[str, ...]
+
+
+def read_documents(conn: sqlite3.Connection) -> list[DocumentInfo]:
+    """Every document with a live version, by doc_id."""
+    versions: dict[str, list[str]] = {}
+    for doc_id, version in conn.execute(
+        "SELECT doc_id, version FROM versions ORDER BY doc_id, added_gen, rowid"
+    ):
+        versions.setdefault(doc_id, []).append(version)
+    rows = conn.execute(
+        "SELECT v.doc_id, v.title, v.version, v.acl, "
+        "(SELECT count(*) FROM units u WHERE u.doc_id = v.doc_id AND u.version = v.version) "
+        "FROM versions v WHERE v.is_current = 1 ORDER BY v.doc_id"
+    )
+    return [
+        DocumentInfo(doc_id, title, version, tuple(versions[doc_id]), units, tuple(json.loads(acl)))
+        for doc_id, title, version, acl, units in rows
+    ]
+
+
+class DbSource:
+    """A :class:`~tools.snapshot.VersionSource` over one read connection shared by threads.
+
+    A damaged database surfaces as IndexStateError, whichever read meets the damage.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, folder: Path) -> None:
         self._conn = conn
+        self._folder = folder
         self._lock = threading.Lock()
 
     def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn`` inside one read transaction on the shared connection."""
-        with self._lock, read_transaction(self._conn) as conn:
+        with self._lock, database_errors(self._folder), read_transaction(self._conn) as conn:
             return fn(conn)
 
     def close(self) -> None:
@@ -134,10 +171,10 @@ class DbSource:
 
     def version_info(self, doc_id: str, version: str) -> VersionInfo:
         """Title, ACL and hash of a stored version."""
-        with self._lock:
+        with self._lock, database_errors(self._folder):
             return read_version_info(self._conn, doc_id, version)
 
     def parsed(self, doc_id: str, version: str) -> ParsedDocument:
         """A stored version's sections and units, read in one transaction."""
-        with self._lock, read_transaction(self._conn) as conn:
+        with self._lock, database_errors(self._folder), read_transaction(self._conn) as conn:
             return read_parsed(conn, doc_id, version)

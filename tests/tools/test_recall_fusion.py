@@ -149,7 +149,7 @@ def test_a_missing_passage_index_is_reported_with_a_rebuild_hint(tmp_path: Path)
     with Store.open(tmp_path / "ix", create=True) as store:
         store.ingest([RETURNS_IN_RETURNS])
     shutil.rmtree(tmp_path / "ix" / BM25_DIR / "gen-000001" / PASSAGES_DIR)
-    with Store.open(tmp_path / "ix") as store, pytest.raises(IndexStateError, match="reindex"):
+    with pytest.raises(IndexStateError, match="reindex"), Store.open(tmp_path / "ix") as store:
         store.snapshot()
 
 

@@ -81,7 +81,7 @@ def test_a_missing_index_folder_is_reported_with_a_rebuild_hint(tmp_path: Path) 
 def test_a_damaged_index_file_is_reported_with_a_rebuild_hint(tmp_path: Path) -> None:
     make_store(tmp_path / "ix")
     (tmp_path / "ix" / "bm25" / "gen-000001" / "data.csc.index.npy").unlink()
-    with Store.open(tmp_path / "ix") as store, pytest.raises(IndexStateError, match="reindex"):
+    with pytest.raises(IndexStateError, match="reindex"), Store.open(tmp_path / "ix") as store:
         store.snapshot()
 
 
