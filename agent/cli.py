@@ -9,7 +9,9 @@ input, 1 for anything else, never a traceback.
 from __future__ import annotations
 
 import argparse
+import io
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from types import ModuleType
@@ -61,6 +63,7 @@ COMMANDS: tuple[ModuleType, ...] = (
 )
 
 EXIT_OK, EXIT_ERROR, EXIT_INPUT = 0, 1, 2
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 # Most specific first: the first class the error is an instance of gives the hint.
 HINTS: tuple[tuple[type[EvidenceLoopError], str], ...] = (
@@ -73,6 +76,8 @@ HINTS: tuple[tuple[type[EvidenceLoopError], str], ...] = (
     (NotFoundError, "`evloop docs` lists the documents in the index"),
     (IndexStateError, "`evloop ingest PATH` or `evloop demo` creates an index; --index chooses the folder"),
 )
+
+OS_HINT = "check the path, its permissions and the free space"
 
 DESCRIPTION = """\
 evidence-loop: grounded answers for support chatbots. Ingest a knowledge base, then search it;
@@ -110,7 +115,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else EXIT_ERROR
     run: Callable[[argparse.Namespace], int] = args.run
     logs.configure()
+    _tolerate_unencodable_output()
     try:
+        _refuse_undecodable(args)
         return run(args)
     except EvidenceLoopError as exc:
         return _report(exc)
@@ -120,11 +127,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     except OSError as exc:
         # Permissions, a full disk, a path that is a file where a folder is needed: the user can act on it.
-        print(f"evloop: error: {exc}", file=sys.stderr)
+        message = " ".join(str(exc).split())
+        print(f"evloop: error: {message} (hint: {OS_HINT})", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("evloop: interrupted", file=sys.stderr)
         return 130
+
+
+def _refuse_undecodable(args: argparse.Namespace) -> None:
+    """Text arguments must be UTF-8: Python hands argv bytes that are not as lone surrogates, which no
+    trace, index or JSON line can hold. Paths are exempt: a file name may be any bytes."""
+    for name, value in vars(args).items():
+        for item in value if isinstance(value, list | tuple) else (value,):
+            if isinstance(item, str) and _SURROGATE.search(item):
+                raise InputError(
+                    f"{name.replace('_', '-')} '{_as_bytes(item)}' is not valid UTF-8; "
+                    "type it in a UTF-8 terminal (a UTF-8 locale such as LANG=C.UTF-8)"
+                )
+
+
+def _as_bytes(text: str) -> str:
+    """``"\\udcff warranty"`` as the user typed it: ``\\xff warranty``."""
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate that no byte decodes to: show its code point
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _tolerate_unencodable_output() -> None:
+    """A file name that is not UTF-8 is printed as escapes (``\\udcff``) rather than failing the command."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            stream.reconfigure(errors="backslashreplace")
 
 
 def _report(exc: EvidenceLoopError) -> int:

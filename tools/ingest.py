@@ -2,6 +2,9 @@
 
 The rules, per incoming document (applied in batch order, so a later line sees an earlier one):
 
+    doc_id blank or with a control char     -> InputError (see tools.types.doc_id_fault)
+    a lone surrogate in text, title, acl
+        or metadata (not Unicode text)      -> InputError
     empty or whitespace-only text           -> skipped, with a reason
     over max_bytes (UTF-8)                  -> DocumentTooLargeError (the caller rolls back the batch)
     version not stored yet                  -> stored; becomes the current version (added / updated)
@@ -26,7 +29,7 @@ from typing import Literal
 from tools.errors import DocumentTooLargeError, InputError, VersionClashError
 from tools.parse import parse_document
 from tools.tokenize import recall_tokens
-from tools.types import DocumentInput, ParsedDocument
+from tools.types import DocumentInput, ParsedDocument, doc_id_fault
 
 Outcome = Literal["added", "updated", "unchanged", "skipped"]
 
@@ -84,8 +87,10 @@ def apply_document(
 
 
 def _screen(doc: DocumentInput, max_bytes: int) -> _Incoming | None:
-    """Refuse an oversize document, pass over an empty one, derive the compared fields of the rest."""
-    data = doc.text.encode("utf-8")
+    """Refuse a bad id, text that is not Unicode or an oversize document; pass over an empty one."""
+    if (fault := doc_id_fault(doc.doc_id)) is not None:
+        raise InputError(fault)
+    data = _encoded(doc, "text", doc.text)
     if len(data) > max_bytes:
         raise DocumentTooLargeError(
             f"document {doc.doc_id!r} version {doc.version!r} is {len(data)} bytes, over the limit of "
@@ -93,7 +98,22 @@ def _screen(doc: DocumentInput, max_bytes: int) -> _Incoming | None:
         )
     if not doc.text.strip():
         return None
-    return _Incoming(doc, hashlib.sha256(data).hexdigest(), _acl_json(doc), _metadata_json(doc))
+    incoming = _Incoming(doc, hashlib.sha256(data).hexdigest(), _acl_json(doc), _metadata_json(doc))
+    stored = (("title", doc.title), ("version", doc.version), ("acl", incoming.acl_json))
+    for name, value in (*stored, ("metadata", incoming.metadata_json)):
+        _encoded(doc, name, value)
+    return incoming
+
+
+def _encoded(doc: DocumentInput, field_name: str, value: str) -> bytes:
+    """``value`` as UTF-8; a lone surrogate (from a JSON ``"\\ud800"``) is refused: SQLite cannot store it."""
+    try:
+        return value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InputError(
+            f"document {doc.doc_id!r}: {field_name} holds a lone surrogate U+{ord(value[exc.start]):04X}, "
+            "which is not Unicode text"
+        ) from None
 
 
 def _write_version(
@@ -203,8 +223,11 @@ def _make_current(
 def retire_document(conn: sqlite3.Connection, doc_id: str, generation: int) -> bool:
     """Delete a document from ``generation`` on: its versions stay stored (for replay) but none is live.
 
-    Returns False when the document has no live version (unknown or already deleted).
+    Returns False when the document has no live version (unknown or already deleted); a doc_id that
+    no document may have is an InputError.
     """
+    if (fault := doc_id_fault(doc_id)) is not None:
+        raise InputError(fault)
     if not _has_current(conn, doc_id):
         return False
     _close_current(conn, doc_id, generation)

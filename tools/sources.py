@@ -12,6 +12,12 @@ Rules:
 - Folders are walked recursively in sorted order. Hidden files and folders are skipped; files with
   other extensions are skipped with a warning. A file of another type named explicitly is an
   ``UnsupportedFormatError``.
+- Inside a folder, a link to a file is read only when the file it points to is inside that folder
+  too (``follow_symlinks`` reads links to anywhere); other links are skipped with a warning, and
+  links to folders are never followed. A file named explicitly is read wherever it points.
+  A file that cannot be read (a link loop, a dangling link, no permission) is an ``InputError``.
+- A file whose name is not UTF-8 or holds a control character is an ``InputError``: its doc_id
+  could not be stored (see ``tools.types.doc_id_fault``); so is such a doc_id in a corpus record.
 - A file's doc_id is its path relative to the root it was found under (the folder given, or the
   file's own folder) without the extension, in posix form: ``help/returns.md`` -> ``help/returns``.
   Its title is its first heading (markdown ``#``; html ``h1``-``h6``, then ``<title>``), else the stem.
@@ -25,6 +31,7 @@ Rules:
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,7 +46,7 @@ from tools.errors import (
     UnsupportedFormatError,
     VersionClashError,
 )
-from tools.types import DOC_FORMATS, DocFormat, DocumentInput
+from tools.types import DOC_FORMATS, DocFormat, DocumentInput, doc_id_fault
 
 __all__ = [
     "FILE_FORMATS",
@@ -108,18 +115,21 @@ def collect(
     acl: tuple[str, ...] | None = None,
     version: str | None = None,
     max_bytes: int | None = None,
+    follow_symlinks: bool = False,
 ) -> Collection:
     """Read and validate every document under ``paths``; raise an ``InputError`` before anything is written.
 
     ``acl``/``version`` override every file's and default every corpus record's (see the module
     docstring). ``max_bytes`` rejects any single document larger than that many UTF-8 bytes.
+    ``follow_symlinks`` also reads the links in a folder that point to files outside it.
     """
     out = _Collector()
     for path in paths:
-        if not path.exists():
+        if not path.exists() and not path.is_symlink():
             raise InputError(f"{path}: no such file or directory")
         if path.is_dir():
-            for file in _walk(path, out):
+            inside = None if follow_symlinks else Path(os.path.realpath(path))
+            for file in _walk(path, inside, out):
                 _collect_file(file, path, out, acl, version, max_bytes)
         else:
             if path.suffix.lower() not in SUPPORTED_SUFFIXES:
@@ -144,19 +154,43 @@ def read_corpus_jsonl(
     return out.documents
 
 
-def _walk(folder: Path, out: _Collector) -> Iterator[Path]:
-    """Supported files under ``folder``, depth first in sorted name order, hidden entries skipped."""
+def _walk(folder: Path, inside: Path | None, out: _Collector) -> Iterator[Path]:
+    """Supported files under ``folder``, depth first in sorted name order, hidden entries skipped.
+
+    A link is yielded only if it points to a file under ``inside`` (any file when ``inside`` is None).
+    """
     for entry in sorted(folder.iterdir(), key=lambda p: p.name):
         if entry.name.startswith("."):
             continue
         if entry.is_dir():
-            # Not following directory symlinks keeps the walk finite and inside the folder given.
-            if not entry.is_symlink():
-                yield from _walk(entry, out)
-        elif entry.suffix.lower() in SUPPORTED_SUFFIXES:
-            yield entry
-        else:
+            # Not following folder links keeps the walk finite and inside the folder given.
+            if entry.is_symlink():
+                out.warnings.append(f"{entry}: a link to a folder; not followed")
+            else:
+                yield from _walk(entry, inside, out)
+        elif entry.suffix.lower() not in SUPPORTED_SUFFIXES:
             out.warnings.append(f"{entry}: unsupported file type {entry.suffix or '(none)'!r}; skipped")
+        elif entry.is_symlink() and (target := _outside(entry, inside)) is not None:
+            out.skip(f"{entry}: a link to {target}, outside {inside}; skipped (--follow-symlinks reads it)")
+        else:
+            yield entry
+
+
+def _outside(link: Path, inside: Path | None) -> Path | None:
+    """The file ``link`` points to when that is not under ``inside``; None when the walk may read it."""
+    target = Path(os.path.realpath(link))
+    return None if inside is None or target.is_relative_to(inside) else target
+
+
+def _read(path: Path, max_bytes: int | None) -> bytes:
+    """The file's bytes; a file over ``max_bytes`` or one that cannot be read is refused by name."""
+    try:
+        size = path.stat().st_size
+        if max_bytes is not None and size > max_bytes:
+            raise DocumentTooLargeError(f"{path}: {size} bytes is over the limit of {max_bytes}")
+        return path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
 
 
 def _collect_file(
@@ -171,14 +205,14 @@ def _collect_file(
         for lineno, doc in _read_jsonl(path, acl, version, max_bytes, out):
             out.add(doc, f"{path}:{lineno}")
         return
-    if max_bytes is not None and path.stat().st_size > max_bytes:
-        raise DocumentTooLargeError(f"{path}: {path.stat().st_size} bytes is over the limit of {max_bytes}")
-    text = _decode(path, path.read_bytes())
+    doc_id = path.relative_to(root).with_suffix("").as_posix()
+    if (fault := doc_id_fault(doc_id)) is not None:
+        raise InputError(f"{str(path)!r}: {fault}; rename the file")
+    text = _decode(path, _read(path, max_bytes))
     if not text.strip():
         out.skip(f"{path}: empty document; skipped")
         return
     fmt = FILE_FORMATS[path.suffix.lower()]
-    doc_id = path.relative_to(root).with_suffix("").as_posix()
     title = _title(text, fmt) or path.stem
     # The file name relative to its root, not the path as typed: re-ingesting the same folder from
     # another working directory must leave the document unchanged.
@@ -206,7 +240,7 @@ def _read_jsonl(
     out: _Collector,
 ) -> list[tuple[int, DocumentInput]]:
     """Every record of a corpus file, validated; the first bad line raises with its line number."""
-    text = _decode(path, path.read_bytes())
+    text = _decode(path, _read(path, None))
     docs: list[tuple[int, DocumentInput]] = []
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -216,7 +250,8 @@ def _read_jsonl(
         except json.JSONDecodeError as exc:
             raise MalformedRecordError(str(path), lineno, f"not valid JSON ({exc.msg})") from exc
         doc = _record(obj, str(path), lineno, acl, version)
-        if max_bytes is not None and len(doc.text.encode("utf-8")) > max_bytes:
+        # surrogatepass: a lone surrogate is counted here and refused by the store, which names the doc.
+        if max_bytes is not None and len(doc.text.encode("utf-8", "surrogatepass")) > max_bytes:
             raise DocumentTooLargeError(
                 f"{path}:{lineno}: {doc.doc_id} is over the limit of {max_bytes} bytes"
             )
@@ -243,8 +278,8 @@ def _record(
     for name in ("doc_id", "text", "title", "version"):
         if name in obj and not isinstance(obj[name], str):
             raise bad(f"field {name!r} must be a string")
-    if not obj["doc_id"].strip():
-        raise bad("field 'doc_id' must not be empty")
+    if (fault := doc_id_fault(obj["doc_id"])) is not None:
+        raise bad(f"field 'doc_id': {fault}")
     fmt = obj.get("format", "text")
     if fmt not in DOC_FORMATS:
         raise bad(f"field 'format' must be one of {', '.join(DOC_FORMATS)}")

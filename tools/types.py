@@ -6,6 +6,7 @@ Offsets are character offsets into the exact document text of one version:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
@@ -14,6 +15,25 @@ DocFormat = Literal["text", "markdown", "html"]
 UnitKind = Literal["heading", "sentence", "list_item", "table_header", "table_row", "code"]
 
 DOC_FORMATS: tuple[DocFormat, ...] = ("text", "markdown", "html")
+
+# What a doc_id may not hold: control characters (NUL, newline, tab, escape, C1), lone surrogates (bytes
+# that were not UTF-8), line and paragraph separators, and the direction marks and overrides that make an
+# id display as another. Each would forge or hide a line where an id is printed or logged.
+_UNSAFE_ID = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def doc_id_fault(doc_id: str) -> str | None:
+    """Why ``doc_id`` cannot name a document (blank, or holding a character above), or None if it can."""
+    if not doc_id.strip():
+        return "a doc_id must not be empty"
+    found = _UNSAFE_ID.search(doc_id)
+    if found is None:
+        return None
+    shown = _UNSAFE_ID.sub(lambda m: ascii(m.group())[1:-1], doc_id)
+    code = ord(found.group())
+    if 0xD800 <= code <= 0xDFFF:
+        return f"doc_id '{shown}' is not valid UTF-8 (U+{code:04X}); a doc_id must be printable text"
+    return f"doc_id '{shown}' holds a control character (U+{code:04X}); a doc_id must be printable text"
 
 
 @dataclass(frozen=True, slots=True)

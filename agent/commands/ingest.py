@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from agent.commands.common import (
@@ -27,8 +28,12 @@ size limit, a version clash) nothing is written and the error names the file and
 
 Files: .md/.markdown (markdown), .txt (text), .html/.htm (html), .jsonl (one document per line:
 doc_id and text required; title, version, format, acl, metadata optional). Folders are read
-recursively; hidden files are skipped, other file types are skipped with a warning.
-A file's doc_id is its path below the folder given, without the extension.
+recursively; hidden files are skipped, other file types are skipped with a warning. A link in a
+folder is read only if it points to a file inside that folder (--follow-symlinks: anywhere);
+other links, and links to folders, are skipped with a warning.
+A file's doc_id is its path below the folder given, without the extension. A doc_id must be
+printable text: a file name that is not UTF-8, or a doc_id with a control character (NUL,
+newline, tab, escape, direction overrides), is refused.
 
 Re-ingesting a document version with the same text changes nothing; a new --version becomes the
 current one and older versions stay readable."""
@@ -79,6 +84,11 @@ def register(subparsers: Subparsers) -> None:
         default=20.0,
         help="largest single document, in MB (default: 20)",
     )
+    parser.add_argument(
+        "--follow-symlinks",
+        action="store_true",
+        help="in folders, also read links to files outside the folder (default: skip them with a warning)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="never show the progress bar")
     parser.set_defaults(run=run)
 
@@ -86,10 +96,16 @@ def register(subparsers: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     """Collect every document, then write them in one batch and print the summary line."""
     index = resolve_index(args.index)
-    if args.max_mb <= 0:
-        raise InputError(f"--max-mb must be positive, not {args.max_mb}")
+    if not 0 < args.max_mb < math.inf:
+        raise InputError(f"--max-mb must be a positive number, not {args.max_mb}")
     max_bytes = int(args.max_mb * 1_000_000)
-    found = collect(args.paths, acl=args.acl, version=args.version, max_bytes=max_bytes)
+    found = collect(
+        args.paths,
+        acl=args.acl,
+        version=args.version,
+        max_bytes=max_bytes,
+        follow_symlinks=args.follow_symlinks,
+    )
     for message in found.warnings:
         warn(message)
     if not found.documents:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -385,3 +386,106 @@ def test_read_corpus_jsonl_raises_like_collect(tmp_path: Path) -> None:
 
     with pytest.raises(MalformedRecordError, match="'text'"):
         read_corpus_jsonl(path)
+
+
+# --- links, names and ids a folder may hold -------------------------------------------------------
+
+
+@pytest.fixture
+def kb_with_links(tmp_path: Path) -> Path:
+    """A folder with a page, a link to it, a link out of the folder, and a link to a folder outside."""
+    outside = write(tmp_path / "private" / "secret.txt", "The root password is hunter2.")
+    kb = tmp_path / "kb"
+    write(kb / "page.md", "# Page\nThe warranty is one year.")
+    (kb / "alias.md").symlink_to("page.md")
+    (kb / "secret.txt").symlink_to(outside)
+    (kb / "private").symlink_to(outside.parent, target_is_directory=True)
+    return kb
+
+
+def test_a_link_to_a_file_outside_the_folder_is_skipped_with_a_warning(kb_with_links: Path) -> None:
+    found = collect([kb_with_links])
+
+    assert [d.doc_id for d in found.documents] == ["alias", "page"]
+    assert found.skipped == 1
+    assert any("secret.txt" in w and "outside" in w and "--follow-symlinks" in w for w in found.warnings)
+
+
+def test_a_link_to_a_folder_is_not_followed_and_says_so(kb_with_links: Path) -> None:
+    found = collect([kb_with_links], follow_symlinks=True)
+
+    assert "private/secret" not in [d.doc_id for d in found.documents]
+    assert any(w.endswith("private: a link to a folder; not followed") for w in found.warnings)
+
+
+def test_follow_symlinks_reads_a_link_to_a_file_outside_the_folder(kb_with_links: Path) -> None:
+    found = collect([kb_with_links], follow_symlinks=True)
+
+    secret = next(d for d in found.documents if d.doc_id == "secret")
+    assert "hunter2" in secret.text
+
+
+def test_a_link_out_of_the_folder_given_through_a_linked_folder_is_still_outside(tmp_path: Path) -> None:
+    write(tmp_path / "elsewhere.txt", "Outside text.")
+    real = tmp_path / "real-kb"
+    write(real / "page.md", "# Page\ntext")
+    (real / "out.txt").symlink_to(tmp_path / "elsewhere.txt")
+    (tmp_path / "kb").symlink_to(real, target_is_directory=True)
+
+    found = collect([tmp_path / "kb"])
+
+    assert [d.doc_id for d in found.documents] == ["page"]
+
+
+def test_a_file_named_explicitly_is_read_wherever_its_link_points(kb_with_links: Path) -> None:
+    (doc,) = collect([kb_with_links / "secret.txt"]).documents
+
+    assert "hunter2" in doc.text
+
+
+def test_a_symlink_loop_is_an_input_error_naming_the_file(tmp_path: Path) -> None:
+    (tmp_path / "kb").mkdir()
+    (tmp_path / "kb" / "a.md").symlink_to("b.md")
+    (tmp_path / "kb" / "b.md").symlink_to("a.md")
+
+    with pytest.raises(InputError, match=r"a\.md: cannot be read \(Too many levels of symbolic links\)"):
+        collect([tmp_path / "kb"])
+
+
+def test_a_dangling_link_named_explicitly_is_an_input_error(tmp_path: Path) -> None:
+    (tmp_path / "gone.md").symlink_to(tmp_path / "nowhere.md")
+
+    with pytest.raises(InputError, match=r"gone\.md: cannot be read"):
+        collect([tmp_path / "gone.md"])
+
+
+def test_a_file_whose_name_is_not_utf8_is_an_input_error(tmp_path: Path) -> None:
+    write(tmp_path / "kb" / os.fsdecode(b"caf\xe9.md"), "# Caf\u00e9\ntext")
+
+    with pytest.raises(InputError, match=r"not valid UTF-8.*rename the file"):
+        collect([tmp_path / "kb"])
+
+
+def test_a_file_name_with_a_newline_is_an_input_error(tmp_path: Path) -> None:
+    write(tmp_path / "kb" / "two\nlines.md", "# Page\ntext")
+
+    with pytest.raises(InputError, match="control character"):
+        collect([tmp_path / "kb"])
+
+
+@pytest.mark.parametrize("doc_id", ["a\u0000b", "a\nb", "\u001b[2J", "x\u202ey"])
+def test_a_jsonl_doc_id_with_a_control_character_is_malformed_with_its_line(
+    tmp_path: Path, doc_id: str
+) -> None:
+    path = jsonl(tmp_path / "corpus.jsonl", {"doc_id": "fine", "text": "x"}, {"doc_id": doc_id, "text": "y"})
+
+    with pytest.raises(MalformedRecordError, match=r"corpus\.jsonl:2: field 'doc_id'"):
+        collect([path])
+
+
+def test_a_lone_surrogate_in_a_jsonl_record_leaves_collection_to_the_store(tmp_path: Path) -> None:
+    path = jsonl(tmp_path / "corpus.jsonl", '{"doc_id": "a", "text": "lone \\ud800 here"}')
+
+    (doc,) = collect([path], max_bytes=1000).documents
+
+    assert doc.text == "lone \ud800 here"
