@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import json
+import math
 import os
 from dataclasses import asdict
 from pathlib import Path
@@ -18,6 +19,9 @@ from tools.errors import InputError
 from tools.schema import DB_NAME
 
 LOOPBACK = "127.0.0.1"
+MAX_PORT = 65535
+# A typo such as --workers 40000 would otherwise fork processes until the machine gives out.
+MAX_WORKERS = 64
 
 DESCRIPTION = """\
 Serve the HTTP API: POST /v1/ask, /v1/documents, /v1/traces/{run_id}, /healthz, /readyz, and the
@@ -87,8 +91,10 @@ def run(args: argparse.Namespace) -> int:
     limits = _limits(args)
     keys = Keyring.load(args.keys) if args.keys is not None else None
     host = _host(args.host, keys)
-    if args.workers < 1:
-        raise InputError(f"--workers must be at least 1, not {args.workers}")
+    if not 1 <= args.workers <= MAX_WORKERS:
+        raise InputError(f"--workers must be from 1 to {MAX_WORKERS}, not {args.workers}")
+    if not 0 <= args.port <= MAX_PORT:
+        raise InputError(f"--port must be from 0 to {MAX_PORT}, not {args.port}")
     if not (index / DB_NAME).is_file():
         warn(f"no index at {index} yet: created an empty one; add documents with POST /v1/documents")
     service = Service.open(index, create=True, question_chars=limits.question_chars)
@@ -117,6 +123,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _limits(args: argparse.Namespace) -> Limits:
+    for flag, value in (("--timeout", args.timeout), ("--max-body-mb", args.max_body_mb)):
+        if not math.isfinite(value):
+            raise InputError(f"{flag} must be a finite number, not {value}")
     try:
         return Limits(
             question_chars=args.max_question_chars,

@@ -210,3 +210,23 @@ def test_an_index_error_written_over_several_lines_is_printed_as_one(capsys: Cap
     err = capsys.readouterr().err
     assert code == 1
     assert_one_line(err, "damaged: file is not a database (page 3)", "evloop ingest")
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("--port", "99999"),
+        ("--port", "-5"),
+        ("--workers", "40000"),
+        ("--timeout", "nan"),
+        ("--max-body-mb", "inf"),
+    ],
+)
+def test_serve_refuses_an_impossible_setting_before_it_listens(
+    capsys: Capture, tmp_path: Path, option: str, value: str
+) -> None:
+    code, out, err = run(capsys, "serve", "--index", str(tmp_path / "index"), option, value)
+
+    assert (code, out) == (2, "")
+    assert_one_line(err, option)
+    assert not (tmp_path / "index").exists()
