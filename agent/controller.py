@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 from agent import assemble, events
 from agent.conflict_check import ConflictChecker
@@ -93,9 +94,16 @@ class Controller:
         ``DeadlineExceeded``: a caller that gave up does not leave the loop running in its thread.
         """
         started = self.deps.clock()
+        readers = tuple(sorted(set(groups)))
+        # Spelling and term weights read only what these groups may read (tools.snapshot).
+        scoped = self.policy.caller_statistics
         run = Run(
-            analyse(question, snapshot.term_weights, snapshot.spelled),
-            tuple(sorted(set(groups))),
+            analyse(
+                question,
+                partial(snapshot.term_weights, groups=readers, scoped=scoped),
+                partial(snapshot.spelled, groups=readers, scoped=scoped),
+            ),
+            readers,
             recorder or NullRecorder(),
             deadline=None if timeout_s is None else started + timeout_s,
             clock=self.deps.clock,
@@ -115,7 +123,9 @@ class Controller:
 
     def recall(self, snapshot: Snapshot, run: Run, query: str, k: int) -> None:
         """Seed (or wider) recall, then grow a window around each new hit."""
-        hits = snapshot.search(query, k, groups=run.groups, exclude=run.seen)
+        hits = snapshot.search(
+            query, k, groups=run.groups, exclude=run.seen, scoped=self.policy.caller_statistics
+        )
         run.recalls += 1
         run.recorder.record("recalled", events.recalled(query, k, run.recalls, hits))
         run.seen.update((h.unit.doc_id, h.unit.version, h.unit.ordinal) for h in hits)

@@ -17,7 +17,7 @@ from agent.conflict_check import ConflictChecker
 from agent.controller import Controller
 from agent.llm_adjudicator import LLMAdjudicator
 from agent.runtime import ConflictCheck, Deps, no_conflict_check
-from agent.tracing import ListRecorder
+from agent.tracing import ListRecorder, corpus_fingerprint
 from policies.config import Policy
 from tools.errors import TraceError
 from tools.llm_client import replay_model
@@ -115,7 +115,7 @@ def replay(
         divergence=divergence,
         pinned_generation=header.corpus.generation,
         replayed_generation=snapshot.generation,
-        corpus_changed=snapshot.fingerprint != header.corpus.fingerprint,
+        corpus_changed=corpus_fingerprint(snapshot, header.groups, policy) != header.corpus.fingerprint,
         seconds=seconds,
         recorded_status=trace.footer.outcome_status if trace.footer else None,
         replayed_status=outcome.status,

@@ -81,12 +81,22 @@ def header(
         code_version=code_version(),
         policy=policy_json,  # validation copies it: the cached record stays as it was
         policy_hash=policy_hash,
-        corpus=CorpusInfo(generation=snapshot.generation, fingerprint=snapshot.fingerprint),
+        corpus=CorpusInfo(
+            generation=snapshot.generation, fingerprint=corpus_fingerprint(snapshot, groups, policy)
+        ),
         question=question,
         groups=sorted(set(groups)),
         caller=caller,
         llm=as_json(llm or {}),
     )
+
+
+def corpus_fingerprint(snapshot: Snapshot, groups: Collection[str], policy: Policy) -> str:
+    """The fingerprint a trace pins: of the versions its groups may read, the only ones its run
+    depends on; of the whole corpus for a policy from before runs read only those."""
+    if policy.caller_statistics:
+        return snapshot.readable_fingerprint(groups)
+    return snapshot.fingerprint
 
 
 def versions_read(outcome: Outcome) -> dict[str, str]:

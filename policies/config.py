@@ -15,7 +15,7 @@ Mode = Literal["seed", "window", "parent", "adaptive"]
 MODES: tuple[Mode, ...] = ("seed", "window", "parent", "adaptive")
 # Rules added after traces were first recorded, with the value that turns each off: a recorded
 # policy without the field ran without the rule, and replays without it.
-ADDED_LATER: dict[str, object] = {"answer_type_penalty": 0.0, "fill_chars": 0}
+ADDED_LATER: dict[str, object] = {"answer_type_penalty": 0.0, "fill_chars": 0, "caller_statistics": False}
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +23,8 @@ class Policy:
     """Thresholds and budgets. Defaults are the shipped policy."""
 
     mode: Mode = "adaptive"
-    # recall
+    # recall (spelling, IDF and BM25 over what the caller may read: see tools.snapshot)
+    caller_statistics: bool = True
     seed_k: int = 12
     wider_k: int = 24
     max_recalls: int = 2

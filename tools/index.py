@@ -5,13 +5,19 @@ A row of the index is a *corpus position*: the caller decides the order (the sto
 live versions sorted by (doc_id, ordinal)), and every tie is broken by it, so the same corpus and
 query always give the same ranking. Filtering (ACL, already-seen units) is a float mask multiplied
 into the scores *before* the top k is taken, so a filtered unit can never displace a kept one.
+
+Statistics can also be read over a subset of the rows (:class:`Rows`, the rows a caller may read):
+vocabulary, document frequencies and BM25 scores are then those of an index built over the subset
+alone, to the bit, so the rows outside it change nothing that is computed from them.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import bm25s
@@ -32,6 +38,28 @@ _EMPTY_ROW = [""]
 
 Scores = npt.NDArray[np.float32]
 Positions = npt.NDArray[np.int64]
+Lengths = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True, slots=True)
+class Rows:
+    """A subset of an index's rows, whose statistics are read as if the index held nothing else.
+
+    ``keep`` flags the rows of the subset; ``lengths`` is every row's token count as indexed (a row
+    without tokens counts 1, see ``_EMPTY_ROW``). Build it with :meth:`of`.
+    """
+
+    keep: npt.NDArray[np.bool_]
+    lengths: Lengths
+    count: int
+    mean_length: float  # over the subset, computed as bm25s computes it at build time
+    mean_all: float  # over every row: what the stored scores were computed with
+
+    @classmethod
+    def of(cls, keep: npt.NDArray[np.bool_], lengths: Lengths) -> Rows:
+        kept = lengths[keep]
+        mean = float(kept.mean()) if kept.size else 1.0
+        return cls(keep, lengths, int(kept.size), mean, float(lengths.mean()) if lengths.size else 1.0)
 
 
 class RecallIndex:
@@ -45,33 +73,44 @@ class RecallIndex:
         self._deletes: dict[str, tuple[str, ...]] | None = None
         self.size = size
 
-    def spelled(self, tokens: Sequence[str]) -> list[str]:
+    def spelled(self, tokens: Sequence[str], rows: Rows | None = None) -> list[str]:
         """The tokens with each unknown Latin word of ``TYPO_MIN_CHARS`` or more replaced by the known
         word one edit away (insertion, deletion, substitution), the most frequent first; users misspell.
+
+        With ``rows``, "known" and "frequent" are read over those rows only: a word that only other
+        rows hold is neither kept as known nor ever proposed.
         """
         out = []
         for token in tokens:
             if (
-                token in self._vocab
+                self.knows(token, rows)
                 or len(token) < TYPO_MIN_CHARS
                 or not token.isascii()
                 or not token.isalpha()
             ):
                 out.append(token)
                 continue
-            near = self._near(token)
+            near = self._near(token, rows)
             out.append(near if near is not None else token)
         return out
 
-    def _near(self, token: str) -> str | None:
+    def knows(self, token: str, rows: Rows | None = None) -> bool:
+        """Whether some row (of ``rows``, when given) holds the token."""
+        if rows is None:
+            return token in self._vocab
+        return self.doc_freq(token, rows) > 0
+
+    def _near(self, token: str, rows: Rows | None) -> str | None:
         if self._deletes is None:
             self._deletes = _deletion_index(self._vocab)
         keys = [token, *(token[:i] + token[i + 1 :] for i in range(len(token)))]
         found = {word for key in keys for word in self._deletes.get(key, ())}
         found.discard(token)
-        if not found:
+        freq = {word: self.doc_freq(word, rows) for word in found}
+        known = [word for word, df in freq.items() if df > 0]
+        if not known:
             return None
-        return min(found, key=lambda word: (-self.doc_freq(word), word))
+        return min(known, key=lambda word: (-freq[word], word))
 
     @classmethod
     def build(cls, token_lists: Sequence[Sequence[str]]) -> RecallIndex:
@@ -109,22 +148,77 @@ class RecallIndex:
             )
         return cls(bm25, size), meta
 
-    def doc_freq(self, token: str) -> int:
-        """How many positions contain the token (0 when it is not in the vocabulary)."""
+    def doc_freq(self, token: str, rows: Rows | None = None) -> int:
+        """How many positions (of ``rows``, when given) contain the token (0 when none does)."""
         tid = self._vocab.get(token)
         if tid is None or self._bm25 is None:
             return 0
         indptr = self._bm25.scores["indptr"]
-        return int(indptr[tid + 1] - indptr[tid])
+        if rows is None:
+            return int(indptr[tid + 1] - indptr[tid])
+        held = self._bm25.scores["indices"][indptr[tid] : indptr[tid + 1]]
+        return int(np.count_nonzero(rows.keep[held]))
 
-    def scores(self, tokens: Sequence[str]) -> Scores | None:
-        """BM25 score of every position for the query tokens; None when no token is in the vocabulary."""
+    def scores(self, tokens: Sequence[str], rows: Rows | None = None) -> Scores | None:
+        """BM25 score of every position for the query tokens; None when no token is in the vocabulary.
+
+        With ``rows``: the scores an index built over those rows alone would give them (IDF, row
+        count and mean length of the subset), 0 for every other row; None when no row of the subset
+        holds a query token.
+        """
         vocab = self._vocab
         ids = [vocab[token] for token in tokens if token in vocab]
         if not ids or self._bm25 is None:
             return None
+        if rows is not None:
+            return self._subset_scores(ids, rows)
         scores: Scores = self._bm25.get_scores_from_ids(ids)
         return scores
+
+    def _subset_scores(self, ids: Sequence[int], rows: Rows) -> Scores | None:
+        """Re-score the query's columns over ``rows``, exactly as bm25s (lucene) would have built them.
+
+        A stored entry is ``idf * tf / (tf + k1 * norm(length))`` over the whole index; its term
+        frequency (an integer) is recovered from it and scored again with the subset's IDF and mean
+        length, in the same floating-point steps, and the entries are summed token by token in
+        query order, as bm25s sums them.
+        """
+        assert self._bm25 is not None
+        matrix = self._bm25.scores
+        k1, b = float(self._bm25.k1), float(self._bm25.b)
+        token_ids = np.asarray(ids, dtype=np.int64)
+        starts = matrix["indptr"][token_ids].astype(np.int64)
+        sizes = matrix["indptr"][token_ids + 1].astype(np.int64) - starts
+        # every entry of the query's columns, column after column, and the query token it belongs to
+        owner = np.repeat(np.arange(token_ids.size), sizes)
+        entries = np.arange(int(sizes.sum())) + np.repeat(starts - np.cumsum(sizes) + sizes, sizes)
+        docs = matrix["indices"][entries]
+        kept = rows.keep[docs]
+        held = np.bincount(owner[kept], minlength=token_ids.size)
+        if not held.any():
+            return None
+        owner, entries, docs = owner[kept], entries[kept], docs[kept]
+        lengths = rows.lengths[docs]
+        idf_all = np.array([_idf(int(df), self.size) for df in sizes.tolist()], dtype=np.float32)
+        idf_sub = np.array([_idf(int(df), rows.count) for df in held.tolist()], dtype=np.float32)
+        ratio = matrix["data"][entries].astype(np.float64) / idf_all[owner].astype(np.float64)
+        stored = _length_norm(lengths, rows.mean_all, k1, b)
+        tf = np.clip(np.rint(ratio * stored / (1.0 - ratio)), 1, lengths).astype(np.float32)
+        tfc = tf / (_length_norm(lengths, rows.mean_length, k1, b) + tf)
+        out = np.zeros(self.size, dtype=np.float32)
+        np.add.at(out, docs, (idf_sub[owner].astype(np.float64) * tfc).astype(np.float32))
+        return out
+
+
+def _idf(df: int, n: int) -> np.float32:
+    """bm25s's lucene IDF, stored as float32 as its idf array stores it."""
+    return np.float32(math.log(1 + (n - df + 0.5) / (df + 0.5)))
+
+
+def _length_norm(lengths: Lengths, mean: float, k1: float, b: float) -> npt.NDArray[np.float64]:
+    """``k1 * ((1 - b) + b * l_d / l_avg)`` per row, with bm25s's operation order (same bits)."""
+    result: npt.NDArray[np.float64] = k1 * ((1 - b) + b * lengths / np.float64(mean))
+    return result
 
 
 TYPO_MIN_CHARS = 5

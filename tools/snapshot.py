@@ -5,6 +5,11 @@ BM25 index over the units and the one over their passages, see :mod:`tools.passa
 :class:`VersionSource` for anything else (the parsed form, title or ACL of any stored version, old
 ones included). Ingesting never changes a snapshot that exists: the store hands out a new one for
 the new generation.
+
+Everything a caller can observe is computed over what its groups can read: the words spelling
+knows, the term weights, the BM25 scores of units and passages, the corpus fingerprint. A document
+the caller may not read changes none of them (``scoped=False`` reads the whole corpus instead, as
+runs recorded before this rule did). A snapshot without restricted documents takes the direct path.
 """
 
 from __future__ import annotations
@@ -22,13 +27,13 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from tools.index import RecallIndex, Scores, top_k
+from tools.index import RecallIndex, Rows, Scores, top_k
 from tools.passages import PassageIds, passage_count
 from tools.tokenize import recall_tokens
 from tools.types import Hit, ParsedDocument, Unit
 
 _PARSED_CACHE = 4096
-_MASK_CACHE = 256
+_SCOPE_CACHE = 256
 # Weight of the passage score against the unit score, both scaled to the best readable one:
 # a sentence in the section about the question outranks the same sentence elsewhere. Measured on
 # a Chinese help centre and an English manual (top-5 gold documents), 1.5 is near the best for both.
@@ -50,8 +55,9 @@ class VersionInfo:
 class CorpusView:
     """The versions live at one generation (sorted by doc_id) and their units in corpus order.
 
-    ``unit_doc[i]`` is the index in ``docs`` of the version that ``units[i]`` belongs to, and
-    ``unit_passage[i]`` the passage it lies in (:func:`tools.passages.passage_ids`).
+    ``unit_doc[i]`` is the index in ``docs`` of the version that ``units[i]`` belongs to,
+    ``unit_passage[i]`` the passage it lies in (:func:`tools.passages.passage_ids`) and
+    ``unit_tokens[i]`` how many BM25 tokens it has.
     """
 
     generation: int
@@ -59,6 +65,7 @@ class CorpusView:
     units: tuple[Unit, ...]
     unit_doc: npt.NDArray[np.int32]
     unit_passage: PassageIds
+    unit_tokens: npt.NDArray[np.int32]
 
     @property
     def passages(self) -> int:
@@ -92,6 +99,18 @@ def can_read(acl: Collection[str], groups: Collection[str]) -> bool:
     return not acl or any(group in acl for group in groups)
 
 
+@dataclass(frozen=True, slots=True)
+class _Scope:
+    """What one group set may read of a snapshot with restricted documents: as float masks (for
+    whole-corpus statistics) and as index rows (for statistics of its own), and its fingerprint."""
+
+    unit_mask: Scores
+    passage_mask: Scores
+    units: Rows
+    passages: Rows
+    fingerprint: str
+
+
 class Snapshot:
     """A consistent view at one generation: recall, titles, ACLs and parsed versions."""
 
@@ -112,7 +131,7 @@ class Snapshot:
         self._live = {(d.doc_id, d.version): d for d in view.docs}
         self._current = MappingProxyType({d.doc_id: d.version for d in view.docs})
         self._restricted = any(d.acl for d in view.docs)
-        self._masks: dict[frozenset[str], tuple[Scores, Scores]] = {}
+        self._scopes: dict[frozenset[str], _Scope | None] = {}
         self._positions: dict[tuple[str, str, int], int] | None = None
         self._parsed: OrderedDict[tuple[str, str], ParsedDocument] = OrderedDict()
         self._infos: dict[tuple[str, str], VersionInfo] = {}
@@ -132,20 +151,36 @@ class Snapshot:
         """doc_id -> the version live at this generation."""
         return self._current
 
-    def spelled(self, terms: Sequence[str]) -> list[str]:
-        """The terms with each unknown English word read as the known word one edit away (see
-        ``RecallIndex.spelled``): users misspell, and recall and coverage should both see the word meant."""
-        return self._index.spelled(terms)
+    def readable_fingerprint(self, groups: Collection[str]) -> str:
+        """The fingerprint of the versions ``groups`` may read: all that a run with them depends on."""
+        scope = self._scope(groups)
+        return self._fingerprint if scope is None else scope.fingerprint
 
-    def term_weights(self, terms: Sequence[str]) -> dict[str, float]:
-        """BM25 inverse document frequency of each term over passages: how much finding it tells.
+    def spelled(
+        self, terms: Sequence[str], groups: Collection[str] = (), *, scoped: bool = True
+    ) -> list[str]:
+        """The terms with each unknown English word read as the known word one edit away (see
+        ``RecallIndex.spelled``): users misspell, and recall and coverage should both see the word meant.
+
+        Known means held by a unit ``groups`` may read (``scoped=False``: by any unit).
+        """
+        scope = self._scope(groups) if scoped else None
+        return self._index.spelled(terms, scope.units if scope else None)
+
+    def term_weights(
+        self, terms: Sequence[str], groups: Collection[str] = (), *, scoped: bool = True
+    ) -> dict[str, float]:
+        """BM25 inverse document frequency of each term over the passages ``groups`` may read (every
+        passage with ``scoped=False``): how much finding it tells.
 
         A term no passage holds gets the highest weight, as if it occurred once.
         """
-        n = max(self._passages.size, 1)
+        scope = self._scope(groups) if scoped else None
+        rows = scope.passages if scope else None
+        n = max(rows.count if rows else self._passages.size, 1)
         out: dict[str, float] = {}
         for term in terms:
-            df = max(self._passages.doc_freq(term), 1)
+            df = max(self._passages.doc_freq(term, rows), 1)
             out[term] = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
         return out
 
@@ -156,6 +191,7 @@ class Snapshot:
         *,
         groups: Collection[str] = (),
         exclude: Collection[tuple[str, str, int]] = (),
+        scoped: bool = True,
     ) -> list[Hit]:
         """The k best units the caller may read for the query, best first (ties: corpus order).
 
@@ -163,48 +199,47 @@ class Snapshot:
         score over passages, each divided by the best one the caller may read, so it lies in
         (0, 1 + FUSION_WEIGHT]; only units that match the query themselves are returned.
         ``exclude`` holds (doc_id, version, ordinal) of units already seen; they score zero, as do
-        units and passages of versions whose ACL shares no group with ``groups``.
+        units and passages of versions whose ACL shares no group with ``groups``. Both BM25 scores
+        are those of an index over what ``groups`` may read (``scoped=False``: over every unit).
         """
-        tokens = self._index.spelled(recall_tokens(query))
+        scope = self._scope(groups)
+        units, passages = (scope.units, scope.passages) if scope and scoped else (None, None)
+        tokens = self._index.spelled(recall_tokens(query), units)
         if not tokens or k <= 0:
             return []
-        scores = self._index.scores(tokens)
+        scores = self._index.scores(tokens, units)
         if scores is None:
             return []
-        masks = self._mask(frozenset(groups)) if self._restricted else None
-        if masks is not None:
-            np.multiply(scores, masks[0], out=scores)
+        if scope is not None and not scoped:
+            np.multiply(scores, scope.unit_mask, out=scores)
         if exclude:
             self._zero_excluded(scores, exclude)
         candidates = np.flatnonzero(scores > 0)
         if candidates.size == 0:
             return []
-        fused = self._fuse(scores[candidates], candidates, tokens, masks)
+        lift = self._passages.scores(tokens, passages) if FUSION_WEIGHT > 0 else None
+        if lift is not None and scope is not None and not scoped:
+            # A passage the caller may not read must not set the scale for the ones it may.
+            np.multiply(lift, scope.passage_mask, out=lift)
+        fused = self._fuse(scores[candidates], candidates, lift)
         # candidates are in corpus order, so top_k's tie-break by index is the corpus-order one.
         picked, values = top_k(fused, k)
-        units = self._view.units
+        view_units = self._view.units
         return [
-            Hit(units[pos], float(score), rank)
+            Hit(view_units[pos], float(score), rank)
             for rank, (pos, score) in enumerate(
                 zip(candidates[picked].tolist(), values.tolist(), strict=True)
             )
         ]
 
     def _fuse(
-        self,
-        unit_scores: Scores,
-        candidates: npt.NDArray[np.int64],
-        tokens: list[str],
-        masks: tuple[Scores, Scores] | None,
+        self, unit_scores: Scores, candidates: npt.NDArray[np.int64], passage_scores: Scores | None
     ) -> Scores:
-        """Scaled unit scores of the candidates plus the weighted, scaled scores of their passages."""
+        """Scaled unit scores of the candidates plus the weighted, scaled scores of their passages
+        (the passages the caller may not read score 0)."""
         fused: Scores = unit_scores / unit_scores.max()
-        passage_scores = self._passages.scores(tokens) if FUSION_WEIGHT > 0 else None
         if passage_scores is None:
             return fused
-        if masks is not None:
-            # A passage the caller may not read must not set the scale for the ones it may.
-            np.multiply(passage_scores, masks[1], out=passage_scores)
         best = float(passage_scores.max())
         if best > 0:
             lift = passage_scores[self._view.unit_passage[candidates]]
@@ -246,19 +281,38 @@ class Snapshot:
             self._infos[key] = info
         return info
 
-    def _mask(self, groups: frozenset[str]) -> tuple[Scores, Scores]:
-        """Per unit and per passage: 1.0 where its version is readable by ``groups``, else 0.0.
+    def _scope(self, groups: Collection[str]) -> _Scope | None:
+        """What ``groups`` may read, or None when that is everything (the direct path). Cached."""
+        if not self._restricted:
+            return None
+        key = frozenset(groups)
+        if key in self._scopes:
+            return self._scopes[key]
+        docs = self._view.docs
+        doc_ok = np.array([can_read(d.acl, key) for d in docs], dtype=np.bool_)
+        scope = None
+        if not doc_ok.all():
+            unit_ok, passage_ok = doc_ok[self._view.unit_doc], doc_ok[self._passage_doc]
+            unit_lengths, passage_lengths = self._lengths()
+            scope = _Scope(
+                unit_ok.astype(np.float32),
+                passage_ok.astype(np.float32),
+                Rows.of(unit_ok, unit_lengths),
+                Rows.of(passage_ok, passage_lengths),
+                fingerprint([d for d, ok in zip(docs, doc_ok.tolist(), strict=True) if ok]),
+            )
+        with self._lock:
+            if len(self._scopes) >= _SCOPE_CACHE:
+                self._scopes.clear()
+            self._scopes[key] = scope
+        return scope
 
-        Cached per group set.
-        """
-        masks = self._masks.get(groups)
-        if masks is None:
-            doc_ok = np.array([can_read(d.acl, groups) for d in self._view.docs], dtype=np.float32)
-            masks = (doc_ok[self._view.unit_doc], doc_ok[self._passage_doc])
-            if len(self._masks) >= _MASK_CACHE:
-                self._masks.clear()
-            self._masks[groups] = masks
-        return masks
+    def _lengths(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """Token count of each unit's and each passage's BM25 row (a row without tokens counts 1)."""
+        tokens = self._view.unit_tokens.astype(np.int64)
+        per_passage = np.zeros(self._view.passages, dtype=np.int64)
+        np.add.at(per_passage, self._view.unit_passage, tokens)
+        return np.maximum(tokens, 1), np.maximum(per_passage, 1)
 
     def _zero_excluded(self, scores: Scores, exclude: Collection[tuple[str, str, int]]) -> None:
         positions = self._positions

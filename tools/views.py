@@ -74,7 +74,12 @@ def load_view(conn: sqlite3.Connection, generation: int) -> tuple[CorpusView, li
         owners.append(d)
         tokens.append(joined.split())
     view = CorpusView(
-        generation, tuple(docs), tuple(units), np.array(owners, dtype=np.int32), passage_ids(units)
+        generation,
+        tuple(docs),
+        tuple(units),
+        np.array(owners, dtype=np.int32),
+        passage_ids(units),
+        np.array([len(t) for t in tokens], dtype=np.int32),
     )
     return view, tokens
 
