@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
+from starlette.types import ASGIApp
 
 from agent.api import problems
 from agent.api.auth import Keyring
@@ -37,11 +38,17 @@ a key's groups bound what it can read. Every error is `application/problem+json`
 ENV_INDEX, ENV_KEYS, ENV_LIMITS = "EVLOOP_SERVE_INDEX", "EVLOOP_SERVE_KEYS", "EVLOOP_SERVE_LIMITS"
 
 
+class _Api(FastAPI):
+    def build_middleware_stack(self) -> ASGIApp:
+        # Around Starlette's own outermost layer, which re-raises every error it has answered.
+        return problems.KeepConnection(super().build_middleware_stack())
+
+
 def create_app(service: Backend, keys: Keyring | None, limits: Limits | None = None) -> FastAPI:
     """The HTTP API over ``service``; ``keys`` None serves every request as the local caller."""
     limits = limits or Limits()
     ctx = ApiContext(service, keys, limits, anyio.CapacityLimiter(limits.concurrent_asks))
-    app = FastAPI(title=TITLE, version=code_version(), description=DESCRIPTION)
+    app = _Api(title=TITLE, version=code_version(), description=DESCRIPTION)
     for router in (ask_router(ctx), documents_router(ctx), traces_router(ctx), probe_router(ctx)):
         app.include_router(router)
     problems.install(app)

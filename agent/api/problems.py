@@ -2,20 +2,24 @@
 
 ``type`` is ``about:blank`` for plain HTTP errors (the title is then the status phrase) and
 ``urn:evloop:problem:<slug>`` for ours. A 500 says nothing about its cause: the traceback goes to
-the server log, never to the caller.
+the server log, never to the caller. No error closes the connection it came on (see ``KeepConnection``).
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import sys
 from collections.abc import Mapping
 from http import HTTPStatus
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tools.errors import (
     DeadlineExceeded,
@@ -64,6 +68,17 @@ class Problem(BaseModel):
     errors: list[dict[str, object]] | None = None
 
 
+class ProblemResponse(JSONResponse):
+    """problem+json whose text can always be sent: a detail may echo the caller's input, and a lone
+    surrogate in it (JSON can spell one) would otherwise fail the reply's UTF-8 encoding."""
+
+    media_type = PROBLEM_JSON
+
+    def render(self, content: Any) -> bytes:
+        text = json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        return text.encode("utf-8", errors="replace")
+
+
 class ApiProblem(Exception):
     """Raised by the endpoints for a problem of our own: ``slug`` names it, ``detail`` explains it."""
 
@@ -93,7 +108,7 @@ def problem_response(
     }
     if errors is not None:
         body["errors"] = errors
-    return JSONResponse(body, status_code=status, headers=dict(headers or {}), media_type=PROBLEM_JSON)
+    return ProblemResponse(body, status_code=status, headers=dict(headers or {}))
 
 
 def _phrase(status: int) -> str:
@@ -115,8 +130,22 @@ def _validation_errors(exc: RequestValidationError) -> list[dict[str, object]]:
     ]
 
 
+def unreadable_json(exc: ValueError | RecursionError) -> str:
+    """Why ``json.loads`` could not read a body, for the caller (without the server-side remedies)."""
+    if isinstance(exc, RecursionError):
+        return "not valid JSON here: nested too deeply to be read"
+    if isinstance(exc, json.JSONDecodeError | UnicodeDecodeError):
+        return f"not valid JSON ({exc})"
+    return f"not valid JSON here: a number longer than {sys.get_int_max_str_digits()} digits"
+
+
 async def _on_http(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
+    cause = exc.__cause__
+    if exc.status_code == 400 and isinstance(cause, ValueError | RecursionError):
+        # FastAPI's "There was an error parsing the body": say what was wrong with it.
+        error = {"type": "json_invalid", "loc": ("body",), "msg": unreadable_json(cause), "input": None}
+        return await _on_validation(request, RequestValidationError([error]))
     detail = exc.detail if isinstance(exc.detail, str) else _phrase(exc.status_code)
     return problem_response(exc.status_code, detail, headers=exc.headers)
 
@@ -151,6 +180,36 @@ async def _on_crash(request: Request, exc: Exception) -> JSONResponse:
     log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
     detail = "the server failed to handle this request; it has been logged"
     return problem_response(500, detail, slug="internal", title="Internal error")
+
+
+class KeepConnection:
+    """Outermost layer: an error whose 500 has been sent in full ends there, and the connection lives on.
+
+    Starlette re-raises every unhandled error once its 500 is sent (for servers to log it; ours is
+    logged by ``_on_crash``), and uvicorn then closes the connection, so that a client's next request
+    on it was reset. Only a response cut short mid-body still closes it: nothing else can tell the
+    client that the body it has is not all.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        sent = False
+
+        async def watched(message: Message) -> None:
+            nonlocal sent
+            await send(message)
+            sent = sent or (message["type"] == "http.response.body" and not message.get("more_body", False))
+
+        try:
+            await self.app(scope, receive, watched)
+        except Exception:
+            if not sent:
+                raise
 
 
 def install(app: FastAPI) -> None:

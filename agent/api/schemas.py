@@ -6,14 +6,54 @@ OpenAPI document describes the real types rather than copies that could drift.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import re
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic_core import PydanticCustomError
 
 from tools.types import DocFormat, DocumentInput
 from traces.schema import TraceEvent, TraceFooter, TraceHeader
 
 GROUP_NAME = r"^[^\s,]{1,64}$"
+# Deeper than any real document's metadata, shallow enough to be walked, stored and read back safely.
+METADATA_DEPTH = 32
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _unicode(value: object) -> object:
+    """Refuse a lone surrogate: JSON can spell one (``"\\ud800"``), UTF-8 cannot (no reply could echo it)."""
+    if isinstance(value, str) and not value.isascii() and (found := _SURROGATE.search(value)):
+        raise PydanticCustomError(
+            "lone_surrogate",
+            "a lone surrogate U+{code} at character {at} is not Unicode text; send UTF-8 text",
+            {"code": f"{ord(found.group()):04X}", "at": found.start()},
+        )
+    return value
+
+
+def _plain_metadata(value: object) -> object:
+    """Metadata nested at most ``METADATA_DEPTH`` levels, with no lone surrogate in a key or a value."""
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list) and depth > METADATA_DEPTH:
+            raise PydanticCustomError(
+                "metadata_too_deep", "metadata nests deeper than {limit} levels", {"limit": METADATA_DEPTH}
+            )
+        if isinstance(item, dict):
+            for key, inner in item.items():
+                _unicode(key)
+                stack.append((inner, depth + 1))
+        elif isinstance(item, list):
+            stack.extend((inner, depth + 1) for inner in item)
+        else:
+            _unicode(item)
+    return value
+
+
+# Text from the caller: any string, as long as it is Unicode (checked before any other constraint).
+Text = Annotated[str, BeforeValidator(_unicode)]
 
 
 class _Strict(BaseModel):
@@ -33,8 +73,8 @@ class AskOptions(_Strict):
 class AskRequest(_Strict):
     """A question, optionally narrowed to some of the key's groups."""
 
-    question: str = Field(min_length=1, description="the user's question; the server bounds its length")
-    groups: list[str] | None = Field(
+    question: Text = Field(min_length=1, description="the user's question; the server bounds its length")
+    groups: list[Text] | None = Field(
         default=None,
         max_length=64,
         description="read only with these groups (a subset of the key's); default: all of the key's",
@@ -45,13 +85,15 @@ class AskRequest(_Strict):
 class DocumentIn(_Strict):
     """One document in the corpus.jsonl shape (FORMAT.md)."""
 
-    doc_id: str = Field(min_length=1, max_length=512, pattern=r"\S")
-    text: str
-    title: str = ""
-    version: str = Field(default="1", min_length=1, max_length=128)
+    doc_id: Text = Field(min_length=1, max_length=512, pattern=r"\S")
+    text: Text
+    title: Text = ""
+    version: Text = Field(default="1", min_length=1, max_length=128)
     format: DocFormat = "text"
-    acl: list[str] = Field(default=[], description="groups allowed to read it; empty: everyone")
-    metadata: dict[str, Any] = {}
+    acl: list[Text] = Field(default=[], description="groups allowed to read it; empty: everyone")
+    metadata: Annotated[dict[str, Any], BeforeValidator(_plain_metadata)] = Field(
+        default={}, description=f"JSON values, nested at most {METADATA_DEPTH} levels"
+    )
 
     def to_input(self) -> DocumentInput:
         return DocumentInput(

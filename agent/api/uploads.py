@@ -21,7 +21,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 from starlette.datastructures import UploadFile
 
-from agent.api.problems import ApiProblem
+from agent.api.problems import ApiProblem, unreadable_json
 from agent.api.schemas import DocumentBatch, DocumentIn
 from tools.errors import DecodeError, UnsupportedFormatError
 from tools.sources import FILE_FORMATS, html_title, markdown_title
@@ -68,9 +68,9 @@ def _checked(docs: list[DocumentInput], batch_limit: int) -> list[DocumentInput]
 def _json(data: bytes, where: tuple[str | int, ...]) -> Any:
     try:
         return json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (ValueError, RecursionError) as exc:  # bad JSON or UTF-8, a number too long, nesting too deep
         raise RequestValidationError(
-            [{"type": "json_invalid", "loc": where, "msg": f"not valid JSON ({exc})", "input": None}]
+            [{"type": "json_invalid", "loc": where, "msg": unreadable_json(exc), "input": None}]
         ) from None
 
 

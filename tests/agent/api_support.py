@@ -69,12 +69,12 @@ def api_client(
     limits: Limits | None = None,
     *,
     local: bool = False,
-    crash: bool = True,
     keys_for: tuple[Key, ...] = ALL_KEYS,
 ) -> TestClient:
     """An in-process client for ``keys_for`` (``local``: no keys at all).
 
-    ``crash=False`` shows a server error as the 500 response a real client would get.
+    A server error is the 500 response a real client gets (the app answers it and does not re-raise);
+    the test's captured log has its traceback.
     """
     keys = None if local else keyring(keys_for)
-    return TestClient(create_app(service, keys, limits or Limits()), raise_server_exceptions=crash)
+    return TestClient(create_app(service, keys, limits or Limits()))

@@ -272,7 +272,7 @@ class BrokenService(Service):
 def test_an_unexpected_error_is_a_500_problem_that_leaks_nothing(service: Service) -> None:
     broken = BrokenService(service.store, traces=service.traces)
 
-    response = api_client(broken, crash=False).post("/v1/ask", json={"question": "x"}, headers=PUBLIC.headers)
+    response = api_client(broken).post("/v1/ask", json={"question": "x"}, headers=PUBLIC.headers)
 
     body = assert_problem(response, 500)
     assert "secret" not in response.text and "4242" not in response.text
