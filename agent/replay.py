@@ -19,11 +19,11 @@ from agent.llm_adjudicator import LLMAdjudicator
 from agent.runtime import ConflictCheck, Deps, no_conflict_check
 from agent.tracing import ListRecorder, corpus_fingerprint
 from policies.config import Policy
-from tools.errors import TraceError
+from tools.errors import TamperedTraceError, TraceError
 from tools.llm_client import replay_model
 from tools.llm_config import LLMConfig
 from tools.store import Store
-from traces import Divergence, Trace, TraceEvent, first_divergence
+from traces import Divergence, Trace, TraceEvent, VerifyResult, first_divergence, verify
 
 ConflictFactory = Callable[[Trace], ConflictCheck]
 
@@ -94,10 +94,23 @@ def _comparable(events: Sequence[Any]) -> list[Any]:
 
 
 def replay(
-    trace: Trace, store: Store, *, current: bool = False, conflicts: ConflictFactory | None = None
+    trace: Trace,
+    store: Store,
+    *,
+    current: bool = False,
+    conflicts: ConflictFactory | None = None,
+    verdict: VerifyResult | None = None,
 ) -> ReplayReport:
-    """Re-run the traced question and compare it step by step with the record."""
+    """Re-run the traced question and compare it step by step with the record.
+
+    The trace is verified first (``verdict``, when the caller has checked it against its store's record of
+    how the run ended; else its hash chain): a changed record would otherwise read as a divergence.
+    """
     header = trace.header
+    verdict = verdict if verdict is not None else verify(trace)
+    if not verdict.ok:
+        seq = verdict.first_bad_seq if verdict.first_bad_seq is not None else len(trace.events)
+        raise TamperedTraceError(header.run_id, seq, verdict.reason)
     snapshot = store.snapshot() if current else store.snapshot(generation=header.corpus.generation)
     policy = recorded_policy(trace)
     check = (conflicts or recorded_conflict_check)(trace)

@@ -168,7 +168,10 @@ class Service:
         return self._trace_store().verify(run_id)
 
     def replay(self, run_id: str, *, current: bool = False) -> ReplayReport:
-        return replay(self.trace(run_id), self.store, current=current, conflicts=self.replay_conflicts)
+        """Replay a stored run; ``TamperedTraceError`` when its trace does not verify (nothing re-run)."""
+        trace = self.trace(run_id)
+        verdict = self._trace_store().check(trace)
+        return replay(trace, self.store, current=current, conflicts=self.replay_conflicts, verdict=verdict)
 
     def ingest(self, docs: Iterable[DocumentInput], *, replace: bool = False) -> IngestReport:
         """Ingest a batch atomically; writers are serialised, readers keep their snapshot meanwhile."""

@@ -10,6 +10,7 @@
     ├── NotFoundError                 an unknown document, version, run id or trace
     ├── IndexStateError               the index folder is missing, corrupt or from another schema
     ├── TraceError                    a trace that cannot be read or does not verify
+    │   └── TamperedTraceError        a trace whose chain or recorded end does not hold (not replayed)
     ├── DeadlineExceeded              a run out of time, stopped at a step boundary
     └── LLMError                      the conflict adjudicator's model failed after retries
 
@@ -63,6 +64,17 @@ class IndexStateError(EvidenceLoopError):
 
 class TraceError(EvidenceLoopError):
     """A trace that cannot be read, or whose hash chain does not verify."""
+
+
+class TamperedTraceError(TraceError):
+    """A trace that fails verification, so it is not replayed: ``seq`` is where it first fails."""
+
+    def __init__(self, run_id: str, seq: int, reason: str) -> None:
+        where = "the header" if seq < 0 else f"event {seq}"
+        super().__init__(f"run {run_id}: tampered at {where}: {reason}; not replayed")
+        self.run_id = run_id
+        self.seq = seq
+        self.reason = reason
 
 
 class DeadlineExceeded(EvidenceLoopError):

@@ -4,6 +4,8 @@ Layout under ``root``::
 
     index.jsonl                      one TraceSummary line per finished run (a cache, see below)
     2025/03/01/<run_id>.jsonl        the trace of a run created on that UTC day
+    2025/03/01/finished.manifest     run id, final hash and event count of each run of the day that
+                                     finished (``traces.manifest``): what a cut trace is checked against
 
 Day folders keep any one directory small and let ``list(since=...)`` skip whole days. The index makes
 listing 10k runs one file read; it is a cache, not the truth: it is appended after the trace is durable
@@ -21,10 +23,11 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 from tools.errors import InputError, NotFoundError, TraceError
+from traces.manifest import FinishedRun, append_finished, read_manifest
 from traces.reader import read_trace
 from traces.schema import RUN_ID_PATTERN, Trace, TraceFooter, TraceHeader, TraceSummary, utc_timestamp
 from traces.upgrade import UpgradeChain
-from traces.verify import VerifyResult, verify
+from traces.verify import HEADER_SEQ, VerifyResult, verify
 from traces.writer import Fsync, TraceWriter, seal_header
 
 QUESTION_CHARS = 80
@@ -100,7 +103,7 @@ class TraceStore:
             sync_dirs=sync_dirs,
             fsync_each=self._fsync_each,
             fsync=self._fsync,
-            on_finish=self._index_finished,
+            on_finish=self._record_finished,
         )
 
     def path(self, run_id: str) -> Path:
@@ -117,18 +120,60 @@ class TraceStore:
         return read_trace(Path(run), chain=self._chain)
 
     def verify(self, run: str | Path) -> VerifyResult:
-        """Verify a trace's chain, and for a finished run also its final hash against the index."""
-        trace = self.read(run)
-        indexed = self._read_index(only=trace.header.run_id).get(trace.header.run_id)
-        expected = None
-        # Only trust the index entry that describes this very file (a golden trace may reuse a run id).
+        """Verify a trace's chain and, if its run finished, that the file still ends where it did."""
+        return self.check(self.read(run))
+
+    def check(self, trace: Trace) -> VerifyResult:
+        """Verify a trace already read against the end its day manifest (or the index) recorded."""
+        if trace.path is None:
+            return verify(trace)
+        run_id = trace.header.run_id
+        manifest = read_manifest(trace.path.parent, only=run_id) if self._holds(trace.path) else {}
+        return self._check(trace, manifest, self._read_index(only=run_id))
+
+    def verify_all(self) -> Iterator[tuple[str, VerifyResult]]:
+        """(run id, verdict) of every trace file, oldest day first, and of every run that a manifest
+        records as finished but whose file is gone. A trace that cannot be read is a failure, not a stop."""
+        indexed = self._read_index()
+        for day in reversed(builtins.list(self._days(None))):
+            manifest = read_manifest(day)
+            with os.scandir(day) as entries:
+                names = sorted(e.name for e in entries if e.name.endswith(".jsonl") and e.is_file())
+            for name in names:
+                try:
+                    trace = read_trace(day / name, chain=self._chain)
+                except NotFoundError:
+                    continue  # removed since the scan (a prune)
+                except TraceError as exc:
+                    yield name.removesuffix(".jsonl"), VerifyResult(False, False, HEADER_SEQ, str(exc))
+                    continue
+                yield name.removesuffix(".jsonl"), self._check(trace, manifest, indexed)
+            on_disk = {name.removesuffix(".jsonl") for name in names}
+            for run in sorted(set(manifest) - on_disk):
+                yield run, _gone(manifest[run])
+
+    def _check(
+        self, trace: Trace, manifest: dict[str, FinishedRun], indexed: dict[str, TraceSummary]
+    ) -> VerifyResult:
+        """Verify ``trace`` against its day's manifest line, else the index entry that describes this very
+        file (a golden trace outside the store may reuse a run id); with neither, the chain alone."""
+        run_id, path = trace.header.run_id, trace.path
+        finished, summary = manifest.get(run_id), indexed.get(run_id)
         if (
-            indexed is not None
-            and trace.path is not None
-            and trace.path.resolve() == self.root.resolve() / indexed.path
+            finished is None
+            and summary is not None
+            and summary.final_hash is not None
+            and path is not None
+            and path.resolve() == self.root.resolve() / summary.path
         ):
-            expected = indexed.final_hash
-        return verify(trace, expected_hash=expected)
+            finished = FinishedRun(run_id, summary.final_hash, summary.events)
+        if finished is None:
+            return verify(trace)
+        return verify(trace, expected_hash=finished.final_hash, expected_events=finished.events)
+
+    def _holds(self, path: Path) -> bool:
+        """True when ``path`` lies in one of this store's day folders."""
+        return path.resolve().parent.parent.parent.parent == self.root.resolve()
 
     def list(self, since: datetime | None = None, status: str | None = None) -> builtins.list[TraceSummary]:
         """Summaries of the runs on disk, oldest first (ties by run id), finished or not.
@@ -200,7 +245,10 @@ class TraceStore:
     def _relative(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
 
-    def _index_finished(self, path: Path, header: TraceHeader, footer: TraceFooter, size: int) -> None:
+    def _record_finished(self, path: Path, header: TraceHeader, footer: TraceFooter, size: int) -> None:
+        """Called once the trace and its folder are durable: the manifest line, then the index line."""
+        finished = FinishedRun(header.run_id, footer.hash, footer.events)
+        append_finished(path.parent, finished, fsync=self._fsync if self._fsync_each else None)
         summary = TraceSummary(
             run_id=header.run_id,
             created_at=header.created_at,
@@ -275,3 +323,8 @@ class TraceStore:
             events=len(trace.events),
             bytes=path.stat().st_size,
         )
+
+
+def _gone(run: FinishedRun) -> VerifyResult:
+    reason = f"missing: the run finished with hash {run.final_hash} at event {run.events}; its file is gone"
+    return VerifyResult(ok=False, complete=False, first_bad_seq=HEADER_SEQ, reason=reason)

@@ -7,8 +7,10 @@ Checked in file order, the first failure wins:
    hash before it, and its own hash matches its ``seq``, ``step`` and ``data`` (a changed byte fails here);
 3. the footer links to the last event, counts the events, and its hash matches its content;
 4. a damaged line stops the chain where it is;
-5. when the caller knows the final hash (from the index or an Outcome), the trace ends on it: this is
-   what catches a trace truncated to look merely "incomplete".
+5. when the caller knows how the run ended (its final hash and event count, from the day manifest,
+   the index or an Outcome), the trace ends there: a file cut short of it is *truncated*, one that
+   ends on another hash is *rewritten*. Without that record a trace with no footer is a run that
+   did not finish (a crash, a kill), which is no failure.
 
 Verification runs over the raw records as written, before any schema upgrade. The chain detects
 accidental and naive changes; it carries no secret, so whoever can rewrite the file can rewrite the chain.
@@ -106,8 +108,13 @@ def _walk_events(events: Sequence[Mapping[str, Any]], start: str) -> tuple[str, 
     return last, None
 
 
-def verify(trace: Trace, *, expected_hash: str | None = None) -> VerifyResult:
-    """Recompute the chain of ``trace``; see the module docstring for what is checked, in which order."""
+def verify(
+    trace: Trace, *, expected_hash: str | None = None, expected_events: int | None = None
+) -> VerifyResult:
+    """Recompute the chain of ``trace``; see the module docstring for what is checked, in which order.
+
+    ``expected_hash`` and ``expected_events`` say how the run ended when it finished, if known.
+    """
     header, events, footer = _raw_records(trace)
     problem = _header_problem(header)
     if problem is not None:
@@ -124,9 +131,8 @@ def verify(trace: Trace, *, expected_hash: str | None = None) -> VerifyResult:
     if trace.damage is not None:
         return _fail(count, f"a damaged record where event {count} should be: {trace.damage}", count)
     if expected_hash is not None and expected_hash != last:
-        return _fail(
-            count, "the trace does not end on the recorded final hash: truncated or rewritten", count
-        )
+        reason = _cut_short(expected_hash, expected_events, count, footer is not None, last)
+        return _fail(count, reason, count)
     return VerifyResult(
         ok=True,
         complete=footer is not None,
@@ -137,7 +143,15 @@ def verify(trace: Trace, *, expected_hash: str | None = None) -> VerifyResult:
     )
 
 
+def _cut_short(expected: str, expected_events: int | None, count: int, has_footer: bool, last: str) -> str:
+    """Why a trace that does not end on its recorded final hash fails."""
+    if has_footer or (expected_events is not None and count > expected_events):
+        return f"rewritten: the run finished with hash {expected} but the file ends on hash {last}"
+    at = f" at event {expected_events}" if expected_events is not None else ""
+    return f"truncated: the run finished with hash {expected}{at} but the file ends at event {count}"
+
+
 def _ok_reason(count: int, complete: bool, torn: bool) -> str:
-    state = "complete" if complete else "incomplete (no footer: the run did not finish)"
+    state = "complete" if complete else "incomplete, the run did not finish (no footer, no final hash)"
     torn_note = "; a torn last line from an interrupted write was ignored" if torn else ""
     return f"hash chain verifies over {count} events; {state}{torn_note}"

@@ -1,5 +1,8 @@
 """GET /v1/traces/{run_id}, GET /v1/traces/{run_id}/verify, POST /v1/traces/{run_id}/replay.
 
+A replay verifies the trace first: one that fails (a changed record, a file cut short of the end its
+run recorded) is a 409 ``trace-tampered`` naming the first bad event, and nothing is re-run.
+
 Who sees a trace: its own key (scope ``ask``), or any key with scope ``audit``; and in both cases
 only if the key's groups cover the groups the run read with, so a trace never shows a key text
 that its groups could not have read. Any other run id is "not found", whether it exists or not.
@@ -14,7 +17,7 @@ from agent.api.auth import Caller
 from agent.api.context import ApiContext, require
 from agent.api.problems import PROBLEM_RESPONSES, ApiProblem
 from agent.api.schemas import ReplayOut, TraceOut, VerifyOut
-from tools.errors import NotFoundError
+from tools.errors import NotFoundError, TamperedTraceError
 from traces import Trace
 from traces.schema import RUN_ID_PATTERN
 
@@ -84,7 +87,10 @@ def _verify(ctx: ApiContext, caller: Caller, run_id: str) -> VerifyOut:
 
 def _replay(ctx: ApiContext, caller: Caller, run_id: str) -> ReplayOut:
     visible_trace(ctx, caller, run_id)
-    report = ctx.service.replay(run_id)
+    try:
+        report = ctx.service.replay(run_id)
+    except TamperedTraceError as exc:  # a changed record would otherwise read as a divergence
+        raise ApiProblem(409, "trace-tampered", "Trace does not verify", str(exc)) from None
     return ReplayOut(
         run_id=run_id,
         identical=report.identical,

@@ -8,16 +8,18 @@ from pathlib import Path
 
 from agent.commands.common import Subparsers, add_command, add_index_option, resolve_index
 from agent.commands.trace import trace_store
-from agent.replay import replay
-from tools.errors import InputError
+from agent.replay import ReplayReport, replay
+from tools.errors import InputError, TraceError
 from tools.store import Store
-from traces import Trace, read_trace
+from traces import TraceStore
 
 DESCRIPTION = """\
 Re-run the controller from a trace: with the trace's policy, pinned to the corpus generation it read
 (older document versions stay in the store), with recorded LLM replies standing in for the model (no
 network). Prints `identical`, or the first divergent step with the field, the recorded value and the
-new value. --current replays against today's corpus instead ("would it still say this?")."""
+new value. --current replays against today's corpus instead ("would it still say this?"). A trace that
+does not verify (a changed record, or a file cut short of the end its run recorded) is not replayed:
+it is reported as tampered at its first bad event, and the exit code is 1."""
 
 EPILOG = """\
 examples:
@@ -40,31 +42,45 @@ def register(subparsers: Subparsers) -> None:
     parser.set_defaults(run=run)
 
 
-def _traces(args: argparse.Namespace) -> list[Trace]:
+def _targets(args: argparse.Namespace, traces: TraceStore) -> list[str | Path]:
     if args.all == bool(args.target):
         raise InputError("give a run id or trace file, or --all")
-    store = trace_store(args)
     if args.all:
-        return [store.read(s.run_id) for s in store.list() if s.status == "complete"]
+        return [s.run_id for s in traces.list() if s.status == "complete"]
     path = Path(args.target)
-    return [read_trace(path) if path.suffix == ".jsonl" and path.exists() else store.read(args.target)]
+    return [path if path.suffix == ".jsonl" and path.exists() else args.target]
+
+
+def _replay_one(target: str | Path, traces: TraceStore, store: Store, current: bool) -> ReplayReport:
+    """Verify the trace (against its store's record of how the run ended), then re-run it."""
+    trace = traces.read(target)
+    return replay(trace, store, current=current, verdict=traces.check(trace))
 
 
 def run(args: argparse.Namespace) -> int:
-    traces = _traces(args)
-    differing = 0
+    traces = trace_store(args)
+    targets = _targets(args, traces)
+    differing = refused = 0
     times: list[float] = []
     with Store.open(resolve_index(args.index)) as store:
-        for trace in traces:
-            report = replay(trace, store, current=args.current)
+        for target in targets:
+            try:
+                report = _replay_one(target, traces, store, args.current)
+            except TraceError as exc:  # tampered or unreadable: one line each under --all
+                if not args.all:
+                    raise
+                refused += 1
+                print(" ".join(str(exc).split()))
+                continue
             times.append(report.seconds * 1000)
             differing += not report.identical
             if not args.all or not report.identical:
                 print(report.describe())
     if args.all:
         p50 = statistics.median(times) if times else 0.0
+        not_replayed = f", {refused} tampered or unreadable (not replayed)" if refused else ""
         print(
-            f"replayed {len(traces)} runs: {len(traces) - differing} identical, {differing} differ; "
-            f"replay p50 {p50:.1f} ms"
+            f"replayed {len(times)} runs: {len(times) - differing} identical, {differing} differ"
+            f"{not_replayed}; replay p50 {p50:.1f} ms"
         )
-    return 1 if differing else 0
+    return 1 if differing or refused else 0

@@ -10,7 +10,7 @@ from pathlib import Path
 from agent.commands.common import Subparsers, add_command, add_index_option, resolve_index
 from agent.service import TRACES_SUBDIR
 from tools.errors import InputError, TraceError
-from traces import TraceStore, prune, read_trace, render_list, render_timeline, verify
+from traces import HEADER_SEQ, TraceStore, VerifyResult, prune, read_trace, render_list, render_timeline
 
 DESCRIPTION = """\
 Read the traces that every run leaves: list runs, show one as a readable timeline (what was
@@ -121,18 +121,29 @@ def _prune(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    """One line per trace (with --all: per failing trace), then the count; non-zero if any failed."""
     store = trace_store(args)
     if args.all == bool(args.target):
         raise InputError("give a run id or --all")
-    runs = [s.run_id for s in store.list()] if args.all else [args.target]
-    bad = 0
-    for run in runs:
-        path = Path(run)
-        result = verify(read_trace(path)) if path.suffix == ".jsonl" and path.exists() else store.verify(run)
+    rows = store.verify_all() if args.all else iter([(args.target, _verify_one(store, args.target))])
+    total = bad = 0
+    for run, result in rows:
+        total += 1
         bad += not result.ok
-        print(f"{run}: {'ok' if result.ok else 'FAILED'} - {result.reason}")
+        if not (args.all and result.ok):
+            print(f"{run}: {'ok' if result.ok else 'FAILED'} - {result.reason}")
     if args.all:
-        print(f"{len(runs) - bad} of {len(runs)} traces verify")
+        print(f"{total - bad} of {total} traces verify")
     if bad:
-        raise TraceError(f"{bad} trace(s) failed verification")
+        raise TraceError(f"{bad} of {total} traces failed verification")
     return 0
+
+
+def _verify_one(store: TraceStore, run: str) -> VerifyResult:
+    """A run id or a trace file; a file whose header cannot be read is a failed verdict, not a crash."""
+    path = Path(run)
+    try:
+        trace = read_trace(path) if path.suffix == ".jsonl" and path.exists() else store.read(run)
+    except TraceError as exc:
+        return VerifyResult(ok=False, complete=False, first_bad_seq=HEADER_SEQ, reason=str(exc))
+    return store.check(trace)

@@ -117,6 +117,40 @@ def test_a_replay_of_an_untouched_run_is_identical(client: TestClient) -> None:
     }
 
 
+def test_a_replay_of_a_tampered_run_is_a_409_naming_the_tampered_event(
+    client: TestClient, service: Service
+) -> None:
+    run_id = run_of(client, PUBLIC)
+    assert service.traces is not None
+    path = service.traces.path(run_id)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    event = json.loads(lines[2])
+    event["data"]["edited"] = True
+    lines[2] = json.dumps(event, ensure_ascii=False)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    response = client.post(f"/v1/traces/{run_id}/replay", headers=PUBLIC.headers)
+
+    assert (response.status_code, response.headers["content-type"]) == (409, "application/problem+json")
+    problem = response.json()
+    assert problem["type"] == "urn:evloop:problem:trace-tampered"
+    assert f"tampered at event {event['seq']}" in problem["detail"]
+
+
+def test_a_truncated_run_fails_verification_and_is_not_replayed(client: TestClient, service: Service) -> None:
+    run_id = run_of(client, PUBLIC)
+    assert service.traces is not None
+    path = service.traces.path(run_id)
+    service.traces.index_path.unlink()
+    path.write_bytes(b"".join(path.read_bytes().splitlines(keepends=True)[:-1]))  # the footer cut off
+
+    result = client.get(f"/v1/traces/{run_id}/verify", headers=PUBLIC.headers).json()
+    replayed = client.post(f"/v1/traces/{run_id}/replay", headers=PUBLIC.headers)
+
+    assert (result["ok"], result["reason"].split(":")[0]) == (False, "truncated")
+    assert replayed.status_code == 409 and "truncated" in replayed.json()["detail"]
+
+
 def test_replay_and_verify_hide_other_keys_runs_too(client: TestClient) -> None:
     run_id = run_of(client, STAFF)
 

@@ -14,7 +14,7 @@ from agent.runtime import ConflictReport, Recorder
 from agent.service import Service
 from policies.types import EvidenceView
 from tests.agent.golden_runs import EDITED_SHIPPING, GOLDEN, RUNS, sample_store
-from tools.errors import TraceError
+from tools.errors import TamperedTraceError, TraceError
 from tools.store import Store
 from traces import TraceStore, read_trace, verify
 
@@ -85,6 +85,21 @@ def test_a_tampered_trace_fails_verify_at_the_changed_event(service: Service) ->
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     result = verify(read_trace(path))
     assert not result.ok and result.first_bad_seq == record["seq"]
+
+
+def test_replaying_a_tampered_trace_says_tampered_at_the_event_not_a_divergence(service: Service) -> None:
+    outcome = service.ask("LM-S10 的整机保修期是多久？")
+    path = service.traces.path(outcome.run_id)  # type: ignore[union-attr]
+    lines = path.read_text(encoding="utf-8").splitlines()
+    record = json.loads(lines[1])
+    record["data"]["query"] = "LM-S10 的整机保修期是几年？"
+    lines[1] = json.dumps(record, ensure_ascii=False)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(TamperedTraceError, match="tampered at event 0") as caught:
+        service.replay(outcome.run_id)
+    assert caught.value.seq == 0
+    with pytest.raises(TamperedTraceError, match="tampered at event 0"):
+        replay(read_trace(path), service.store)  # the library call verifies too
 
 
 def _exploding_check(question: str, views: Sequence[EvidenceView], recorder: Recorder) -> ConflictReport:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tools.errors import InputError
-from traces import TraceStore, prune
+from traces import MANIFEST_NAME, TraceStore, prune, read_manifest
 
 TODAY = date(2025, 3, 10)
 
@@ -47,8 +47,21 @@ def test_a_dry_run_counts_and_removes_nothing(store: TraceStore, write_run: Call
     before = store.index_path.read_bytes()
     report = prune(store, date(2025, 3, 1), dry_run=True, today=TODAY)
     assert (report.days, report.runs, report.dry_run) == (2, 2, True)
-    assert report.bytes == paths["old-1"].stat().st_size + paths["old-2"].stat().st_size
+    day_files = [f for run in ("old-1", "old-2") for f in paths[run].parent.iterdir()]  # traces, manifests
+    assert report.bytes == sum(f.stat().st_size for f in day_files)
     assert all(p.exists() for p in paths.values()) and store.index_path.read_bytes() == before
+
+
+def test_prune_removes_each_days_manifest_with_it_and_keeps_the_rest(
+    store: TraceStore, write_run: Callable[..., Path]
+) -> None:
+    paths = _three_days(write_run)
+    prune(store, date(2025, 3, 1), today=TODAY)
+    assert not (paths["old-2"].parent / MANIFEST_NAME).exists()
+    assert set(read_manifest(paths["new-1"].parent)) == {"new-1"}
+    store.index_path.unlink()  # the kept run is still checked against its manifest, not the index
+    paths["new-1"].write_bytes(b"".join(paths["new-1"].read_bytes().splitlines(keepends=True)[:-1]))
+    assert store.verify("new-1").reason.startswith("truncated")
 
 
 def test_a_cut_off_after_today_is_refused(store: TraceStore, write_run: Callable[..., Path]) -> None:

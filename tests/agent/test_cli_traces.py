@@ -1,0 +1,127 @@
+"""`evloop trace verify` and `evloop replay` on damaged traces: every trace checked, tampering named."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agent.cli import main
+from agent.sample import load_sample_kb
+from tests.agent.golden_runs import GOLDEN, RUNS
+from tools.store import Store
+from traces import TraceStore
+
+Capture = pytest.CaptureFixture[str]
+QUESTIONS = ("LM-S10 的整机保修期是多久？", "How do I return a device?", "满多少元可以免费配送？")
+
+
+@pytest.fixture()
+def index(tmp_path: Path) -> Path:
+    folder = tmp_path / "index"
+    with Store.open(folder, create=True) as store:
+        store.ingest(load_sample_kb())
+    return folder
+
+
+def run(capsys: Capture, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def ask(capsys: Capture, index: Path, question: str = QUESTIONS[0]) -> str:
+    code, out, _ = run(capsys, "ask", question, "--index", str(index), "--json")
+    assert code == 0
+    return str(json.loads(out)["run_id"])
+
+
+def trace_file(index: Path, run_id: str) -> Path:
+    return TraceStore(index / "traces").path(run_id)
+
+
+def edit_event(path: Path, seq: int) -> None:
+    """Change one event's data, keeping the line valid JSON: only the hash chain can tell."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    record = json.loads(lines[seq + 1])
+    assert record["seq"] == seq
+    record["data"]["edited"] = True
+    lines[seq + 1] = json.dumps(record, ensure_ascii=False)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_verify_all_checks_every_trace_reports_each_failure_and_counts_them(
+    capsys: Capture, index: Path
+) -> None:
+    runs = [ask(capsys, index, q) for q in QUESTIONS]
+    damaged = trace_file(index, runs[0])
+    damaged.write_bytes(b"{not a header\n" + damaged.read_bytes().split(b"\n", 1)[1])
+    edit_event(trace_file(index, runs[2]), 1)
+
+    code, out, err = run(capsys, "trace", "verify", "--all", "--index", str(index))
+
+    failed = [line for line in out.splitlines() if "FAILED" in line]
+    assert code == 1
+    assert sorted(line.split(":")[0] for line in failed) == sorted([runs[0], runs[2]])
+    assert "1 of 3 traces verify" in out and "2 of 3 traces failed verification" in err
+
+
+def test_verify_all_of_untouched_traces_exits_zero(capsys: Capture, index: Path) -> None:
+    for question in QUESTIONS[:2]:
+        ask(capsys, index, question)
+    code, out, _ = run(capsys, "trace", "verify", "--all", "--index", str(index))
+    assert (code, out.strip()) == (0, "2 of 2 traces verify")
+
+
+def test_verify_tells_a_truncated_run_from_a_crashed_one(capsys: Capture, index: Path) -> None:
+    run_id = ask(capsys, index)
+    path = trace_file(index, run_id)
+    (index / "traces" / "index.jsonl").unlink()  # the index is a cache: the day manifest still knows
+    path.write_bytes(b"".join(path.read_bytes().splitlines(keepends=True)[:-1]))
+    code, out, _ = run(capsys, "trace", "verify", run_id, "--index", str(index))
+    assert code == 1 and "FAILED - truncated: the run finished with hash" in out
+
+    events = len(path.read_bytes().splitlines()) - 1
+    (path.parent / "finished.manifest").unlink()  # now nothing says the run ever finished
+    code, out, _ = run(capsys, "trace", "verify", run_id, "--index", str(index))
+    assert (
+        code == 0
+        and f"ok - hash chain verifies over {events} events; incomplete, the run did not finish" in out
+    )
+
+
+def test_replay_of_a_tampered_trace_says_tampered_at_the_event(capsys: Capture, index: Path) -> None:
+    run_id = ask(capsys, index)
+    edit_event(trace_file(index, run_id), 2)
+    code, out, err = run(capsys, "replay", run_id, "--index", str(index))
+    assert code == 1 and "differs" not in out
+    assert f"run {run_id}: tampered at event 2: event 2" in err
+
+
+def test_replay_of_a_truncated_trace_says_tampered_where_the_file_ends(capsys: Capture, index: Path) -> None:
+    run_id = ask(capsys, index)
+    path = trace_file(index, run_id)
+    path.write_bytes(b"".join(path.read_bytes().splitlines(keepends=True)[:3]))
+    code, _, err = run(capsys, "replay", str(path), "--index", str(index))
+    assert code == 1 and "tampered at event 2: truncated: the run finished with hash" in err
+
+
+def test_replay_all_names_a_tampered_trace_and_replays_the_rest(capsys: Capture, index: Path) -> None:
+    runs = [ask(capsys, index, q) for q in QUESTIONS[:2]]
+    edit_event(trace_file(index, runs[1]), 0)
+    code, out, _ = run(capsys, "replay", "--all", "--index", str(index))
+    assert code == 1
+    assert f"run {runs[1]}: tampered at event 0" in out
+    assert "replayed 1 runs: 1 identical, 0 differ, 1 tampered or unreadable (not replayed)" in out
+
+
+@pytest.mark.parametrize("run_id", [r for r, _, _ in RUNS if r.startswith("golden-")])
+def test_a_committed_golden_trace_verifies_and_replays_from_the_cli(
+    capsys: Capture, index: Path, run_id: str
+) -> None:
+    path = str(GOLDEN / f"{run_id}.jsonl")
+    code, out, _ = run(capsys, "trace", "verify", path, "--index", str(index))
+    assert code == 0 and ": ok - hash chain verifies" in out and "complete" in out
+    code, out, _ = run(capsys, "replay", path, "--index", str(index))
+    assert code == 0 and f"{run_id}: identical" in out

@@ -1,0 +1,111 @@
+"""The day manifest: one line per finished run, kept apart from its trace, so a cut trace is caught.
+
+A trace file alone cannot prove it is whole: cut after any line it reads as a run that never finished.
+When a run finishes, after its trace file and folder are durable, its run id, final hash and event
+count are appended to ``YYYY/MM/DD/finished.manifest`` beside the trace. Cutting the trace leaves that
+line alone, and ``verify`` tells the two apart: no line is a crashed run, a line the file does not reach
+is a truncated one. Retention removes the manifest with its day folder. The name does not end in
+``.jsonl``, so the store never takes it for a trace.
+
+Cost and durability: one ``os.write`` to a file opened in append mode, and no fsync of its own (a
+second fsync per run would double what durability costs on the hot path). The line is written only
+once its trace is durable, so it never makes a whole trace look truncated; a power cut within the
+kernel's writeback interval may lose the newest lines, which only loses the check for those runs
+(their traces stay whole, and the index may still hold their final hash). A store opened with
+``fsync_each`` fsyncs the manifest too.
+
+Every process writing into the store appends here; one ``write`` per line in append mode keeps lines
+whole and in one piece. A line torn by a power cut is skipped without taking the next one with it:
+every record starts with ``{"run_id"``, so a line glued onto a torn one is read from its last start.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+MANIFEST_NAME: Final = "finished.manifest"
+_START: Final = b'{"run_id":'
+
+
+@dataclass(frozen=True, slots=True)
+class FinishedRun:
+    """What a run's end looked like when it finished: its final hash after ``events`` events."""
+
+    run_id: str
+    final_hash: str
+    events: int
+
+
+def append_finished(day: Path, run: FinishedRun, *, fsync: Callable[[int], None] | None = None) -> None:
+    """Append one line for ``run`` to the manifest of ``day``; ``fsync`` makes it durable at once (and
+    the folder entry of a manifest this line created)."""
+    record = {"run_id": run.run_id, "final_hash": run.final_hash, "events": run.events}
+    line = json.dumps(record, separators=(",", ":")).encode("utf-8") + b"\n"
+    fd = os.open(day / MANIFEST_NAME, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line)
+        if fsync is not None:
+            fsync(fd)
+            created = os.fstat(fd).st_size == len(line)
+    finally:
+        os.close(fd)
+    if fsync is not None and created and os.name != "nt":  # folders cannot be fsynced on Windows
+        folder = os.open(day, os.O_RDONLY)
+        try:
+            fsync(folder)
+        finally:
+            os.close(folder)
+
+
+def read_manifest(day: Path, *, only: str | None = None) -> dict[str, FinishedRun]:
+    """The runs the manifest of ``day`` records as finished (none when it has no manifest).
+
+    ``only`` keeps the line of that run id, which skips parsing the others.
+    """
+    try:
+        content = (day / MANIFEST_NAME).read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return {}
+    if only is None:
+        lines = content.split(b"\n")
+    else:
+        lines = _lines_with(content, json.dumps({"run_id": only}, separators=(",", ":"))[1:-1].encode())
+    runs: dict[str, FinishedRun] = {}
+    for line in lines:
+        start = line.rfind(_START)
+        run = _parse(line[start:]) if start >= 0 else None
+        if run is not None and only in (None, run.run_id):
+            runs[run.run_id] = run
+    return runs
+
+
+def _lines_with(content: bytes, needle: bytes) -> list[bytes]:
+    """The lines of ``content`` that hold ``needle``, found without splitting the whole file."""
+    lines = []
+    at = content.find(needle)
+    while at >= 0:
+        start = content.rfind(b"\n", 0, at) + 1
+        end = content.find(b"\n", at)
+        end = len(content) if end < 0 else end
+        lines.append(content[start:end])
+        at = content.find(needle, end)
+    return lines
+
+
+def _parse(line: bytes) -> FinishedRun | None:
+    """One manifest record, or None for a torn or foreign line."""
+    try:
+        raw = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(raw, dict):
+        return None
+    run_id, final_hash, events = raw.get("run_id"), raw.get("final_hash"), raw.get("events")
+    if not (isinstance(run_id, str) and isinstance(final_hash, str) and type(events) is int):
+        return None
+    return FinishedRun(run_id, final_hash, events)
