@@ -15,6 +15,7 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from types import ModuleType
+from typing import Any
 
 from agent import logs
 from agent.commands import (
@@ -92,9 +93,20 @@ examples:
 run `evloop COMMAND --help` for a command's options."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse as the commands expect it; every subcommand's parser is one of these too."""
+
+    def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> Any:
+        # Python 3.11 drops a "--" given as an option's own value (`--index=--`, `-k--`) and hands the
+        # command an empty list, past the option's type; later Pythons read it as the value "--".
+        if action.option_strings and action.nargs is None and arg_strings == ["--"]:
+            return self._get_value(action, "--")
+        return super()._get_values(action, arg_strings)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``evloop`` parser with every command registered."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="evloop",
         description=DESCRIPTION,
         epilog=EPILOG,

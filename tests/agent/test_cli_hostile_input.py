@@ -230,3 +230,21 @@ def test_serve_refuses_an_impossible_setting_before_it_listens(
     assert (code, out) == (2, "")
     assert_one_line(err, option)
     assert not (tmp_path / "index").exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "needle"),
+    [
+        (["search", "warranty", "-k=--"], 2, "invalid int value: '--'"),
+        (["search", "warranty", "-k--"], 2, "invalid int value: '--'"),
+        (["trace", "list", "--since=--"], 2, "--since '--' is not an ISO date"),
+        (["ask", "warranty?", "--policy=--"], 2, "expected KEY=VALUE"),
+    ],
+)
+def test_an_option_whose_value_is_double_dash_gets_that_value(
+    capsys: Capture, index: Path, argv: list[str], code: int, needle: str
+) -> None:
+    got, _, err = run(capsys, *argv, "--index", str(index))
+
+    assert got == code
+    assert needle in err and "Traceback" not in err
