@@ -2,8 +2,12 @@
 
 A key's groups bound what it manages as well as what it reads: it lists only documents it may
 read, deletes only those (any other doc_id is "not found"), and writes only documents whose ACL
-its groups satisfy, over doc_ids that are not restricted from it. Ingestion runs in a worker
-thread while questions go on: the store publishes the new snapshot in one step.
+its groups satisfy. No answer depends on a document the key may not read, so none tells whether
+one exists: a doc_id the key cannot read is "not found" to delete and "not writable" to write,
+whether it is free or held. Only a key whose groups cover every group of the keys file (or the
+local caller) can know that a doc_id is free, so only such a key creates new doc_ids; the others
+rewrite the documents they can read. Ingestion runs in a worker thread while questions go on: the
+store publishes the new snapshot in one step.
 """
 
 from collections.abc import Callable, Sequence
@@ -94,7 +98,12 @@ def _ingest(ctx: ApiContext, caller: Caller, docs: Sequence[DocumentInput], repl
 
 
 def _check_writable(ctx: ApiContext, caller: Caller, docs: Sequence[DocumentInput]) -> None:
-    """403 unless the key may read every incoming document and whatever it would overwrite."""
+    """403 unless the key may read every incoming document and may write over its doc_id.
+
+    A doc_id is writable when its live document is one the key may read, or, for a key that may
+    create doc_ids, when no document holds it; never over a stored version the key may not read.
+    The refusal is one and the same for a free doc_id and for one held by a hidden document.
+    """
     if caller.groups is None:
         return
     for doc in docs:
@@ -105,13 +114,29 @@ def _check_writable(ctx: ApiContext, caller: Caller, docs: Sequence[DocumentInpu
                 "ACL not granted",
                 f"document {doc.doc_id!r}: a key may only write documents its own groups can read",
             )
+    creates = _may_create(ctx, caller)
     snapshot = ctx.service.snapshot()
     live = {info.doc_id: info.acl for info in ctx.service.documents()}
     for doc in docs:
-        stored = _stored_acl(snapshot.acl, doc.doc_id, doc.version)
-        if not caller.may_read(live.get(doc.doc_id, ())) or not caller.may_read(stored):
-            detail = f"document {doc.doc_id!r} cannot be written with this key"
+        acl = live.get(doc.doc_id)
+        over = caller.may_read(acl) if acl is not None else creates
+        if not over or not caller.may_read(_stored_acl(snapshot.acl, doc.doc_id, doc.version)):
+            detail = (
+                f"document {doc.doc_id!r} cannot be written with this key: a key rewrites the documents "
+                "it can read, and creates new doc_ids only if its groups cover every group of the keys file"
+            )
             raise ApiProblem(403, "doc-id-not-writable", "Document not writable", detail)
+
+
+def _may_create(ctx: ApiContext, caller: Caller) -> bool:
+    """Whether the key reads every group any key of the keys file reads: only then can it tell that a
+    doc_id is free rather than held by a document hidden from it (see the module docstring)."""
+    if ctx.keyring is None:
+        return True
+    every: set[str] = set()
+    for key in ctx.keyring.keys:
+        every |= key.groups
+    return caller.covers(every)
 
 
 def _stored_acl(acl_of: Callable[[str, str], tuple[str, ...]], doc_id: str, version: str) -> tuple[str, ...]:

@@ -181,6 +181,6 @@ class Health(_Strict):
 
 
 class Ready(_Strict):
+    """Only that the index is loaded: the probe is unauthenticated, so it says nothing about the corpus."""
+
     status: Literal["ready"] = "ready"
-    generation: int
-    documents: int
