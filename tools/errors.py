@@ -12,7 +12,8 @@
     ├── TraceError                    a trace that cannot be read or does not verify
     │   └── TamperedTraceError        a trace whose chain or recorded end does not hold (not replayed)
     ├── DeadlineExceeded              a run out of time, stopped at a step boundary
-    └── LLMError                      the conflict adjudicator's model failed after retries
+    ├── LLMError                      the conflict adjudicator's model failed after retries
+    └── EmbedderError                 the embedder failed, or disagrees with the index's vectors
 
 "Insufficient evidence" and "conflicting evidence" are outcomes, never exceptions.
 """
@@ -83,3 +84,7 @@ class DeadlineExceeded(EvidenceLoopError):
 
 class LLMError(EvidenceLoopError):
     """The conflict adjudicator's model failed after its retries."""
+
+
+class EmbedderError(EvidenceLoopError):
+    """The embedder failed after its retries, or is not the one the index's vectors were made with."""
