@@ -139,7 +139,7 @@ def test_the_api_answers_a_damaged_database_with_503_problems_not_500(index: Pat
     flip_units_page(index / "store.sqlite3")
     service = Service.open(index)
     try:
-        client = api_client(service, crash=False)
+        client = api_client(service)
         ask = client.post("/v1/ask", json={"question": "LM-S10 保修多久？"}, headers=PUBLIC.headers)
         ready = client.get("/readyz")
     finally:
