@@ -15,12 +15,10 @@ from typing import Any
 
 from agent.conflict_check import ConflictChecker
 from agent.controller import Controller
-from agent.llm_adjudicator import LLMAdjudicator
 from agent.runtime import ConflictCheck, Deps, no_conflict_check
 from agent.tracing import ListRecorder, corpus_fingerprint
 from policies.config import Policy
 from tools.errors import TamperedTraceError, TraceError
-from tools.llm_client import replay_model
 from tools.llm_config import LLMConfig
 from tools.store import Store
 from traces import Divergence, Trace, TraceEvent, VerifyResult, first_divergence, verify
@@ -81,6 +79,10 @@ def recorded_conflict_check(trace: Trace) -> ConflictCheck:
     records = [{"step": e.step, **e.data} for e in trace.events if e.step in LLM_STEPS]
     if not records:
         return ConflictChecker()
+    # Only a trace with LLM calls needs the model's libraries (slow to import; see agent.service).
+    from agent.llm_adjudicator import LLMAdjudicator
+    from tools.llm_client import replay_model
+
     llm = dict(trace.header.llm)
     config = LLMConfig(
         base_url=str(llm.get("base_url") or "recorded"), model=str(llm.get("model") or "recorded")

@@ -17,7 +17,6 @@ import structlog
 from agent import logs, tracing
 from agent.conflict_check import ConflictChecker
 from agent.controller import Controller
-from agent.llm_adjudicator import build_adjudicator
 from agent.outcome import Outcome, TraceRef
 from agent.replay import ConflictFactory, ReplayReport, replay
 from agent.runtime import ConflictCheck, Deps, freeze_heap
@@ -36,6 +35,9 @@ def conflict_check_for(policy: Policy, llm: LLMConfig | None) -> ConflictCheck |
     """The LLM-adjudicated conflict check when a model is configured (full loop only), else the default."""
     if llm is None or policy.mode != "adaptive":
         return None
+    # pydantic-ai and openai cost a second or more to import: only a configured model pays for them.
+    from agent.llm_adjudicator import build_adjudicator
+
     return ConflictChecker(build_adjudicator(os.environ))
 
 

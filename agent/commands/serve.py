@@ -22,6 +22,10 @@ LOOPBACK = "127.0.0.1"
 MAX_PORT = 65535
 # A typo such as --workers 40000 would otherwise fork processes until the machine gives out.
 MAX_WORKERS = 64
+# uvicorn kills a worker that does not answer its supervisor's ping within this many seconds (its
+# default, 5, is shorter than a worker's imports on a busy machine: workers were killed and
+# restarted until none came up). A worker answers from a thread once its imports are done.
+WORKER_HEALTHCHECK_S = 60
 
 DESCRIPTION = """\
 Serve the HTTP API: POST /v1/ask, /v1/documents, /v1/traces/{run_id}, /healthz, /readyz, and the
@@ -118,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
         port=args.port,
         workers=args.workers,
         log_level=log_level,
+        timeout_worker_healthcheck=WORKER_HEALTHCHECK_S,
     )
     return 0
 

@@ -7,6 +7,7 @@ served while an ingest runs in the same process.
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -24,7 +25,10 @@ from agent.cli import main
 from agent.sample import load_sample_kb
 from agent.service import Service
 
-STARTUP_SECONDS = 30
+# Only a bound for a server that never comes up: the wait ends as soon as every worker is ready.
+STARTUP_SECONDS = 240
+# What uvicorn logs once a worker's app is built (index loaded) and it accepts requests.
+WORKER_STARTED = "Application startup complete."
 WARRANTY_ZH = "LM-S10 整机保修多久？"
 
 
@@ -48,19 +52,24 @@ def add_key(keys: Path, name: str, capsys: pytest.CaptureFixture[str], *args: st
     return capsys.readouterr().out.strip()
 
 
-def start(tmp_path: Path, *args: str, key: str = "") -> Iterator[Server]:
-    """Run ``evloop serve`` with ``args`` until the test ends; wait until /healthz answers."""
+def start(
+    tmp_path: Path, *args: str, key: str = "", workers: int = 1, env: dict[str, str] | None = None
+) -> Iterator[Server]:
+    """Run ``evloop serve`` with ``args`` until the test ends; wait until every worker is ready."""
     port = free_port()
     log = tmp_path / f"serve-{port}.log"
+    # Several workers log at info level: each says when it is up, which is how the wait knows.
+    flags = ["--quiet"] if workers == 1 else ["--workers", str(workers)]
     with log.open("wb") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "agent.cli", "serve", "--port", str(port), "--quiet", *args],
+            [sys.executable, "-m", "agent.cli", "serve", "--port", str(port), *flags, *args],
             stdout=out,
             stderr=subprocess.STDOUT,
+            env={**os.environ, **(env or {})},
         )
     server = Server(f"http://127.0.0.1:{port}", key, process, log)
     try:
-        _wait_until_up(server)
+        _wait_until_ready(server, workers)
         yield server
     finally:
         process.terminate()
@@ -71,17 +80,25 @@ def start(tmp_path: Path, *args: str, key: str = "") -> Iterator[Server]:
             process.wait()
 
 
-def _wait_until_up(server: Server) -> None:
+def _wait_until_ready(server: Server, workers: int) -> None:
+    """Until /readyz answers (the index is loaded) and, with several workers, each has logged so."""
     deadline = time.monotonic() + STARTUP_SECONDS
     while time.monotonic() < deadline:
         if server.process.poll() is not None:
             raise AssertionError(f"the server exited: {server.log.read_text()}")
-        try:
-            if httpx.get(f"{server.url}/healthz", timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            time.sleep(0.1)
-    raise AssertionError(f"the server did not come up: {server.log.read_text()}")
+        if "died" in server.log.read_text():
+            raise AssertionError(f"a worker was killed before it came up: {server.log.read_text()}")
+        if _ready(server) and (workers == 1 or server.log.read_text().count(WORKER_STARTED) >= workers):
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"the server did not come up in {STARTUP_SECONDS} s: {server.log.read_text()}")
+
+
+def _ready(server: Server) -> bool:
+    try:
+        return httpx.get(f"{server.url}/readyz", timeout=5).status_code == 200
+    except httpx.TransportError:
+        return False
 
 
 @pytest.fixture
@@ -236,7 +253,7 @@ def test_worker_processes_see_an_ingest_made_through_any_of_them(
     keys = tmp_path / "keys.json"
     key = add_key(keys, "tester", capsys, "--scopes", "ask,ingest")
     doc = {"doc_id": "gift-cards-zh", "text": "礼品卡自购买之日起有效期为36个月，过期后余额不退。"}
-    for server in start(tmp_path, "--index", str(index), "--keys", str(keys), "--workers", "2", key=key):
+    for server in start(tmp_path, "--index", str(index), "--keys", str(keys), key=key, workers=2):
         assert httpx.post(f"{server.url}/v1/documents", json=doc, headers=auth(server)).status_code == 200
         # A new connection each time, so that the questions spread over both workers.
         answers = [
@@ -247,3 +264,45 @@ def test_worker_processes_see_an_ingest_made_through_any_of_them(
         ]
 
         assert {a["answer"]["citations"][0]["doc_id"] for a in answers} == {"gift-cards-zh"}
+
+
+# A busy machine, staged: every worker process spends this long before it imports anything, more
+# than the 5 s in which uvicorn's supervisor, by default, expects a new worker to answer its ping.
+SLOW_WORKER_START = """
+import sys
+import time
+
+if any("spawn_main" in arg for arg in sys.orig_argv):
+    time.sleep(6)
+"""
+
+
+def test_worker_processes_that_are_slow_to_start_are_not_killed_before_they_are_up(
+    tmp_path: Path, index: Path
+) -> None:
+    site = tmp_path / "slow-start"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(SLOW_WORKER_START)
+    path = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH", "")) if p)
+    for server in start(tmp_path, "--index", str(index), workers=2, env={"PYTHONPATH": path}):
+        response = httpx.post(f"{server.url}/v1/ask", json={"question": WARRANTY_ZH})
+
+        assert response.json()["status"] == "answered"
+        assert "died" not in server.log.read_text()
+
+
+def test_a_worker_imports_no_llm_library_while_no_model_is_configured(tmp_path: Path) -> None:
+    # What a worker imports (the CLI is its __main__) and does before it serves; pydantic-ai and
+    # openai alone were most of a worker's start-up, for a conflict adjudicator it did not use.
+    start_worker = (
+        "import sys, pathlib, agent.cli, agent.api.app\n"
+        "from agent.service import Service\n"
+        "Service.open(pathlib.Path(sys.argv[1]), create=True).settle()\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'pydantic_ai', 'openai'}))\n"
+    )
+    unset = ("EVLOOP_LLM_CONFIG", "EVLOOP_LLM_MODEL", "OPENAI_BASE_URL")
+    env = {k: v for k, v in os.environ.items() if k not in unset}
+    command = [sys.executable, "-c", start_worker, str(tmp_path / "index")]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
+
+    assert done.stdout.strip() == "[]"
