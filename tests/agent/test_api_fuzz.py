@@ -1,7 +1,10 @@
 """Schema-driven fuzzing of the OpenAPI document (schemathesis): no 5xx, every error is problem+json.
 
 Each operation gets a bounded, derandomized set of generated requests, valid and invalid, sent
-in-process with a key that holds every scope; responses must also match the documented schemas.
+in-process twice: with a key for questions (scope ask) and with one for the corpus and the audit
+(scopes ingest and audit), so that every operation is reached past its scope check by one of them.
+Responses must also match the documented schemas. The README (HTTP API) gives the larger pass,
+the schemathesis CLI against a real ``evloop serve``.
 """
 
 from __future__ import annotations
@@ -23,10 +26,12 @@ from schemathesis.specs.openapi.checks import (
 
 from agent.api import Limits, create_app
 from agent.service import Service
-from tests.agent.api_support import ADMIN, keyring, open_sample
+from tests.agent.api_support import ALL_KEYS, STAFF, Key, keyring, open_sample
 
 PROBLEM = "application/problem+json"
-EXAMPLES_PER_OPERATION = 40
+EXAMPLES_PER_OPERATION = 30
+KEEPER = Key("staff-keeper", "pk-keeper-staff", ("staff",), ("ingest", "audit"))
+FUZZ_KEYS = {"ask": STAFF, "ingest-audit": KEEPER}
 
 
 def errors_are_problem_json(ctx: CheckContext, response: Response, case: Case[Any]) -> bool | None:
@@ -54,7 +59,8 @@ class LateService:
 # corpus.jsonl bodies are text: send the generated strings as they are.
 schemathesis.serializer.alias("application/x-ndjson", "text/plain")
 late = LateService()
-schema = schemathesis.openapi.from_asgi("/openapi.json", create_app(late, keyring(), Limits(timeout_s=10)))  # type: ignore[arg-type]
+app = create_app(late, keyring((*ALL_KEYS, KEEPER)), Limits(timeout_s=10))  # type: ignore[arg-type]
+schema = schemathesis.openapi.from_asgi("/openapi.json", app)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -66,6 +72,7 @@ def fuzzed_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service
     service.close()
 
 
+@pytest.mark.parametrize("key", FUZZ_KEYS.values(), ids=FUZZ_KEYS.keys())
 @schema.parametrize()
 @settings(
     max_examples=EXAMPLES_PER_OPERATION,
@@ -73,9 +80,11 @@ def fuzzed_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service
     derandomize=True,
     suppress_health_check=list(HealthCheck),
 )
-def test_no_generated_request_gets_a_5xx_or_an_error_that_is_not_problem_json(case: Case[Any]) -> None:
+def test_no_generated_request_gets_a_5xx_or_an_error_that_is_not_problem_json(
+    case: Case[Any], key: Key
+) -> None:
     case.call_and_validate(
-        headers=ADMIN.headers,
+        headers=key.headers,
         checks=[
             not_a_server_error,
             errors_are_problem_json,
