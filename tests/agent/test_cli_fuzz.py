@@ -147,7 +147,7 @@ def argvs(root: Path) -> st.SearchStrategy[list[str]]:
             st.tuples(flag, value).map(lambda fv: [f"{fv[0][0]}={fv[1]}"]),
             value.map(lambda v: [v]),
         )
-        # The positionals first, mostly: otherwise nearly every argv stops at argparse's usage error.
+        # Positionals and required options always given: otherwise most argvs stop at the usage error.
         needed = positionals(parser)
         wanted = st.lists(value, min_size=needed, max_size=needed)
         required = [a.option_strings[0] for a in parser._actions if a.required and a.option_strings]
