@@ -30,6 +30,7 @@ from tools.errors import DocumentTooLargeError, InputError, VersionClashError
 from tools.parse import parse_document
 from tools.tokenize import recall_tokens
 from tools.types import DocumentInput, ParsedDocument, doc_id_fault
+from tools.vectors import drop_versions
 
 Outcome = Literal["added", "updated", "unchanged", "skipped"]
 
@@ -185,6 +186,7 @@ def _replace_content(conn: sqlite3.Connection, incoming: _Incoming, tally: Tally
     key = (doc.doc_id, doc.version)
     conn.execute("DELETE FROM units WHERE doc_id = ? AND version = ?", key)
     conn.execute("DELETE FROM sections WHERE doc_id = ? AND version = ?", key)
+    drop_versions(conn, *key)  # its units change: the next embedding pass embeds them anew
     conn.execute(
         "UPDATE versions SET format = ?, text = ?, sha256 = ? WHERE doc_id = ? AND version = ?",
         (doc.format, doc.text, incoming.sha256, *key),

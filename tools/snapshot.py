@@ -10,6 +10,10 @@ Everything a caller can observe is computed over what its groups can read: the w
 knows, the term weights, the BM25 scores of units and passages, the corpus fingerprint. A document
 the caller may not read changes none of them (``scoped=False`` reads the whole corpus instead, as
 runs recorded before this rule did). A snapshot without restricted documents takes the direct path.
+
+With unit vectors (:mod:`tools.dense`), recall is hybrid: the BM25 ranking and the ranking by
+cosine similarity to the question's vector are fused by reciprocal rank, the ACL and the units
+already seen filtered out of both before anything is ranked.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from tools.dense import DenseIndex, QuestionSimilarities, rrf
+from tools.embedder import EmbedderIdentity, Vectors
 from tools.index import RecallIndex, Rows, Scores, top_k
 from tools.passages import PassageIds, passage_count
 from tools.tokenize import recall_tokens
@@ -115,10 +121,17 @@ class Snapshot:
     """A consistent view at one generation: recall, titles, ACLs and parsed versions."""
 
     def __init__(
-        self, view: CorpusView, index: RecallIndex, passages: RecallIndex, source: VersionSource
+        self,
+        view: CorpusView,
+        index: RecallIndex,
+        passages: RecallIndex,
+        source: VersionSource,
+        dense: DenseIndex | None = None,
     ) -> None:
         if index.size != len(view.units):
             raise ValueError(f"index has {index.size} rows for {len(view.units)} units")
+        if dense is not None and dense.size != len(view.units):
+            raise ValueError(f"{dense.size} vectors for {len(view.units)} units")
         if passages.size != view.passages:
             raise ValueError(f"passage index has {passages.size} rows for {view.passages} passages")
         self._view = view
@@ -127,6 +140,7 @@ class Snapshot:
         self._passage_doc = np.zeros(view.passages, dtype=np.int32)
         self._passage_doc[view.unit_passage] = view.unit_doc
         self._source = source
+        self._dense = dense
         self._fingerprint = fingerprint(view.docs)
         self._live = {(d.doc_id, d.version): d for d in view.docs}
         self._current = MappingProxyType({d.doc_id: d.version for d in view.docs})
@@ -146,6 +160,34 @@ class Snapshot:
     def fingerprint(self) -> str:
         """Identifies the corpus content (versions, texts, ACLs) this snapshot searches."""
         return self._fingerprint
+
+    @property
+    def unit_index(self) -> RecallIndex:
+        return self._index
+
+    @property
+    def passage_index(self) -> RecallIndex:
+        return self._passages
+
+    @property
+    def dense_index(self) -> DenseIndex | None:
+        return self._dense
+
+    @property
+    def embedder(self) -> EmbedderIdentity | None:
+        """Who made this snapshot's unit vectors; None when recall is lexical only."""
+        return self._dense.identity if self._dense is not None else None
+
+    def similarities(self, vector: Vectors, groups: Collection[str] = ()) -> QuestionSimilarities | None:
+        """The cosine of a question vector with every unit ``groups`` may read (None: no vectors)."""
+        if self._dense is None:
+            return None
+        scope = self._scope(groups)
+        return self._dense.similarities(vector, None if scope is None else scope.unit_mask > 0)
+
+    def position(self, doc_id: str, version: str, ordinal: int) -> int | None:
+        """The corpus position of a live unit (its row in every index), None for a unit not live here."""
+        return self._position_map().get((doc_id, version, ordinal))
 
     def current_versions(self) -> Mapping[str, str]:
         """doc_id -> the version live at this generation."""
@@ -192,6 +234,9 @@ class Snapshot:
         groups: Collection[str] = (),
         exclude: Collection[tuple[str, str, int]] = (),
         scoped: bool = True,
+        similarities: QuestionSimilarities | None = None,
+        dense_k: int = 50,
+        rrf_constant: int = 60,
     ) -> list[Hit]:
         """The k best units the caller may read for the query, best first (ties: corpus order).
 
@@ -201,7 +246,33 @@ class Snapshot:
         ``exclude`` holds (doc_id, version, ordinal) of units already seen; they score zero, as do
         units and passages of versions whose ACL shares no group with ``groups``. Both BM25 scores
         are those of an index over what ``groups`` may read (``scoped=False``: over every unit).
+
+        With ``similarities`` (of this question, from :meth:`similarities` with the same groups)
+        the ``dense_k`` best units by BM25 and by cosine are fused by reciprocal rank
+        (``rrf_constant``); a unit found only by its vector has lexical score 0.
         """
+        lexical = self._lexical(query, max(k, dense_k) if similarities else k, groups, exclude, scoped)
+        units = self._view.units
+        if similarities is None:
+            return [Hit(units[pos], score, rank) for rank, (pos, score) in enumerate(lexical)]
+        seen = [p for p in (self.position(*key) for key in exclude) if p is not None]
+        dense = similarities.top(dense_k, seen).tolist()
+        scores = dict(lexical)
+        fused = rrf([[pos for pos, _ in lexical], dense], k, rrf_constant)
+        return [
+            Hit(units[pos], scores.get(pos, 0.0), rank, float(similarities.values[pos]))
+            for rank, (pos, _) in enumerate(fused)
+        ]
+
+    def _lexical(
+        self,
+        query: str,
+        k: int,
+        groups: Collection[str],
+        exclude: Collection[tuple[str, str, int]],
+        scoped: bool,
+    ) -> list[tuple[int, float]]:
+        """The k best (position, fused BM25 score) pairs, best first."""
         scope = self._scope(groups)
         units, passages = (scope.units, scope.passages) if scope and scoped else (None, None)
         tokens = self._index.spelled(recall_tokens(query), units)
@@ -224,13 +295,7 @@ class Snapshot:
         fused = self._fuse(scores[candidates], candidates, lift)
         # candidates are in corpus order, so top_k's tie-break by index is the corpus-order one.
         picked, values = top_k(fused, k)
-        view_units = self._view.units
-        return [
-            Hit(view_units[pos], float(score), rank)
-            for rank, (pos, score) in enumerate(
-                zip(candidates[picked].tolist(), values.tolist(), strict=True)
-            )
-        ]
+        return list(zip(candidates[picked].tolist(), values.tolist(), strict=True))
 
     def _fuse(
         self, unit_scores: Scores, candidates: npt.NDArray[np.int64], passage_scores: Scores | None
@@ -314,11 +379,15 @@ class Snapshot:
         np.add.at(per_passage, self._view.unit_passage, tokens)
         return np.maximum(tokens, 1), np.maximum(per_passage, 1)
 
-    def _zero_excluded(self, scores: Scores, exclude: Collection[tuple[str, str, int]]) -> None:
+    def _position_map(self) -> dict[tuple[str, str, int], int]:
         positions = self._positions
         if positions is None:
             positions = {(u.doc_id, u.version, u.ordinal): i for i, u in enumerate(self._view.units)}
             self._positions = positions
+        return positions
+
+    def _zero_excluded(self, scores: Scores, exclude: Collection[tuple[str, str, int]]) -> None:
+        positions = self._position_map()
         hits = [positions[key] for key in exclude if key in positions]
         if hits:
             scores[hits] = 0.0

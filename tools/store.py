@@ -1,9 +1,11 @@
-"""The embedded store: one folder with a SQLite database and one bm25s index folder per generation.
+"""The embedded store: one folder with a SQLite database and one index folder per generation.
 
-    FOLDER/store.sqlite3           documents, versions, sections, units, ACL (see tools/schema.py)
-    FOLDER/bm25/gen-000042/           the recall index over the units live at generation 42
-    FOLDER/bm25/gen-000042/passages/  the index over their passages (tools/passages.py)
-    FOLDER/bm25/gen-000042/manifest.json  size and sha256 of every file above (tools/manifest.py)
+    FOLDER/store.sqlite3       documents, versions, sections, units, ACL, unit vectors (tools/schema.py)
+    FOLDER/bm25/gen-000042/    the indexes of generation 42: bm25s, vectors, manifest (tools/generation.py)
+
+With an embedder, every new document version is embedded inside the ingest's transaction
+(tools/vectors.py); the store records which embedder made its vectors and refuses to be searched
+with another one's queries (``reindex --embeddings`` re-embeds).
 
 Every change (an ingest batch, a delete) is one write transaction that ends by recording a new
 generation. The index folder of that generation (both indexes, then its manifest) is written *before*
@@ -34,11 +36,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from tools.errors import IndexStateError, NotFoundError
+from tools import generation as gen
+from tools import vectors
+from tools.embedder import Embedder
+from tools.errors import EmbedderError, IndexStateError, NotFoundError
+from tools.generation import BM25_DIR, PASSAGES_DIR, gen_dir
 from tools.index import RecallIndex
 from tools.ingest import Tally, apply_document, retire_document
-from tools.manifest import verify_manifest, write_manifest
-from tools.passages import passage_tokens
 from tools.schema import (
     DB_NAME,
     check_schema,
@@ -48,14 +52,13 @@ from tools.schema import (
     read_generation,
     write_generation,
 )
-from tools.snapshot import CorpusView, Snapshot, fingerprint
+from tools.snapshot import Snapshot, fingerprint
 from tools.types import DocumentInput
 from tools.views import DbSource, DocumentInfo, load_view, read_documents
 
-__all__ = ["DocumentInfo", "IngestReport", "Snapshot", "Store"]
+__all__ = ["BM25_DIR", "PASSAGES_DIR", "DocumentInfo", "IngestReport", "Snapshot", "Store", "gen_dir"]
 
-BM25_DIR = "bm25"
-PASSAGES_DIR = "passages"
+EmbedProgress = Callable[[int, int], None]
 # Test hook: a kill -9 of the ingesting process at a named stage ("rows", "index", "commit").
 CRASH_ENV = "EVLOOP_TEST_CRASH_AT"
 _PAST_SNAPSHOTS = 4
@@ -79,24 +82,19 @@ def _crash_point(stage: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def gen_dir(folder: Path, generation: int) -> Path:
-    """The index folder of ``generation`` in the store ``folder``."""
-    return folder / BM25_DIR / f"gen-{generation:06d}"
-
-
-def _missing_index_hint(folder: Path, generation: int) -> str:
-    return (
-        f"the bm25 index of generation {generation} is missing or damaged in {gen_dir(folder, generation)}; "
-        f"rebuild it from the database with `evloop reindex --index {folder}` "
-        f"(Store.open(..., rebuild_index=True)), or delete {folder} and ingest again"
-    )
-
-
 class Store:
     """A knowledge base on disk: ingest and delete documents, take snapshots to search them."""
 
-    def __init__(self, folder: Path, writer: sqlite3.Connection, source: DbSource, generation: int) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        writer: sqlite3.Connection,
+        source: DbSource,
+        generation: int,
+        embedder: Embedder | None = None,
+    ) -> None:
         self._folder = folder
+        self._embedder = embedder
         self._writer = writer
         self._source = source
         self._generation = generation
@@ -106,10 +104,22 @@ class Store:
         self._write_lock = threading.Lock()
 
     @classmethod
-    def open(cls, path: str | Path, *, create: bool = False, rebuild_index: bool = False) -> Store:
+    def open(
+        cls,
+        path: str | Path,
+        *,
+        create: bool = False,
+        rebuild_index: bool = False,
+        embedder: Embedder | None = None,
+        reembed: bool = False,
+        embed_progress: EmbedProgress | None = None,
+    ) -> Store:
         """Open the store in ``path`` (``create``: make an empty one if there is none).
 
         ``rebuild_index`` rewrites the current generation's index files from the stored tokens.
+        ``embedder`` makes recall hybrid: the store's vectors must be that embedder's (EmbedderError
+        otherwise, with the hint), unless ``reembed`` embeds every stored version anew with it, in a
+        new generation. Without an embedder the store is searched lexically, vectors or not.
         """
         folder = Path(path)
         db_path = folder / DB_NAME
@@ -124,21 +134,24 @@ class Store:
                 if create and _is_blank(writer):
                     empty = RecallIndex.build([])
                     meta = {"generation": 0, "fingerprint": fingerprint(())}
-                    _save_indexes(_fresh_dir(gen_dir(folder, 0)), empty, empty, meta)
+                    gen.save(gen.fresh_dir(gen_dir(folder, 0)), (empty, empty, None), meta)
                     create_schema(writer)
                 check_schema(writer, folder)
             source = DbSource(connect(db_path), folder)
         except BaseException:
             writer.close()
             raise
-        store = cls(folder, writer, source, 0)
+        store = cls(folder, writer, source, 0, embedder)
         try:
             store._generation = source.read(read_generation)
             with database_errors(folder):
                 store._clean_strays()
-                if rebuild_index:
+                if reembed and embedder is not None:
+                    store._reembed(embed_progress)
+                elif rebuild_index:
                     store._rebuild_index()
-            _verify_files(folder, store._generation, hashes=False)
+            gen.verify_files(folder, store._generation, hashes=False)
+            store._check_embedder()
         except BaseException:
             store.close()
             raise
@@ -156,11 +169,13 @@ class Store:
         replace: bool = False,
         max_bytes: int = 20_000_000,
         progress: Callable[[int], None] | None = None,
+        embed_progress: EmbedProgress | None = None,
     ) -> IngestReport:
-        """Add a batch of documents in one transaction, then rebuild the index once.
+        """Add a batch of documents in one transaction, embed its new versions, rebuild the index once.
 
-        All or nothing: an error (a version clash, an oversize document, a parse failure) or a kill
-        leaves the store as it was. The rules per document are in :mod:`tools.ingest`.
+        All or nothing: an error (a version clash, an oversize document, a parse failure, an
+        embedder that fails) or a kill leaves the store as it was. The rules per document are in
+        :mod:`tools.ingest`; ``embed_progress(done, total)`` counts the units embedded.
         """
         started = time.perf_counter()
         tally = Tally()
@@ -172,6 +187,8 @@ class Store:
                     _crash_point("rows")
                 if progress is not None:
                     progress(count)
+            if tally.changed and self._embedder is not None:
+                vectors.embed_missing(conn, self._embedder, embed_progress)
             return tally.changed
 
         generation = self._write(write)
@@ -210,8 +227,7 @@ class Store:
                 raise NotFoundError(f"generation {generation} is not committed (latest: {self._generation})")
             past = self._past.get(generation)
             if past is None:
-                view, tokens = self._source.read(lambda conn: load_view(conn, generation))
-                past = Snapshot(view, *_build_indexes(view, tokens), self._source)
+                past = self._source.read(lambda conn: self._built(conn, generation))
                 self._past[generation] = past
                 if len(self._past) > _PAST_SNAPSHOTS:
                     self._past.popitem(last=False)
@@ -276,38 +292,41 @@ class Store:
         write_generation(conn, generation)
         return snapshot
 
-    def _save_index(self, conn: sqlite3.Connection, generation: int) -> Snapshot:
-        """Build the index over what ``conn`` sees live at ``generation`` and write its folder."""
+    def _built(self, conn: sqlite3.Connection, generation: int) -> Snapshot:
+        """A snapshot of what ``conn`` sees live at ``generation``, its indexes built in memory."""
         view, tokens = load_view(conn, generation)
-        units, passages = _build_indexes(view, tokens)
-        snapshot = Snapshot(view, units, passages, self._source)
+        identity = self._embedder.identity if self._embedder is not None else None
+        matrix = vectors.assemble(conn, view, identity) if identity is not None else None
+        if identity is not None and matrix is None:
+            raise EmbedderError(f"versions live at generation {generation} have no vectors of {identity.key}")
+        units, passages = gen.build_indexes(view, tokens)
+        return Snapshot(view, units, passages, self._source, gen.dense_index(matrix, identity))
+
+    def _save_index(self, conn: sqlite3.Connection, generation: int) -> Snapshot:
+        """Build the indexes over what ``conn`` sees live at ``generation`` and write its folder."""
+        snapshot = self._built(conn, generation)
         meta = {"generation": generation, "fingerprint": snapshot.fingerprint}
-        _save_indexes(_fresh_dir(gen_dir(self._folder, generation)), units, passages, meta)
+        indexes = (snapshot.unit_index, snapshot.passage_index, snapshot.dense_index)
+        gen.save(gen.fresh_dir(gen_dir(self._folder, generation)), indexes, meta)
         return snapshot
 
     def _load_current(self) -> Snapshot:
         """The snapshot at this store's generation, from the saved index files."""
         generation = self._generation
-        view, tokens = self._source.read(lambda conn: load_view(conn, generation))
-        folder = gen_dir(self._folder, generation)
+        view, _ = self._source.read(lambda conn: load_view(conn, generation))
         try:
-            _verify_files(self._folder, generation, hashes=True)
+            gen.verify_files(self._folder, generation, hashes=True)
         except IndexStateError:
             if generation < self._source.read(read_generation):
-                # Another process moved on and removed this folder: the stored tokens rebuild it exactly.
-                return Snapshot(view, *_build_indexes(view, tokens), self._source)
+                # Another process moved on and removed this folder: the stored rows rebuild it exactly.
+                return self._source.read(lambda conn: self._built(conn, generation))
             raise
-        try:
-            units, meta = RecallIndex.load(folder)
-            passages, passage_meta = RecallIndex.load(folder / PASSAGES_DIR)
-        except IndexStateError as exc:
-            raise IndexStateError(f"{exc}; {_missing_index_hint(self._folder, generation)}") from exc
-        _check_meta(meta, view, generation, self._folder, rows=len(view.units))
-        _check_meta(passage_meta, view, generation, self._folder, rows=view.passages)
-        return Snapshot(view, units, passages, self._source)
+        identity = self._embedder.identity if self._embedder is not None else None
+        units, passages, dense = gen.load(self._folder, generation, view, identity)
+        return Snapshot(view, units, passages, self._source, dense)
 
     def _rebuild_index(self) -> None:
-        """Rewrite the current generation's index folder from the stored tokens."""
+        """Rewrite the current generation's index folder from the stored tokens and vectors."""
         with self._write_lock:
             self._writer.execute("BEGIN IMMEDIATE")
             try:
@@ -318,6 +337,39 @@ class Store:
         with self._lock:
             self._generation = generation
             self._current = snapshot
+
+    def _reembed(self, progress: EmbedProgress | None) -> None:
+        """Embed every stored version with this store's embedder, in a new generation; other
+        embedders' vectors are dropped."""
+        embedder = self._embedder
+        assert embedder is not None
+
+        def write(conn: sqlite3.Connection, generation: int) -> bool:
+            conn.execute(vectors.DDL)
+            conn.execute("DELETE FROM unit_vectors WHERE embedder != ?", (embedder.identity.key,))
+            vectors.embed_missing(conn, embedder, progress)
+            return True
+
+        self._write(write)
+
+    def _check_embedder(self) -> None:
+        """EmbedderError when the store's vectors were made by another embedder than the configured one."""
+        if self._embedder is None:
+            return
+        recorded = self._source.read(vectors.recorded_identity)
+        has_units = self._source.read(lambda conn: conn.execute("SELECT 1 FROM units LIMIT 1").fetchone())
+        if not has_units:
+            return  # an empty store takes the embedder of its first ingest
+        configured = self._embedder.identity
+        if recorded is None:
+            raise EmbedderError(
+                f"the index at {self._folder} has no unit vectors; {gen.reembed_hint(self._folder)}"
+            )
+        if recorded is not None and recorded.key != configured.key:
+            raise EmbedderError(
+                f"the index's vectors were made by {recorded.key}, the configured embedder is "
+                f"{configured.key}; {gen.reembed_hint(self._folder)}"
+            )
 
     def _clean_strays(self) -> None:
         """Remove index folders other than the committed one, unless a writer is at work right now."""
@@ -350,52 +402,3 @@ def _is_blank(conn: sqlite3.Connection) -> bool:
         return count == 0
     except sqlite3.DatabaseError:
         return False  # not a database at all: check_schema reports it
-
-
-def _fresh_dir(folder: Path) -> Path:
-    """``folder`` after removing whatever a killed writer (or damage) left there and on the way to it."""
-    for path in (folder.parent, folder):
-        if (path.is_symlink() and not path.exists()) or (path.exists() and not path.is_dir()):
-            path.unlink()  # a file, or a dangling link, where a folder belongs
-    if folder.exists():
-        shutil.rmtree(folder)
-    return folder
-
-
-def _build_indexes(view: CorpusView, tokens: list[list[str]]) -> tuple[RecallIndex, RecallIndex]:
-    """The unit index and the passage index, both from the stored unit tokens."""
-    return RecallIndex.build(tokens), RecallIndex.build(passage_tokens(view.unit_passage, tokens))
-
-
-def _save_indexes(folder: Path, units: RecallIndex, passages: RecallIndex, meta: dict[str, object]) -> None:
-    """Write every file of one generation into its (new) folder, its manifest last."""
-    units.save(folder, meta)
-    passages.save(folder / PASSAGES_DIR, meta)
-    write_manifest(folder)
-
-
-def _verify_files(folder: Path, generation: int, *, hashes: bool) -> None:
-    """IndexStateError unless every file of the generation's folder matches its manifest."""
-    if not gen_dir(folder, generation).is_dir():
-        raise IndexStateError(_missing_index_hint(folder, generation))
-    damage = verify_manifest(gen_dir(folder, generation), hashes=hashes)
-    if damage:
-        first = damage[0]
-        more = f" (and {len(damage) - 1} more)" if len(damage) > 1 else ""
-        raise IndexStateError(
-            f"{first.path} in the index folder of generation {generation}: {first.problem}{more}; "
-            f"{_missing_index_hint(folder, generation)}"
-        )
-
-
-def _check_meta(
-    meta: dict[str, object], view: CorpusView, generation: int, folder: Path, *, rows: int
-) -> None:
-    """A saved index must describe exactly the units (or passages) the database says were live."""
-    expected = {"generation": generation, "units": rows, "fingerprint": fingerprint(view.docs)}
-    found = {key: meta.get(key) for key in expected}
-    if found != expected:
-        raise IndexStateError(
-            f"the bm25 index does not match the database ({found} != {expected}); "
-            f"{_missing_index_hint(folder, generation)}"
-        )

@@ -96,8 +96,10 @@ class ParsedDocument:
 
 @dataclass(frozen=True, slots=True)
 class Hit:
-    """A unit found by recall, with its BM25 score and rank (0 = best)."""
+    """A unit found by recall, with its lexical (BM25) score, rank (0 = best) and, with dense recall,
+    the cosine similarity of its vector to the question's (None: lexical recall only)."""
 
     unit: Unit
     score: float
     rank: int
+    similarity: float | None = None
