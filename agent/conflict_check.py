@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from agent.outcome import Citation, Conflict, ConflictSide
 from agent.runtime import ConflictReport, Recorder
 from policies.adjudication import adjudicate_by_rules, conflict_outcome
-from policies.conflicts import find_candidates
+from policies.config import Policy
+from policies.conflicts import ConflictRules, find_candidates
 from policies.types import ConflictCandidate, EvidenceView, ValueMention, Verdict
 
 
@@ -87,11 +88,16 @@ def _event(verdict: Verdict) -> dict[str, object]:
 class ConflictChecker:
     """The ``ConflictCheck`` seam: scan, adjudicate (LLM or rules), record, report."""
 
-    def __init__(self, adjudicator: Adjudicator | None = None) -> None:
+    def __init__(self, adjudicator: Adjudicator | None = None, rules: ConflictRules | None = None) -> None:
         self.adjudicator = adjudicator or rules_adjudicator
+        self.rules = rules or ConflictRules()
+
+    def under(self, policy: Policy) -> ConflictChecker:
+        """The same check with the candidate rules a policy switches (the controller binds its own)."""
+        return ConflictChecker(self.adjudicator, self.rules.under(policy))
 
     def __call__(self, question: str, views: Sequence[EvidenceView], recorder: Recorder) -> ConflictReport:
-        scan = find_candidates(question, views)
+        scan = find_candidates(question, views, self.rules)
         adjudication = (
             self.adjudicator(question, scan.candidates, views) if scan.candidates else Adjudication(())
         )

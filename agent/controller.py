@@ -24,6 +24,7 @@ from policies.config import Policy
 from policies.decision import missing_pieces, pinned_for_references, should_widen, status_of, widened_query
 from policies.question import Question, analyse
 from policies.selection import Checked, conflict_pool, rank, select, statement_span
+from policies.slot_scope import on_subject
 from policies.types import MissingPiece
 from tools.errors import DeadlineExceeded
 from tools.snapshot import Snapshot
@@ -74,7 +75,9 @@ class Controller:
         deps: Deps | None = None,
     ) -> None:
         self.policy = policy or Policy()
-        self.conflict_check = conflict_check or default_conflict_check(self.policy)
+        check = conflict_check or default_conflict_check(self.policy)
+        # the conflict rules this policy switches on or off (an old trace's policy has the later ones off)
+        self.conflict_check = check.under(self.policy) if isinstance(check, ConflictChecker) else check
         self.deps = deps or Deps()
         # runners-up are regrown from their seeds under this tighter budget (see ``runners_up``)
         self._tight = replace(self.policy, window_budget=self.policy.runner_budget, parent_free_chars=0)
@@ -167,7 +170,8 @@ class Controller:
     ) -> tuple[list[Evidence], ConflictReport]:
         """Check the evidence and its close runners-up for disagreements; cited runners-up join it."""
         # the pool starts with the selected windows, so its first items are the evidence proper
-        pool = assemble.evidence_items(conflict_pool(run.items, selected, self.policy))
+        candidates = on_subject(run.question, run.items, self.policy)
+        pool = assemble.evidence_items(conflict_pool(candidates, selected, self.policy))
         chosen = sum(len(runs(c.window)) for c in selected)
 
         def focus(e: Evidence) -> tuple[int, int] | None:
@@ -196,11 +200,13 @@ class Controller:
 
     def check(self, run: Run) -> tuple[list[Checked], list[MissingPiece]]:
         """Select the evidence (windows resolving its references first) and list what it still lacks."""
-        selected = select(self.runners_up(run), self.policy, factoid=run.question.factoid)
+        candidates = on_subject(run.question, self.runners_up(run), self.policy)
+        selected = select(candidates, self.policy, factoid=run.question.factoid)
         pinned = pinned_for_references(selected, run.items)
         if pinned:
+            items = on_subject(run.question, run.items, self.policy)
             selected = select(
-                run.items, self.policy, pinned=(*selected[:1], *pinned), factoid=run.question.factoid
+                items, self.policy, pinned=(*selected[:1], *pinned), factoid=run.question.factoid
             )
         missing = missing_pieces(run.question, selected, self.policy)
         run.recorder.record("checked", events.checked(selected, missing))

@@ -15,7 +15,13 @@ Mode = Literal["seed", "window", "parent", "adaptive"]
 MODES: tuple[Mode, ...] = ("seed", "window", "parent", "adaptive")
 # Rules added after traces were first recorded, with the value that turns each off: a recorded
 # policy without the field ran without the rule, and replays without it.
-ADDED_LATER: dict[str, object] = {"answer_type_penalty": 0.0, "fill_chars": 0, "caller_statistics": False}
+ADDED_LATER: dict[str, object] = {
+    "answer_type_penalty": 0.0,
+    "fill_chars": 0,
+    "caller_statistics": False,
+    "rival_ids": False,
+    "slot_values": False,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +58,10 @@ class Policy:
     # conflict check: windows close to the best are read too, so both sides of a disagreement are seen
     conflict_pool_ratio: float = 0.3
     conflict_pool_max: int = 8
+    slot_values: bool = True  # also compare the values two sources give for the question's identifier
+    # evidence: a look-alike identifier ("QUOKKA000X" for "QUOKKA001X") is another subject
+    # (policies.slot_scope)
+    rival_ids: bool = True
     # answer
     max_answer_sentences: int = 3
 

@@ -14,6 +14,11 @@ only when
   and the value's sentence, or one next to it, shares a term with the question;
 - its sentence says something besides the value (a bare date line is metadata, not a statement).
 
+When the question names an identifier (a model, a clause id, a version), two more rules apply: a
+window or a statement about a look-alike of it ("QUOKKA000X" for "QUOKKA001X") is no side at all
+(``policies.slot_scope``), and two sources stating different values for the identifier in different
+words are candidates too (``policies.conflict_slots``): alignment only sees the same words.
+
 Settled here by rule rather than sent to an adjudicator: two sentences of one window (the passage
 states both: two scopes of one source), and two versions of one document where one is current
 (the current one wins). Every other pair found is a candidate for ``policies.adjudication`` or the LLM.
@@ -22,10 +27,12 @@ states both: two scopes of one source), and two versions of one document where o
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 
+from policies.config import Policy
 from policies.conflict_align import Region, Text, prepare, regions, share_context, text_pairs
+from policies.conflict_slots import slot_candidates
 from policies.conflict_values import (
     CURRENCIES,
     MONTHS,
@@ -42,7 +49,8 @@ from policies.conflict_values import (
     terms_in,
     value_kind,
 )
-from policies.types import ConflictCandidate, EvidenceView, ValueMention, Verdict
+from policies.slot_scope import about_other, asked_identifiers
+from policies.types import ConflictCandidate, EvidenceView, Slot, ValueMention, Verdict
 
 _MAX_WIDEN = 3  # characters a name may grow by at either end to reach a word edge
 
@@ -59,6 +67,12 @@ class ConflictRules:
     min_statement_words: int = 3  # words besides the value in its sentence
     polarity_reach: int = 2  # atoms after a negation that belong to the negated value
     min_sentence_similarity: float = 0.6  # two sentences of one window compared at all
+    rival_ids: bool = True  # a look-alike of the question's identifier is no side (Policy.rival_ids)
+    slot_values: bool = True  # compare the values sources give for the identifier (Policy.slot_values)
+
+    def under(self, policy: Policy) -> ConflictRules:
+        """These rules with the ones a policy switches set (a policy recorded before them has them off)."""
+        return replace(self, rival_ids=policy.rival_ids, slot_values=policy.slot_values)
 
     @property
     def run(self) -> int:
@@ -87,23 +101,69 @@ def find_candidates(
     asked = _Question(question_terms(question), asked_kinds(question))
     if not asked.kinds:
         return CandidateScan((), ())  # a how-to question asks for no value: no two values can disagree
+    named = asked_identifiers(question) if rules.rival_ids else ()
     need = min(rules.min_question_terms, (len(asked.terms) + 1) // 2)
-    ordered = sorted(views, key=lambda view: view.evidence_id)
+    ordered = sorted(
+        (view for view in views if not about_other(named, (*view.section, view.text))),
+        key=lambda view: view.evidence_id,
+    )
     texts = [prepare(view, asked.terms, rules.run) for view in ordered]
     relevant = [text for text in texts if len(text.terms) >= need]
-    candidates: dict[tuple[str, str, str, str], ConflictCandidate] = {}
-    resolved: dict[tuple[str, str, str, str], Verdict] = {}
+    found: dict[tuple[str, str, str, str], tuple[ConflictCandidate, EvidenceView, EvidenceView]] = {}
     for left, right in text_pairs(relevant, rules.run, rules.min_sentence_similarity):
         if len(left.terms ^ right.terms) > rules.max_term_mismatch or not share_context(left, right):
             continue
         for candidate in _candidates(left, right, asked, rules):
-            key = (left.view.evidence_id, right.view.evidence_id, candidate.left.norm, candidate.right.norm)
-            settled = settle_by_rule(candidate, left.view, right.view)
-            if settled is None:
-                candidates.setdefault(key, candidate)
-            else:
-                resolved.setdefault(key, settled)
-    return CandidateScan(tuple(candidates.values()), tuple(resolved.values()))
+            if not _about_other_side(candidate, left, right, named):
+                key = (
+                    left.view.evidence_id,
+                    right.view.evidence_id,
+                    candidate.left.norm,
+                    candidate.right.norm,
+                )
+                found.setdefault(key, (candidate, left.view, right.view))
+    if rules.slot_values:
+        _add_slot_candidates(question, relevant, found)
+    return _settle(found.values())
+
+
+def _about_other_side(candidate: ConflictCandidate, left: Text, right: Text, named: Sequence[Slot]) -> bool:
+    """True when either side's sentence speaks of a look-alike of the question's identifier."""
+    return any(
+        about_other(
+            named,
+            (text.view.text[side.context_start - text.view.start : side.context_end - text.view.start],),
+        )
+        for side, text in ((candidate.left, left), (candidate.right, right))
+        if side.context_start is not None and side.context_end is not None
+    )
+
+
+def _add_slot_candidates(
+    question: str,
+    texts: Sequence[Text],
+    found: dict[tuple[str, str, str, str], tuple[ConflictCandidate, EvidenceView, EvidenceView]],
+) -> None:
+    """The identifier's disagreements worded apart, for the pairs alignment found nothing in."""
+    aligned = {(left, right) for left, right, _, _ in found}
+    by_id = {text.view.evidence_id: text.view for text in texts}
+    for candidate in slot_candidates(question, texts):
+        left, right = by_id[candidate.left.evidence_id], by_id[candidate.right.evidence_id]
+        if (left.evidence_id, right.evidence_id) not in aligned:
+            key = (left.evidence_id, right.evidence_id, candidate.left.norm, candidate.right.norm)
+            found.setdefault(key, (candidate, left, right))
+
+
+def _settle(found: Iterable[tuple[ConflictCandidate, EvidenceView, EvidenceView]]) -> CandidateScan:
+    """Candidates for an adjudicator, and the pairs a rule settles unread."""
+    candidates, resolved = [], []
+    for candidate, left, right in found:
+        settled = settle_by_rule(candidate, left, right)
+        if settled is None:
+            candidates.append(candidate)
+        else:
+            resolved.append(settled)
+    return CandidateScan(tuple(candidates), tuple(resolved))
 
 
 def settle_by_rule(candidate: ConflictCandidate, left: EvidenceView, right: EvidenceView) -> Verdict | None:
