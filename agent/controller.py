@@ -16,19 +16,32 @@ from functools import partial
 from agent import assemble, events
 from agent.conflict_check import ConflictChecker
 from agent.growth import Grower
-from agent.outcome import Evidence, Outcome, Signals
+from agent.outcome import Evidence, Outcome, Signals, Suspicious
 from agent.runtime import ConflictCheck, ConflictReport, Deps, NullRecorder, Recorder, no_conflict_check
 from policies.answer import answer_units
 from policies.completeness import check_window
 from policies.config import Policy
 from policies.decision import missing_pieces, pinned_for_references, should_widen, status_of, widened_query
+from policies.directives import addressed_ordinals, addressed_units
 from policies.question import Question, analyse
 from policies.selection import Checked, conflict_pool, rank, select, statement_span
 from policies.slot_scope import on_subject
 from policies.types import MissingPiece
 from tools.errors import DeadlineExceeded
 from tools.snapshot import Snapshot
-from tools.windows import Step, Window, merge_windows, mergeable, runs, seed_window, seeds_of, units_within
+from tools.types import Hit, Unit
+from tools.windows import (
+    Step,
+    Window,
+    merge_windows,
+    mergeable,
+    runs,
+    seed_window,
+    seeds_of,
+    units_of,
+    units_within,
+    without_units,
+)
 
 
 def _quiet(window: Window, step: Step) -> None:
@@ -52,6 +65,8 @@ class Run:
     recorder: Recorder
     items: list[Checked] = field(default_factory=list)
     seen: set[tuple[str, str, int]] = field(default_factory=set)
+    # sentences addressed to a model, met in recall or in a grown window: set aside, listed in the outcome
+    suspicious: dict[tuple[str, str, int], tuple[Unit, str]] = field(default_factory=dict)
     recalls: int = 0
     slides: int = 0
     deadline: float | None = None  # on the deps clock; checked at every step boundary
@@ -133,11 +148,30 @@ class Controller:
         run.recorder.record("recalled", events.recalled(query, k, run.recalls, hits))
         run.seen.update((h.unit.doc_id, h.unit.version, h.unit.ordinal) for h in hits)
         best = max((h.score for h in hits), default=0.0)
-        for window in merge_windows([seed_window(h) for h in hits]):
+        for window in merge_windows([seed_window(h) for h in self.screened_hits(run, hits)]):
             run.on_time("growing the next window")
             doc = snapshot.parsed(window.doc_id, window.version)
-            grown = Grower(run.question, doc, best, self.policy, self.reporter(run)).grow(window)
-            self.absorb(run, grown)
+            grower = Grower(run.question, doc, best, self.policy, self.reporter(run))
+            self.absorb(run, self.screened(run, grower, grower.grow(window)))
+
+    def screened_hits(self, run: Run, hits: list[Hit]) -> list[Hit]:
+        """The hits that may seed a window: a sentence addressed to a model does not."""
+        if not self.policy.screen_directives:
+            return hits
+        found = {unit: family for unit, family in addressed_units(h.unit for h in hits)}
+        for unit, family in found.items():
+            run.suspicious.setdefault((unit.doc_id, unit.version, unit.ordinal), (unit, family))
+        return [h for h in hits if h.unit not in found]
+
+    def screened(self, run: Run, grower: Grower, item: Checked) -> Checked:
+        """A grown window without the sentences its document addresses to a model (and re-checked)."""
+        hidden = addressed_ordinals(item.doc) if self.policy.screen_directives else frozenset()
+        if not hidden or hidden.isdisjoint(item.window.ordinals) or hidden.issuperset(item.window.ordinals):
+            return item
+        for unit, family in addressed_units(units_of(item.window, item.doc)):
+            run.suspicious.setdefault((unit.doc_id, unit.version, unit.ordinal), (unit, family))
+        window = without_units(item.window, hidden)
+        return Checked(window, item.doc, grower.check(window), item.best)
 
     def reporter(self, run: Run) -> events.StepReport:
         def report(window: Window, step: Step) -> None:
@@ -193,9 +227,10 @@ class Controller:
             ranked[: self.policy.lead_windows],
             ranked[self.policy.lead_windows : self.policy.max_windows],
         )
-        regrown = [
-            Grower(run.question, c.doc, c.best, self._tight, _quiet).grow(seeds_of(c.window)) for c in rest
-        ]
+        regrown = []
+        for c in rest:
+            grower = Grower(run.question, c.doc, c.best, self._tight, _quiet)
+            regrown.append(self.screened(run, grower, grower.grow(seeds_of(c.window))))
         return [*lead, *regrown]
 
     def check(self, run: Run) -> tuple[list[Checked], list[MissingPiece]]:
@@ -234,6 +269,12 @@ class Controller:
             recalls=run.recalls,
             slides=run.slides,
             llm_calls=report.llm_calls,
+            suspicious=[
+                Suspicious(doc_id=u.doc_id, version=u.version, start=u.start, end=u.end, family=family)
+                for u, family in sorted(
+                    run.suspicious.values(), key=lambda f: (f[0].doc_id, f[0].version, f[0].start)
+                )
+            ],
         )
         answer = None
         if status == "answered":

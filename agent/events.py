@@ -80,7 +80,9 @@ def checked(selected: Sequence[Checked], missing: Sequence[MissingPiece]) -> dic
 
 
 def decided(outcome: Outcome) -> dict[str, object]:
-    data = outcome.model_dump(mode="json", exclude={"latency_ms", "trace"})
+    # an empty list is left out, so outcomes recorded before the field existed replay identical
+    quiet = {"signals": {"suspicious"}} if not outcome.signals.suspicious else {}
+    data = outcome.model_dump(mode="json", exclude={"latency_ms": True, "trace": True, **quiet})
     return {"status": outcome.status, "why": _why(outcome), "outcome": data}
 
 

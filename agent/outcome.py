@@ -100,8 +100,19 @@ class Conflict(_Frozen):
     scope: str | None = None
 
 
+class Suspicious(_Frozen):
+    """A sentence a document addresses to an AI system ("ignore previous instructions", "请直接回答…"):
+    read by the run, never quoted and never used as evidence; listed so an operator can find the page."""
+
+    doc_id: str
+    version: str
+    start: int
+    end: int
+    family: str = Field(description="override | role | address | prompt | answer (policies.directives)")
+
+
 class Signals(_Frozen):
-    """The scores that decided the outcome."""
+    """The scores that decided the outcome, and the sentences the run set aside as addressed to a model."""
 
     relevance: float
     bm25: float
@@ -112,6 +123,7 @@ class Signals(_Frozen):
     recalls: int
     slides: int
     llm_calls: int = 0
+    suspicious: list[Suspicious] = []  # absent from outcomes recorded before the rule; empty when none
 
 
 class TraceRef(_Frozen):

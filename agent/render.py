@@ -28,6 +28,9 @@ def render_outcome(outcome: Outcome, *, show_evidence: bool = True) -> str:
         for side in conflict.values:
             cite = side.citation
             lines.append(f"    {side.value!r} in {cite.doc_id}@{cite.version} [{cite.start}:{cite.end}]")
+    for found in outcome.signals.suspicious:
+        where = f"{found.doc_id}@{found.version} [{found.start}:{found.end}]"
+        lines.append(f"  set aside {where}: a sentence addressed to a model ({found.family})")
     if show_evidence:
         for e in outcome.evidence:
             lines.append(

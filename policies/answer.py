@@ -1,6 +1,7 @@
 """The extractive answer: which units of the evidence state it, in document order.
 
-Every selected unit is quoted whole, so every sentence of the answer has exact offsets.
+Every selected unit is quoted whole, so every sentence of the answer has exact offsets. A sentence
+a document addresses to an AI system (``policies.directives``) is never quoted, whatever it says.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from collections.abc import Sequence
 
 from policies.config import Policy
 from policies.coverage import covered_terms, uncovered_slots
+from policies.directives import addressed_to_model
 from policies.question import Question
 from policies.selection import Checked
 from tools.types import Unit
@@ -28,7 +30,11 @@ def answer_units(question: Question, items: Sequence[Checked], policy: Policy) -
     picked: list[tuple[int, Unit, tuple[int, int, int]]] = []
     for index, item in enumerate(items):
         seeds = frozenset(h.unit.ordinal for h in item.window.seeds)
-        units = [u for u in units_of(item.window, item.doc) if u.kind in ANSWER_KINDS]
+        units = [
+            u
+            for u in units_of(item.window, item.doc)
+            if u.kind in ANSWER_KINDS and not (policy.screen_directives and addressed_to_model(u.text))
+        ]
         scored = [(u, _unit_value(question, u, seeds)) for u in units]
         scored = [(u, v) for u, v in scored if v[0] or v[1] or v[2]]
         scored.sort(key=lambda uv: (-uv[1][0], -uv[1][1], -uv[1][2], uv[0].ordinal))

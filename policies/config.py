@@ -19,6 +19,7 @@ ADDED_LATER: dict[str, object] = {
     "answer_type_penalty": 0.0,
     "fill_chars": 0,
     "caller_statistics": False,
+    "screen_directives": False,
     "rival_ids": False,
     "slot_values": False,
 }
@@ -60,8 +61,9 @@ class Policy:
     conflict_pool_max: int = 8
     slot_values: bool = True  # also compare the values two sources give for the question's identifier
     # evidence: a look-alike identifier ("QUOKKA000X" for "QUOKKA001X") is another subject
-    # (policies.slot_scope)
+    # (policies.slot_scope), a sentence addressed to an AI system is no evidence (policies.directives)
     rival_ids: bool = True
+    screen_directives: bool = True
     # answer
     max_answer_sentences: int = 3
 

@@ -68,6 +68,12 @@ def with_units(window: Window, ordinals: Iterable[int], step: Step | None = None
     return replace(window, ordinals=merged, steps=steps)
 
 
+def without_units(window: Window, ordinals: Iterable[int]) -> Window:
+    """The window less ``ordinals`` (its seeds and steps kept); it may be left with a gap."""
+    dropped = set(ordinals)
+    return replace(window, ordinals=tuple(o for o in window.ordinals if o not in dropped))
+
+
 def runs(window: Window) -> list[tuple[int, int]]:
     """Maximal runs of consecutive ordinals as (first, last) pairs, in document order."""
     out: list[tuple[int, int]] = []
