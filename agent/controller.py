@@ -27,7 +27,8 @@ from policies.question import Question, analyse
 from policies.selection import Checked, conflict_pool, rank, select, statement_span
 from policies.slot_scope import on_subject
 from policies.types import MissingPiece
-from tools.errors import DeadlineExceeded
+from tools.embedder import Embedder, EmbedderIdentity, Vectors
+from tools.errors import DeadlineExceeded, EmbedderError
 from tools.snapshot import Snapshot
 from tools.types import Hit, Unit
 from tools.windows import (
@@ -88,8 +89,10 @@ class Controller:
         policy: Policy | None = None,
         conflict_check: ConflictCheck | None = None,
         deps: Deps | None = None,
+        embedder: Embedder | None = None,
     ) -> None:
         self.policy = policy or Policy()
+        self.embedder = embedder
         check = conflict_check or default_conflict_check(self.policy)
         # the conflict rules this policy switches on or off (an old trace's policy has the later ones off)
         self.conflict_check = check.under(self.policy) if isinstance(check, ConflictChecker) else check
@@ -115,14 +118,17 @@ class Controller:
         readers = tuple(sorted(set(groups)))
         # Spelling and term weights read only what these groups may read (tools.snapshot).
         scoped = self.policy.caller_statistics
+        recorder = recorder or NullRecorder()
+        vector = self.embed(snapshot, question, recorder)
         run = Run(
             analyse(
                 question,
                 partial(snapshot.term_weights, groups=readers, scoped=scoped),
                 partial(snapshot.spelled, groups=readers, scoped=scoped),
+                snapshot.cosines(vector, readers) if vector is not None else None,
             ),
             readers,
-            recorder or NullRecorder(),
+            recorder,
             deadline=None if timeout_s is None else started + timeout_s,
             clock=self.deps.clock,
         )
@@ -139,10 +145,38 @@ class Controller:
         run.recorder.record("decided", events.decided(outcome))
         return outcome.model_copy(update={"latency_ms": latency})
 
+    def embedder_for(self, snapshot: Snapshot) -> EmbedderIdentity | None:
+        """The embedder a run on this snapshot uses: recall is hybrid when the index has vectors,
+        an embedder is configured and the policy wants them."""
+        if not self.policy.dense_recall or self.embedder is None:
+            return None
+        return snapshot.embedder
+
+    def embed(self, snapshot: Snapshot, question: str, recorder: Recorder) -> Vectors | None:
+        """The question's vector when recall is hybrid (recorded as the run's first step)."""
+        made_by = self.embedder_for(snapshot)
+        if made_by is None or self.embedder is None:
+            return None
+        if self.embedder.identity.key != made_by.key:
+            raise EmbedderError(
+                f"the index's vectors were made by {made_by.key}, not {self.embedder.identity.key}"
+            )
+        vector: Vectors = self.embedder.queries([question])[0]
+        recorder.record("embedded", events.embedded(made_by, vector))
+        return vector
+
     def recall(self, snapshot: Snapshot, run: Run, query: str, k: int) -> None:
         """Seed (or wider) recall, then grow a window around each new hit."""
+        cosines, policy = run.question.cosines, self.policy
         hits = snapshot.search(
-            query, k, groups=run.groups, exclude=run.seen, scoped=self.policy.caller_statistics
+            query,
+            k,
+            groups=run.groups,
+            exclude=run.seen,
+            scoped=policy.caller_statistics,
+            similarities=cosines.similarities if cosines is not None else None,
+            dense_k=policy.dense_k,
+            rrf_constant=policy.rrf_constant,
         )
         run.recalls += 1
         run.recorder.record("recalled", events.recalled(query, k, run.recalls, hits))

@@ -10,11 +10,12 @@ import json
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from agent.controller import Controller
 from agent.outcome import Outcome
+from tools.embedder import Embedder
 from tools.errors import InputError, MalformedRecordError
 from tools.snapshot import Snapshot
 from tools.sources import collect
@@ -63,14 +64,18 @@ def answer_all(
     ask: Callable[[str, list[str]], Outcome],
     questions: Iterable[dict[str, object]],
     progress: Progress | None = None,
+    extra: Callable[[Outcome], dict[str, object]] | None = None,
 ) -> Iterator[dict[str, object]]:
-    """Ask every question with its own groups; yield result lines in order."""
+    """Ask every question with its own groups; yield result lines in order (plus ``extra`` fields)."""
     for n, q in enumerate(questions, 1):
         groups = q.get("groups") or []
         outcome = ask(str(q["question"]), [str(g) for g in groups] if isinstance(groups, list) else [])
         if progress:
             progress(n)
-        yield result_line(str(q["id"]), outcome)
+        line = result_line(str(q["id"]), outcome)
+        if extra is not None:
+            line.update(extra(outcome))
+        yield line
 
 
 def write_jsonl(path: Path, rows: Iterable[dict[str, object]]) -> int:
@@ -101,13 +106,18 @@ def score(set_dir: Path, results: Path) -> dict[str, object] | None:
     return data
 
 
-def ingest_set(set_dir: Path, index: Path) -> Store:
-    """A fresh store holding the set's corpus."""
+def ingest_set(
+    set_dir: Path,
+    index: Path,
+    embedder: Embedder | None = None,
+    embed_progress: Callable[[int, int], None] | None = None,
+) -> Store:
+    """A fresh store holding the set's corpus (embedded when an embedder is given)."""
     corpus = set_dir / "corpus.jsonl"
     if not corpus.exists():
         raise InputError(f"{set_dir} has no corpus.jsonl (see FORMAT.md)")
-    store = Store.open(index, create=True)
-    store.ingest(collect([corpus]).documents)
+    store = Store.open(index, create=True, embedder=embedder)
+    store.ingest(collect([corpus]).documents, embed_progress=embed_progress)
     return store
 
 
@@ -115,8 +125,33 @@ def temp_index() -> tempfile.TemporaryDirectory[str]:
     return tempfile.TemporaryDirectory(prefix="evloop-eval-")
 
 
-def asker(controller: Controller, snapshot: Snapshot) -> Callable[[str, list[str]], Outcome]:
-    def ask(question: str, groups: list[str]) -> Outcome:
-        return controller.ask(snapshot, question, groups)
+class _RecallRecorder:
+    """Keeps the documents a run's recall rounds found (for attribution), nothing else."""
 
-    return ask
+    def __init__(self) -> None:
+        self.docs: dict[str, None] = {}
+
+    def record(self, step: str, data: Mapping[str, object]) -> None:
+        if step == "recalled":
+            hits = data.get("hits")
+            for hit in hits if isinstance(hits, list) else ():
+                self.docs[str(hit["doc_id"])] = None
+
+
+class Asker:
+    """Asks the controller against one snapshot and remembers what each run recalled."""
+
+    def __init__(self, controller: Controller, snapshot: Snapshot) -> None:
+        self.controller = controller
+        self.snapshot = snapshot
+        self._recalled: dict[str, list[str]] = {}
+
+    def __call__(self, question: str, groups: list[str]) -> Outcome:
+        recorder = _RecallRecorder()
+        outcome = self.controller.ask(self.snapshot, question, groups, recorder=recorder)
+        self._recalled[outcome.run_id] = list(recorder.docs)
+        return outcome
+
+    def extra(self, outcome: Outcome) -> dict[str, object]:
+        """The result line's ``recalled`` field: documents either recall round found."""
+        return {"recalled": self._recalled.pop(outcome.run_id, [])}

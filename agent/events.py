@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
 
 from agent.outcome import Evidence, Outcome
 from policies.selection import Checked
 from policies.types import EvidenceView, MissingPiece
+from tools.embedder import EmbedderIdentity, Vectors
 from tools.types import Hit
 from tools.windows import Step, Window
 
@@ -17,25 +22,42 @@ def _r(x: float) -> float:
     return round(x, 6)
 
 
-def recalled(query: str, k: int, round_no: int, hits: Sequence[Hit]) -> dict[str, object]:
-    return {
-        "round": round_no,
-        "query": query,
-        "k": k,
-        "hits": [
-            {
-                "doc_id": h.unit.doc_id,
-                "version": h.unit.version,
-                "ordinal": h.unit.ordinal,
-                "kind": h.unit.kind,
-                "start": h.unit.start,
-                "end": h.unit.end,
-                "score": _r(h.score),
-                "text": h.unit.text[:160],
-            }
-            for h in hits
-        ],
+def _hit(h: Hit) -> dict[str, object]:
+    record: dict[str, object] = {
+        "doc_id": h.unit.doc_id,
+        "version": h.unit.version,
+        "ordinal": h.unit.ordinal,
+        "kind": h.unit.kind,
+        "start": h.unit.start,
+        "end": h.unit.end,
+        "score": _r(h.score),
+        "text": h.unit.text[:160],
     }
+    if h.similarity is not None:  # hybrid recall only: lexical traces read as they were written
+        record["similarity"] = _r(h.similarity)
+    return record
+
+
+def recalled(query: str, k: int, round_no: int, hits: Sequence[Hit]) -> dict[str, object]:
+    return {"round": round_no, "query": query, "k": k, "hits": [_hit(h) for h in hits]}
+
+
+def embedded(identity: EmbedderIdentity, vector: Vectors) -> dict[str, object]:
+    """The question's vector, exactly (float32, base64) and by digest: a replay reuses it."""
+    raw = np.asarray(vector, dtype="<f4").tobytes()
+    return {
+        "embedder": identity.key,
+        "dim": int(vector.shape[-1]),
+        "digest": hashlib.sha256(raw).hexdigest(),
+        "vector": base64.b64encode(raw).decode("ascii"),
+    }
+
+
+def recorded_vector(data: Mapping[str, object]) -> Vectors:
+    """The vector an ``embedded`` event holds."""
+    raw = base64.b64decode(str(data["vector"]))
+    vector: Vectors = np.frombuffer(raw, dtype="<f4").astype(np.float32)
+    return vector
 
 
 def slid(window: Window, step: Step) -> dict[str, object]:

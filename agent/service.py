@@ -11,6 +11,7 @@ import os
 import threading
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Literal
 
 import structlog
 
@@ -21,6 +22,8 @@ from agent.outcome import Outcome, TraceRef
 from agent.replay import ConflictFactory, ReplayReport, replay
 from agent.runtime import ConflictCheck, Deps, freeze_heap
 from policies.config import Policy
+from tools.embed_config import EmbedConfig
+from tools.embedder import Embedder, build_embedder
 from tools.errors import InputError
 from tools.llm_config import LLMConfig
 from tools.snapshot import Snapshot
@@ -66,13 +69,15 @@ class Service:
         llm_info: Mapping[str, object] | None = None,
         deps: Deps | None = None,
         question_chars: int = MAX_QUESTION_CHARS,
+        embedder: Embedder | None = None,
     ) -> None:
         self.store = store
+        self.embedder = embedder
         self.question_chars = question_chars
         self.policy = policy or Policy()
         self.traces = traces
         self.deps = deps or Deps()
-        self.controller = Controller(self.policy, conflict_check, self.deps)
+        self.controller = Controller(self.policy, conflict_check, self.deps, embedder)
         self.replay_conflicts = replay_conflicts
         self.llm_info = dict(llm_info or {})
         self._write_lock = threading.Lock()
@@ -87,9 +92,13 @@ class Service:
         tracing_on: bool = True,
         policy: Policy | None = None,
         question_chars: int = MAX_QUESTION_CHARS,
+        embedder: Embedder | Literal["configured"] | None = "configured",
     ) -> Service:
-        """A service over ``index``; traces default to ``index/traces``."""
-        store = Store.open(index, create=create)
+        """A service over ``index``; traces default to ``index/traces``; the embedder is the one the
+        environment configures (``tools.embed_config``) unless one is given (None: lexical only)."""
+        if embedder == "configured":
+            embedder = build_embedder(EmbedConfig.from_env(os.environ))
+        store = Store.open(index, create=create, embedder=embedder)
         policy = policy or Policy()
         llm = LLMConfig.from_env(os.environ)
         check = conflict_check_for(policy, llm)
@@ -103,6 +112,7 @@ class Service:
             conflict_check=check,
             llm_info=llm_info,
             question_chars=question_chars,
+            embedder=embedder,
         )
 
     def snapshot(self) -> Snapshot:
@@ -148,7 +158,15 @@ class Service:
         if self.traces is None:
             return self.controller.ask(snapshot, question, groups, run_id=run_id, timeout_s=timeout_s)
         head = tracing.header(
-            run_id, question, groups, snapshot, self.policy, self.deps, caller=caller, llm=self.llm_info
+            run_id,
+            question,
+            groups,
+            snapshot,
+            self.policy,
+            self.deps,
+            caller=caller,
+            llm=self.llm_info,
+            embedder=self.controller.embedder_for(snapshot),
         )
         with self.traces.begin(head) as writer:
             recorder = tracing.TraceRecorder(writer)

@@ -15,6 +15,7 @@ from typing import Any
 from agent.outcome import Outcome
 from agent.runtime import Deps
 from policies.config import Policy
+from tools.embedder import EmbedderIdentity
 from tools.snapshot import Snapshot
 from traces import CorpusInfo, TraceHeader, TraceWriter, canonical_json, digest, utc_timestamp
 
@@ -72,8 +73,9 @@ def header(
     *,
     caller: str | None = None,
     llm: Mapping[str, object] | None = None,
+    embedder: EmbedderIdentity | None = None,
 ) -> TraceHeader:
-    """Who asked what, under which code, policy, corpus generation and model."""
+    """Who asked what, under which code, policy, corpus generation, model and embedder."""
     policy_json, policy_hash = _policy_record(policy)
     return TraceHeader(
         run_id=run_id,
@@ -88,6 +90,7 @@ def header(
         groups=sorted(set(groups)),
         caller=caller,
         llm=as_json(llm or {}),
+        embedder=as_json(embedder.as_dict()) if embedder is not None else {},
     )
 
 

@@ -57,6 +57,10 @@ class WindowCheck:
     gaps: tuple[Gap, ...]
     uncovered: tuple[Slot, ...]
     references: tuple[str, ...]
+    # the best cosine of the window's units with the question, raw and on the question's scale
+    # (0 at the corpus mean, 1 at the best readable unit); both 0 with lexical recall only
+    cosine: float = 0.0
+    semantic: float = 0.0
 
 
 def _left_gaps(doc: ParsedDocument, window: Window) -> list[Gap]:
@@ -156,9 +160,13 @@ def window_references(doc: ParsedDocument, window: Window) -> tuple[str, ...]:
 def check_window(
     question: Question, window: Window, doc: ParsedDocument, best_score: float, policy: Policy
 ) -> WindowCheck:
-    """Score a window: relevance, term coverage, slot coverage and boundary completeness, less a
-    penalty when the question asks for a value (a date, an amount) that the window does not state."""
-    texts = [u.text for u in units_of(window, doc)]
+    """Score a window: relevance (lexical and semantic), term coverage, slot coverage and boundary
+    completeness, less a penalty when the question asks for a value (a date, an amount) that the
+    window does not state."""
+    units = units_of(window, doc)
+    texts = [u.text for u in units]
+    cosine = question.cosines.best(units) if question.cosines is not None else None
+    semantic = question.cosines.similarities.relative(cosine) if question.cosines and cosine else 0.0
     seed_best = max((h.score for h in window.seeds), default=0.0)
     relevance = bm25_relevance(seed_best, best_score)
     coverage = term_share(question.terms, texts, question.weights)
@@ -171,10 +179,22 @@ def check_window(
         + policy.w_coverage * coverage
         + policy.w_slots * slot_cov
         + policy.w_boundary * boundary
+        + policy.w_semantic * semantic
     )
     if question.asks and not window_states(
         question.asks, question.own_numbers, texts, lambda t: bool(covered_terms(question.terms, (t,)))
     ):
         score -= policy.answer_type_penalty
     refs = window_references(doc, window)
-    return WindowCheck(relevance, coverage, slot_cov, boundary, round(score, 6), gaps, missing_slots, refs)
+    return WindowCheck(
+        relevance,
+        coverage,
+        slot_cov,
+        boundary,
+        round(score, 6),
+        gaps,
+        missing_slots,
+        refs,
+        round(cosine or 0.0, 6),
+        round(semantic, 6),
+    )

@@ -22,6 +22,10 @@ ADDED_LATER: dict[str, object] = {
     "screen_directives": False,
     "rival_ids": False,
     "slot_values": False,
+    "dense_recall": False,
+    "dense_k": 50,
+    "rrf_constant": 60,
+    "w_semantic": 0.0,
 }
 
 
@@ -35,6 +39,11 @@ class Policy:
     seed_k: int = 12
     wider_k: int = 24
     max_recalls: int = 2
+    # hybrid recall when the index has unit vectors: the dense_k best units by BM25 and by cosine,
+    # fused by reciprocal rank with this constant (tools.dense.rrf)
+    dense_recall: bool = True
+    dense_k: int = 50
+    rrf_constant: int = 60
     # windows and budgets (characters)
     max_windows: int = 6
     lead_windows: int = 2  # the best windows keep their full growth
@@ -49,6 +58,7 @@ class Policy:
     w_coverage: float = 0.35
     w_slots: float = 0.25
     w_boundary: float = 0.15
+    w_semantic: float = 0.25  # the window's best cosine with the question, on the question's scale
     gap_penalty: float = 0.25
     answer_type_penalty: float = 0.1  # a window that states no value of the kind the question asks for
     # decision

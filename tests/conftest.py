@@ -8,6 +8,7 @@ against the loopback server.
 from __future__ import annotations
 
 import gc
+import os
 from collections.abc import Iterator
 
 import pydantic_ai.models
@@ -16,6 +17,13 @@ import pytest
 from tests.fake_openai_server import FakeOpenAIServer
 
 pydantic_ai.models.ALLOW_MODEL_REQUESTS = False
+
+# Tests run the lexical loop unless they configure an embedder themselves (monkeypatch, or an
+# embedder passed in): embedding every test corpus with the real model would cost minutes. Set for
+# the whole session, so module fixtures and the servers tests start inherit it too.
+for _name in ("EVLOOP_EMBED_CONFIG", "EVLOOP_EMBED_BASE_URL", "EVLOOP_EMBED_MODEL", "EVLOOP_EMBED_CACHE"):
+    os.environ.pop(_name, None)
+os.environ["EVLOOP_EMBEDDER"] = "none"
 
 
 @pytest.fixture(autouse=True)

@@ -3,6 +3,7 @@
     DenseIndex(matrix, identity)      the unit vectors of one generation (float32, unit length)
     index.similarities(vector, ok)    the cosine of a question with every unit; unreadable units NaN
     QuestionSimilarities              those cosines plus what they say about the corpus for this question
+    UnitCosines                       the same cosines looked up by unit, for scoring grown windows
     rrf(rankings, k, constant)        positions by reciprocal-rank fusion, ties in corpus order
 
 Filtering comes first, as for BM25: a unit the caller may not read (or has already seen) is NaN
@@ -11,13 +12,14 @@ before anything is ranked or summarised, so it can neither be returned nor set a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from tools.embedder import EmbedderIdentity, Vectors
+from tools.types import Unit
 
 Cosines = npt.NDArray[np.float32]
 Positions = npt.NDArray[np.int64]
@@ -98,3 +100,30 @@ def rrf(rankings: Sequence[Sequence[int]], k: int, constant: int) -> list[tuple[
             fused[position] = fused.get(position, 0.0) + 1.0 / (constant + rank + 1)
     best = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
     return best[:k]
+
+
+class UnitCosines:
+    """One question's cosine with any live unit of a snapshot, looked up by the unit's identity.
+
+    What the completeness check reads to score a window semantically: the best cosine among its
+    units, and that cosine on the question's own scale (:meth:`QuestionSimilarities.relative`).
+    """
+
+    __slots__ = ("_positions", "similarities")
+
+    def __init__(
+        self, similarities: QuestionSimilarities, positions: Mapping[tuple[str, str, int], int]
+    ) -> None:
+        self.similarities = similarities
+        self._positions = positions
+
+    def best(self, units: Iterable[Unit]) -> float | None:
+        """The highest cosine among ``units`` (None when none of them is a readable live unit)."""
+        values = self.similarities.values
+        found = [
+            values[p]
+            for u in units
+            if (p := self._positions.get((u.doc_id, u.version, u.ordinal))) is not None
+        ]
+        kept = [float(v) for v in found if not np.isnan(v)]
+        return max(kept) if kept else None

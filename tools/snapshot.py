@@ -31,7 +31,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from tools.dense import DenseIndex, QuestionSimilarities, rrf
+from tools.dense import DenseIndex, QuestionSimilarities, UnitCosines, rrf
 from tools.embedder import EmbedderIdentity, Vectors
 from tools.index import RecallIndex, Rows, Scores, top_k
 from tools.passages import PassageIds, passage_count
@@ -184,6 +184,11 @@ class Snapshot:
             return None
         scope = self._scope(groups)
         return self._dense.similarities(vector, None if scope is None else scope.unit_mask > 0)
+
+    def cosines(self, vector: Vectors, groups: Collection[str] = ()) -> UnitCosines | None:
+        """The question's cosines with the units ``groups`` may read, looked up by unit (None: no vectors)."""
+        similarities = self.similarities(vector, groups)
+        return None if similarities is None else UnitCosines(similarities, self._position_map())
 
     def position(self, doc_id: str, version: str, ordinal: int) -> int | None:
         """The corpus position of a live unit (its row in every index), None for a unit not live here."""

@@ -146,7 +146,7 @@ class Store:
             store._generation = source.read(read_generation)
             with database_errors(folder):
                 store._clean_strays()
-                if reembed and embedder is not None:
+                if reembed:
                     store._reembed(embed_progress)
                 elif rebuild_index:
                     store._rebuild_index()
@@ -187,8 +187,8 @@ class Store:
                     _crash_point("rows")
                 if progress is not None:
                     progress(count)
-            if tally.changed and self._embedder is not None:
-                vectors.embed_missing(conn, self._embedder, embed_progress)
+            if tally.changed:
+                self._embed(conn, embed_progress)
             return tally.changed
 
         generation = self._write(write)
@@ -293,12 +293,19 @@ class Store:
         return snapshot
 
     def _built(self, conn: sqlite3.Connection, generation: int) -> Snapshot:
-        """A snapshot of what ``conn`` sees live at ``generation``, its indexes built in memory."""
+        """A snapshot of what ``conn`` sees live at ``generation``, its indexes built in memory.
+
+        Its vectors are those of the embedder the store records, configured here or not: a delete
+        made without the embedder keeps the next generation's vectors.
+        """
         view, tokens = load_view(conn, generation)
-        identity = self._embedder.identity if self._embedder is not None else None
+        identity = vectors.recorded_identity(conn)
         matrix = vectors.assemble(conn, view, identity) if identity is not None else None
         if identity is not None and matrix is None:
-            raise EmbedderError(f"versions live at generation {generation} have no vectors of {identity.key}")
+            raise EmbedderError(
+                f"versions live at generation {generation} have no vectors of {identity.key}; "
+                f"{gen.reembed_hint(self._folder)}"
+            )
         units, passages = gen.build_indexes(view, tokens)
         return Snapshot(view, units, passages, self._source, gen.dense_index(matrix, identity))
 
@@ -338,16 +345,30 @@ class Store:
             self._generation = generation
             self._current = snapshot
 
+    def _embed(self, conn: sqlite3.Connection, progress: EmbedProgress | None) -> None:
+        """Embed the versions this write added; a store that embeds refuses to go on without its embedder."""
+        if self._embedder is not None:
+            vectors.embed_missing(conn, self._embedder, progress)
+        elif (recorded := vectors.recorded_identity(conn)) is not None:
+            raise EmbedderError(
+                f"the index at {self._folder} embeds its documents with {recorded.key}, and no embedder "
+                f"is configured; configure it to ingest, or drop the vectors with "
+                f"`EVLOOP_EMBEDDER=none evloop reindex --embeddings --index {self._folder}`"
+            )
+
     def _reembed(self, progress: EmbedProgress | None) -> None:
-        """Embed every stored version with this store's embedder, in a new generation; other
-        embedders' vectors are dropped."""
+        """Embed every stored version with this store's embedder (none: drop the vectors), in a new
+        generation; other embedders' vectors are dropped."""
         embedder = self._embedder
-        assert embedder is not None
 
         def write(conn: sqlite3.Connection, generation: int) -> bool:
             conn.execute(vectors.DDL)
-            conn.execute("DELETE FROM unit_vectors WHERE embedder != ?", (embedder.identity.key,))
-            vectors.embed_missing(conn, embedder, progress)
+            keep = embedder.identity.key if embedder is not None else ""
+            conn.execute("DELETE FROM unit_vectors WHERE embedder != ?", (keep,))
+            if embedder is None:
+                vectors.forget_identity(conn)
+            else:
+                vectors.embed_missing(conn, embedder, progress)
             return True
 
         self._write(write)

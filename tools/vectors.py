@@ -68,6 +68,11 @@ def record_identity(conn: sqlite3.Connection, identity: EmbedderIdentity) -> Non
     )
 
 
+def forget_identity(conn: sqlite3.Connection) -> None:
+    """The store goes back to lexical recall only."""
+    conn.execute("DELETE FROM meta WHERE key = ?", (_META_KEY,))
+
+
 def drop_versions(conn: sqlite3.Connection, doc_id: str, version: str) -> None:
     """Forget a version's vectors (its units are being replaced)."""
     if has_table(conn):

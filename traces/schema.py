@@ -36,7 +36,15 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from traces.hashing import digest
 
@@ -121,7 +129,19 @@ class TraceHeader(_Record):
     groups: list[str] = Field(default_factory=list)
     caller: str | None = Field(default=None, description="the API key name that asked, if any")
     llm: dict[str, Any] = Field(default_factory=dict, description="model, base_url, quirks; no secrets")
+    # added later: a header without them (lexical recall, the rule-based decision) reads and hashes
+    # as it was written, so they are left out when empty
+    embedder: dict[str, Any] = Field(default_factory=dict, description="backend, model, dim, digest")
+    judge: dict[str, Any] = Field(default_factory=dict, description="the decision model's hash and scale")
     hash: str = Field(default="", description="record_hash of this record; the chain's start")
+
+    @model_serializer(mode="wrap")
+    def _without_empty_later_fields(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for key in ("embedder", "judge"):
+            if not data.get(key):
+                data.pop(key, None)
+        return data
 
     @model_validator(mode="before")
     @classmethod

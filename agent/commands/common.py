@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import TypeAlias
 
 from tools import windows
+from tools.embed_config import EmbedConfig
+from tools.embedder import Embedder, build_embedder
 from tools.snapshot import Snapshot
 from tools.store import IngestReport, Store
 from tools.types import Hit
@@ -82,6 +84,33 @@ def progress_bar(total: int, *, enabled: bool) -> Iterator[Callable[[int], None]
         yield advance
 
 
+@contextmanager
+def embedding_bar(*, enabled: bool) -> Iterator[Callable[[int, int], None] | None]:
+    """A tqdm bar on stderr for the units being embedded (its total known at the first call)."""
+    if not enabled:
+        yield None
+        return
+    from tqdm import tqdm
+
+    bars: list[tqdm] = []
+
+    def advance(done: int, total: int) -> None:
+        if not bars:
+            bars.append(tqdm(total=total, unit="unit", desc="embedding", file=sys.stderr, leave=False))
+        bars[0].update(done - bars[0].n)
+
+    try:
+        yield advance
+    finally:
+        for bar in bars:
+            bar.close()
+
+
+def configured_embedder() -> Embedder | None:
+    """The embedder the environment configures (``EVLOOP_EMBEDDER``, ``EVLOOP_EMBED_CONFIG``...)."""
+    return build_embedder(EmbedConfig.from_env(os.environ))
+
+
 def want_progress(total: int, no_progress: bool) -> bool:
     """Show a bar when stderr is a terminal, or for a batch large enough to be worth watching."""
     return not no_progress and (sys.stderr.isatty() or total > PROGRESS_MIN_DOCUMENTS)
@@ -143,6 +172,8 @@ __all__ = [
     "Subparsers",
     "add_command",
     "add_index_option",
+    "configured_embedder",
+    "embedding_bar",
     "hit_line",
     "hit_record",
     "parse_groups",

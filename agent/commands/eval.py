@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import json
+import os
+from dataclasses import replace
 from pathlib import Path
 
-from agent.commands.common import Subparsers, add_command, progress_bar, want_progress
+from agent.attribution import attribute, table
+from agent.commands.common import Subparsers, add_command, embedding_bar, progress_bar, want_progress
 from agent.commands.session import add_policy_option, policy_from_args
 from agent.controller import Controller
-from agent.evaluate import answer_all, asker, ingest_set, read_questions, score, temp_index, write_jsonl
+from agent.evaluate import Asker, answer_all, ingest_set, read_questions, score, temp_index, write_jsonl
 from agent.runtime import freeze_heap
 from policies.config import MODES, Policy
+from tools.embed_config import EmbedConfig
+from tools.embedder import Embedder, build_embedder
+
+DEFAULT_CACHE = Path("~/.cache/evloop/embeddings.sqlite3")
 
 DESCRIPTION = """\
 Evaluate on a set folder in the FORMAT.md shape (corpus.jsonl + questions.jsonl): ingest the corpus
@@ -61,6 +69,18 @@ def register(subparsers: Subparsers) -> None:
         help="mode to run (repeatable; default adaptive)",
     )
     parser.add_argument("--out-dir", type=Path, default=Path("out/eval"), help="where results files go")
+    parser.add_argument(
+        "--lexical",
+        action="store_true",
+        help="also run the full loop with lexical recall only (no vectors), printed as 'lexical'",
+    )
+    parser.add_argument(
+        "--embed-cache",
+        type=Path,
+        metavar="FILE",
+        default=None,
+        help=f"vectors by text, shared by evaluations (default: $EVLOOP_EMBED_CACHE, else {DEFAULT_CACHE})",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_policy_option(parser)
     parser.set_defaults(run=run)
@@ -72,20 +92,41 @@ def _fmt(value: object) -> str:
     return "-" if value is None else str(value)
 
 
+def _embedder(args: argparse.Namespace) -> Embedder | None:
+    """The configured embedder behind a cache: an evaluation re-ingests the same texts every time."""
+    config = EmbedConfig.from_env(os.environ)
+    if config.backend == "none":
+        return None
+    cache = args.embed_cache or (Path(config.cache) if config.cache else DEFAULT_CACHE.expanduser())
+    return build_embedder(replace(config, cache=str(cache)))
+
+
+def _variants(args: argparse.Namespace) -> list[tuple[str, Policy]]:
+    variants = [(mode, policy_from_args(args, Policy(mode=mode))) for mode in args.modes or ["adaptive"]]
+    if args.lexical:
+        variants.append(("lexical", replace(policy_from_args(args, Policy()), dense_recall=False)))
+    return variants
+
+
 def run(args: argparse.Namespace) -> int:
-    modes = args.modes or ["adaptive"]
+    variants = _variants(args)
+    modes = [name for name, _ in variants]
     questions = read_questions(args.set_dir / "questions.jsonl")
     scores: dict[str, dict[str, object] | None] = {}
-    with temp_index() as tmp:
-        store = ingest_set(args.set_dir, Path(tmp) / "index")
+    causes: dict[str, list[tuple[str, int, float]]] = {}
+    embedder = _embedder(args)
+    with temp_index() as tmp, embedding_bar(enabled=not args.no_progress) as bar:
+        store = ingest_set(args.set_dir, Path(tmp) / "index", embedder, bar)
         snapshot = store.snapshot()
         freeze_heap()  # the loaded set stays put: the collector need not walk it again
-        for mode in modes:
-            controller = Controller(policy_from_args(args, Policy(mode=mode)))
+        for mode, policy in variants:
+            controller = Controller(policy, deps=None, embedder=embedder)
             out = args.out_dir / f"{args.set_dir.name}-{mode}.jsonl"
             enabled = want_progress(len(questions), args.no_progress)
             with progress_bar(len(questions), enabled=enabled) as advance:
-                write_jsonl(out, answer_all(asker(controller, snapshot), questions, advance))
+                ask = Asker(controller, snapshot)
+                write_jsonl(out, answer_all(ask, questions, advance, ask.extra))
+            causes[mode] = _attribution(questions, out)
             scores[mode] = score(args.set_dir, out)
             print(f"{mode}: {len(questions)} questions -> {out}")
         store.close()
@@ -96,4 +137,23 @@ def run(args: argparse.Namespace) -> int:
     print("".ljust(22) + "".join(m.rjust(11) for m in modes))
     for label, key in ROWS:
         print(label.ljust(22) + "".join(_fmt((scores[m] or {}).get(key)).rjust(11) for m in modes))
+    _print_attribution(causes, modes)
     return 0
+
+
+def _attribution(questions: list[dict[str, object]], results: Path) -> list[tuple[str, int, float]]:
+    """Classify every wrong or ungrounded outcome; per-item rows go beside the results file."""
+    with results.open(encoding="utf-8") as lines:
+        rows = attribute(questions, [json.loads(line) for line in lines if line.strip()])
+    write_jsonl(results.with_suffix(".attribution.jsonl"), rows)
+    return table(rows, len(questions))
+
+
+def _print_attribution(causes: dict[str, list[tuple[str, int, float]]], modes: list[str]) -> None:
+    print("\nbad cases (share of all questions; per item in *.attribution.jsonl)")
+    for cause_name, *_ in causes[modes[0]]:
+        cells = []
+        for m in modes:
+            count, share = next((c, sh) for name, c, sh in causes[m] if name == cause_name)
+            cells.append(f"{count:>4} {share:.3f}")
+        print(cause_name.ljust(22) + "".join(c.rjust(11) for c in cells))

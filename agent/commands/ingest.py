@@ -11,6 +11,8 @@ from agent.commands.common import (
     Subparsers,
     add_command,
     add_index_option,
+    configured_embedder,
+    embedding_bar,
     parse_groups,
     progress_bar,
     resolve_index,
@@ -112,10 +114,13 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"no documents to ingest in {', '.join(map(str, args.paths))}")
     total = len(found.documents)
     with (
-        Store.open(index, create=True) as store,
+        Store.open(index, create=True, embedder=configured_embedder()) as store,
         progress_bar(total, enabled=want_progress(total, args.no_progress)) as bar,
+        embedding_bar(enabled=want_progress(total, args.no_progress)) as embed_bar,
     ):
-        report = store.ingest(found.documents, replace=args.replace, max_bytes=max_bytes, progress=bar)
+        report = store.ingest(
+            found.documents, replace=args.replace, max_bytes=max_bytes, progress=bar, embed_progress=embed_bar
+        )
     for doc_id, reason in report.skipped:
         warn(f"{doc_id}: {reason}; skipped")
     print(summary_line(report, index, source_skipped=found.skipped))

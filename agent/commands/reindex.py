@@ -1,18 +1,34 @@
-"""``evloop reindex``: rebuild the BM25 index files from the database."""
+"""``evloop reindex``: rebuild the index files from the database, or re-embed every document."""
 
 from __future__ import annotations
 
 import argparse
 
-from agent.commands.common import Store, Subparsers, add_command, add_index_option, resolve_index
+from agent.commands.common import (
+    Store,
+    Subparsers,
+    add_command,
+    add_index_option,
+    configured_embedder,
+    embedding_bar,
+    resolve_index,
+    want_progress,
+)
 
 DESCRIPTION = """\
-Rebuild the current generation's BM25 index files from the tokens stored in the database, for
-when the index folder was damaged or deleted. Documents, versions and traces are untouched."""
+Rebuild the current generation's index files (BM25 and unit vectors) from the database, for when
+the index folder was damaged or deleted. Documents, versions and traces are untouched.
+
+With --embeddings, embed every stored document version with the configured embedder instead
+(EVLOOP_EMBEDDER, EVLOOP_EMBED_CONFIG; see the README), in a new generation: after changing the
+embedder, or to add vectors to an index built without them. With EVLOOP_EMBEDDER=none it drops
+the vectors and the index goes back to lexical recall."""
 
 EPILOG = """\
-example:
-  evloop reindex --index .evloop"""
+examples:
+  evloop reindex --index .evloop
+  EVLOOP_EMBEDDER=openai EVLOOP_EMBED_BASE_URL=http://127.0.0.1:8000/v1 EVLOOP_EMBED_MODEL=e5 \\
+      evloop reindex --embeddings"""
 
 
 def register(subparsers: Subparsers) -> None:
@@ -21,11 +37,24 @@ def register(subparsers: Subparsers) -> None:
         subparsers, "reindex", summary="rebuild the index files", description=DESCRIPTION, epilog=EPILOG
     )
     add_index_option(parser)
+    parser.add_argument(
+        "--embeddings", action="store_true", help="re-embed every document with the configured embedder"
+    )
+    parser.add_argument("--no-progress", action="store_true", help="never show the progress bar")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     index = resolve_index(args.index)
-    with Store.open(index, create=False, rebuild_index=True) as store:
-        print(f"rebuilt the index of generation {store.generation} in {index}")
+    if not args.embeddings:
+        with Store.open(index, create=False, rebuild_index=True) as store:
+            print(f"rebuilt the index of generation {store.generation} in {index}")
+        return 0
+    embedder = configured_embedder()
+    with (
+        embedding_bar(enabled=want_progress(1000, args.no_progress)) as bar,
+        Store.open(index, create=False, embedder=embedder, reembed=True, embed_progress=bar) as store,
+    ):
+        what = f"embedded every document with {embedder.identity.key}" if embedder else "dropped the vectors"
+        print(f"{what}: generation {store.generation} in {index}")
     return 0

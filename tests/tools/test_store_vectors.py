@@ -162,3 +162,33 @@ def test_a_past_generation_is_rebuilt_with_its_own_vectors(tmp_path: Path) -> No
         store.ingest([REFUND])
         past = store.snapshot(1)
         assert past.dense_index is not None and past.dense_index.size == len(past._view.units)
+
+
+def test_a_store_that_embeds_refuses_an_ingest_without_its_embedder(tmp_path: Path) -> None:
+    with _open(tmp_path / "ix", FakeEmbedder()) as store:
+        store.ingest([WIFI])
+    with Store.open(tmp_path / "ix") as store:
+        with pytest.raises(
+            EmbedderError, match=r"embeds its documents with fake:fake.*no embedder is configured"
+        ):
+            store.ingest([REFUND])
+        assert store.generation == 1
+
+
+def test_a_delete_made_without_the_embedder_keeps_the_vectors(tmp_path: Path) -> None:
+    with _open(tmp_path / "ix", FakeEmbedder()) as store:
+        store.ingest([WIFI, REFUND])
+    with Store.open(tmp_path / "ix") as store:
+        store.delete("refund")
+    with Store.open(tmp_path / "ix", embedder=FakeEmbedder()) as store:
+        dense = store.snapshot().dense_index
+        assert dense is not None and dense.size == len(store.snapshot()._view.units)
+
+
+def test_reembedding_with_no_embedder_makes_the_store_lexical(tmp_path: Path) -> None:
+    with _open(tmp_path / "ix", FakeEmbedder()) as store:
+        store.ingest([WIFI])
+    with Store.open(tmp_path / "ix", reembed=True) as store:
+        store.ingest([REFUND])
+        assert store.snapshot().dense_index is None
+    assert not (gen_dir(tmp_path / "ix", 3) / "vectors.npy").exists()
