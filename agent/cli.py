@@ -21,6 +21,7 @@ from agent import logs
 from agent.commands import (
     ask,
     batch,
+    calibrate,
     check,
     delete,
     demo,
@@ -37,6 +38,7 @@ from agent.commands import eval as evaluate
 from tools.errors import (
     DecodeError,
     DocumentTooLargeError,
+    EmbedderError,
     EvidenceLoopError,
     IndexStateError,
     InputError,
@@ -52,6 +54,7 @@ COMMANDS: tuple[ModuleType, ...] = (
     ask,
     batch,
     evaluate,
+    calibrate,
     docs,
     delete,
     reindex,
@@ -76,6 +79,10 @@ HINTS: tuple[tuple[type[EvidenceLoopError], str], ...] = (
     (InputError, "nothing was written"),
     (NotFoundError, "`evloop docs` lists the documents in the index"),
     (IndexStateError, "`evloop ingest PATH` or `evloop demo` creates an index; --index chooses the folder"),
+    (
+        EmbedderError,
+        "EVLOOP_EMBEDDER, EVLOOP_EMBED_BASE_URL/_MODEL or EVLOOP_EMBED_CONFIG choose the embedder",
+    ),
 )
 
 OS_HINT = "check the path, its permissions and the free space"

@@ -8,6 +8,7 @@ Every threshold and rule lives in ``policies``; every mechanism in ``tools``.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
@@ -23,10 +24,12 @@ from policies.completeness import check_window
 from policies.config import Policy
 from policies.decision import missing_pieces, pinned_for_references, should_widen, status_of, widened_query
 from policies.directives import addressed_ordinals, addressed_units
+from policies.judge import Verdict, judge, judge_signals
 from policies.question import Question, analyse
 from policies.selection import Checked, conflict_pool, rank, select, statement_span
 from policies.slot_scope import on_subject
 from policies.types import MissingPiece
+from tools.calibration import CorpusScale
 from tools.embedder import Embedder, EmbedderIdentity, Vectors
 from tools.errors import DeadlineExceeded, EmbedderError
 from tools.snapshot import Snapshot
@@ -43,6 +46,10 @@ from tools.windows import (
     units_within,
     without_units,
 )
+
+
+def _probability(logit: float) -> float:
+    return round(1.0 / (1.0 + math.exp(-logit)), 6)
 
 
 def _quiet(window: Window, step: Step) -> None:
@@ -70,6 +77,8 @@ class Run:
     suspicious: dict[tuple[str, str, int], tuple[Unit, str]] = field(default_factory=dict)
     recalls: int = 0
     slides: int = 0
+    scale: CorpusScale | None = None  # the corpus's own scale for the judge (tools.calibration)
+    verdict: Verdict | None = None  # the judge's last verdict
     deadline: float | None = None  # on the deps clock; checked at every step boundary
     clock: Callable[[], float] = time.perf_counter
 
@@ -108,8 +117,14 @@ class Controller:
         recorder: Recorder | None = None,
         run_id: str | None = None,
         timeout_s: float | None = None,
+        scale: CorpusScale | None = None,
+        vector: Vectors | None = None,
     ) -> Outcome:
         """Answer one question from one snapshot: answered, insufficient_evidence or conflicting_evidence.
+
+        ``scale`` is the corpus's own scale for the sufficiency judge (``Store.scale``); without it
+        (or without vectors) the lexical coverage rule decides. ``vector`` is the question's, when
+        it is already known (a replay, a batch embedded at once); else the embedder makes it.
 
         With ``timeout_s`` the run stops at the first step boundary past that time, raising
         ``DeadlineExceeded``: a caller that gave up does not leave the loop running in its thread.
@@ -119,7 +134,7 @@ class Controller:
         # Spelling and term weights read only what these groups may read (tools.snapshot).
         scoped = self.policy.caller_statistics
         recorder = recorder or NullRecorder()
-        vector = self.embed(snapshot, question, recorder)
+        vector = self.embed(snapshot, question, recorder, vector)
         run = Run(
             analyse(
                 question,
@@ -129,6 +144,7 @@ class Controller:
             ),
             readers,
             recorder,
+            scale=scale,
             deadline=None if timeout_s is None else started + timeout_s,
             clock=self.deps.clock,
         )
@@ -152,16 +168,22 @@ class Controller:
             return None
         return snapshot.embedder
 
-    def embed(self, snapshot: Snapshot, question: str, recorder: Recorder) -> Vectors | None:
-        """The question's vector when recall is hybrid (recorded as the run's first step)."""
-        made_by = self.embedder_for(snapshot)
-        if made_by is None or self.embedder is None:
+    def embed(
+        self, snapshot: Snapshot, question: str, recorder: Recorder, given: Vectors | None = None
+    ) -> Vectors | None:
+        """The question's vector when recall is hybrid (recorded as the run's first step): ``given``
+        (a replay's recorded one), else the embedder's."""
+        made_by = snapshot.embedder if self.policy.dense_recall else None
+        if made_by is None or (self.embedder is None and given is None):
             return None
-        if self.embedder.identity.key != made_by.key:
-            raise EmbedderError(
-                f"the index's vectors were made by {made_by.key}, not {self.embedder.identity.key}"
-            )
-        vector: Vectors = self.embedder.queries([question])[0]
+        vector = given
+        if vector is None:
+            assert self.embedder is not None
+            if self.embedder.identity.key != made_by.key:
+                raise EmbedderError(
+                    f"the index's vectors were made by {made_by.key}, not {self.embedder.identity.key}"
+                )
+            vector = self.embedder.queries([question])[0]
         recorder.record("embedded", events.embedded(made_by, vector))
         return vector
 
@@ -277,8 +299,10 @@ class Controller:
             selected = select(
                 items, self.policy, pinned=(*selected[:1], *pinned), factoid=run.question.factoid
             )
-        missing = missing_pieces(run.question, selected, self.policy)
-        run.recorder.record("checked", events.checked(selected, missing))
+        signals = judge_signals(run.question, selected)
+        run.verdict = judge(signals, self.policy, run.scale)
+        missing = missing_pieces(run.question, selected, self.policy, run.verdict)
+        run.recorder.record("checked", events.checked(selected, missing, signals, run.verdict))
         return selected, missing
 
     def decide(
@@ -303,6 +327,9 @@ class Controller:
             recalls=run.recalls,
             slides=run.slides,
             llm_calls=report.llm_calls,
+            semantic=best.cosine if best and run.question.cosines is not None else None,
+            judge=run.verdict.probability if run.verdict else None,
+            judge_threshold=_probability(run.verdict.threshold) if run.verdict else None,
             suspicious=[
                 Suspicious(doc_id=u.doc_id, version=u.version, start=u.start, end=u.end, family=family)
                 for u, family in sorted(

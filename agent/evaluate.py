@@ -15,6 +15,7 @@ from pathlib import Path
 
 from agent.controller import Controller
 from agent.outcome import Outcome
+from tools.calibration import CorpusScale
 from tools.embedder import Embedder
 from tools.errors import InputError, MalformedRecordError
 from tools.snapshot import Snapshot
@@ -141,14 +142,15 @@ class _RecallRecorder:
 class Asker:
     """Asks the controller against one snapshot and remembers what each run recalled."""
 
-    def __init__(self, controller: Controller, snapshot: Snapshot) -> None:
+    def __init__(self, controller: Controller, snapshot: Snapshot, scale: CorpusScale | None = None) -> None:
         self.controller = controller
         self.snapshot = snapshot
+        self.scale = scale
         self._recalled: dict[str, list[str]] = {}
 
     def __call__(self, question: str, groups: list[str]) -> Outcome:
         recorder = _RecallRecorder()
-        outcome = self.controller.ask(self.snapshot, question, groups, recorder=recorder)
+        outcome = self.controller.ask(self.snapshot, question, groups, recorder=recorder, scale=self.scale)
         self._recalled[outcome.run_id] = list(recorder.docs)
         return outcome
 

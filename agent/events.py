@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from agent.outcome import Evidence, Outcome
+from policies.judge import Verdict
 from policies.selection import Checked
 from policies.types import EvidenceView, MissingPiece
 from tools.embedder import EmbedderIdentity, Vectors
@@ -75,36 +76,60 @@ def slid(window: Window, step: Step) -> dict[str, object]:
     }
 
 
-def checked(selected: Sequence[Checked], missing: Sequence[MissingPiece]) -> dict[str, object]:
+def _window(c: Checked) -> dict[str, object]:
+    record: dict[str, object] = {
+        "doc_id": c.window.doc_id,
+        "version": c.window.version,
+        "ordinals": [c.window.first, c.window.last],
+        "score": _r(c.check.score),
+        "relevance": _r(c.check.relevance),
+        "coverage": _r(c.check.coverage),
+        "slot_coverage": _r(c.check.slot_coverage),
+        "boundary": _r(c.check.boundary),
+        "gaps": [f"{g.kind}:{g.direction}:{g.target}" for g in c.check.gaps],
+        "references": list(c.check.references),
+    }
+    if c.check.cosine:  # hybrid recall only: lexical traces read as they were written
+        record["cosine"] = _r(c.check.cosine)
+        record["semantic"] = _r(c.check.semantic)
+    return record
+
+
+def checked(
+    selected: Sequence[Checked],
+    missing: Sequence[MissingPiece],
+    signals: Mapping[str, float] | None = None,
+    verdict: Verdict | None = None,
+) -> dict[str, object]:
     best = selected[0].check if selected else None
-    return {
+    data: dict[str, object] = {
         "score": _r(best.score) if best else 0.0,
         "relevance": _r(best.relevance) if best else 0.0,
         "slot_coverage": _r(best.slot_coverage) if best else 0.0,
         "boundary": _r(best.boundary) if best else 0.0,
-        "windows": [
-            {
-                "doc_id": c.window.doc_id,
-                "version": c.window.version,
-                "ordinals": [c.window.first, c.window.last],
-                "score": _r(c.check.score),
-                "relevance": _r(c.check.relevance),
-                "coverage": _r(c.check.coverage),
-                "slot_coverage": _r(c.check.slot_coverage),
-                "boundary": _r(c.check.boundary),
-                "gaps": [f"{g.kind}:{g.direction}:{g.target}" for g in c.check.gaps],
-                "references": list(c.check.references),
-            }
-            for c in selected
-        ],
+        "windows": [_window(c) for c in selected],
         "missing": [{"kind": p.kind, "detail": p.detail, "value": p.value} for p in missing],
     }
+    if signals is not None:  # hybrid recall only: the judge's inputs, whether or not it sat
+        data["signals"] = {name: _r(value) for name, value in sorted(signals.items())}
+    if verdict is not None:
+        data["judge"] = {
+            "probability": verdict.probability,
+            "logit": verdict.logit,
+            "threshold": verdict.threshold,
+        }
+    return data
+
+
+# signals added later, left out when empty so that outcomes recorded before them replay identical
+LATER_SIGNALS = ("semantic", "judge", "judge_threshold")
 
 
 def decided(outcome: Outcome) -> dict[str, object]:
-    # an empty list is left out, so outcomes recorded before the field existed replay identical
-    quiet = {"signals": {"suspicious"}} if not outcome.signals.suspicious else {}
-    data = outcome.model_dump(mode="json", exclude={"latency_ms": True, "trace": True, **quiet})
+    signals = outcome.signals
+    quiet = {"suspicious"} if not signals.suspicious else set()
+    quiet |= {name for name in LATER_SIGNALS if getattr(signals, name) is None}
+    data = outcome.model_dump(mode="json", exclude={"latency_ms": True, "trace": True, "signals": quiet})
     return {"status": outcome.status, "why": _why(outcome), "outcome": data}
 
 

@@ -124,6 +124,11 @@ class Signals(_Frozen):
     slides: int
     llm_calls: int = 0
     suspicious: list[Suspicious] = []  # absent from outcomes recorded before the rule; empty when none
+    # hybrid recall and the sufficiency judge (None with lexical recall): the evidence's best cosine
+    # with the question, the judge's probability that it answers, and the probability it needed
+    semantic: float | None = None
+    judge: float | None = None
+    judge_threshold: float | None = None
 
 
 class TraceRef(_Frozen):

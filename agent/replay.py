@@ -15,11 +15,15 @@ from typing import Any
 
 from agent.conflict_check import ConflictChecker
 from agent.controller import Controller
+from agent.events import recorded_vector
 from agent.runtime import ConflictCheck, Deps, no_conflict_check
 from agent.tracing import ListRecorder, corpus_fingerprint
 from policies.config import Policy
+from tools.calibration import CorpusScale
+from tools.embedder import Embedder, Vectors
 from tools.errors import TamperedTraceError, TraceError
 from tools.llm_config import LLMConfig
+from tools.snapshot import Snapshot
 from tools.store import Store
 from traces import Divergence, Trace, TraceEvent, VerifyResult, first_divergence, verify
 
@@ -90,6 +94,14 @@ def recorded_conflict_check(trace: Trace) -> ConflictCheck:
     return ConflictChecker(LLMAdjudicator(replay_model(records), config))
 
 
+def _recorded_vector(trace: Trace, snapshot: Snapshot) -> Vectors | None:
+    """The question vector the run recorded, if the snapshot's vectors come from the same embedder."""
+    first = trace.events[0] if trace.events else None
+    if first is None or first.step != "embedded" or snapshot.embedder is None:
+        return None
+    return recorded_vector(first.data) if first.data.get("embedder") == snapshot.embedder.key else None
+
+
 def _comparable(events: Sequence[Any]) -> list[Any]:
     """Events to compare: the LLM's own request/reply records are transport, its verdicts are compared."""
     return [e for e in events if (e.step if isinstance(e, TraceEvent) else e["step"]) not in LLM_STEPS]
@@ -102,8 +114,13 @@ def replay(
     current: bool = False,
     conflicts: ConflictFactory | None = None,
     verdict: VerifyResult | None = None,
+    embedder: Embedder | None = None,
 ) -> ReplayReport:
     """Re-run the traced question and compare it step by step with the record.
+
+    A hybrid run replays with its recorded question vector and corpus scale while the index's
+    vectors are still the recorded embedder's; under another embedder (``embedder``) the question is
+    embedded anew, and the report names the first step that changed.
 
     The trace is verified first (``verdict``, when the caller has checked it against its store's record of
     how the run ended; else its hash chain): a changed record would otherwise read as a divergence.
@@ -116,11 +133,17 @@ def replay(
     snapshot = store.snapshot() if current else store.snapshot(generation=header.corpus.generation)
     policy = recorded_policy(trace)
     check = (conflicts or recorded_conflict_check)(trace)
-    controller = Controller(policy, check, _fixed_deps(trace))
+    controller = Controller(policy, check, _fixed_deps(trace), embedder)
     recorder = ListRecorder()
     started = time.perf_counter()
     outcome = controller.ask(
-        snapshot, header.question, header.groups, recorder=recorder, run_id=header.run_id
+        snapshot,
+        header.question,
+        header.groups,
+        recorder=recorder,
+        run_id=header.run_id,
+        scale=CorpusScale.from_dict(header.judge["scale"]) if header.judge.get("scale") else None,
+        vector=_recorded_vector(trace, snapshot),
     )
     seconds = time.perf_counter() - started
     divergence = first_divergence(_comparable(trace.events), _comparable(recorder.events))

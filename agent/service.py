@@ -16,12 +16,14 @@ from typing import Literal
 import structlog
 
 from agent import logs, tracing
+from agent.calibrate import refresh_scale
 from agent.conflict_check import ConflictChecker
 from agent.controller import Controller
 from agent.outcome import Outcome, TraceRef
 from agent.replay import ConflictFactory, ReplayReport, replay
 from agent.runtime import ConflictCheck, Deps, freeze_heap
 from policies.config import Policy
+from tools.calibration import CorpusScale
 from tools.embed_config import EmbedConfig
 from tools.embedder import Embedder, build_embedder
 from tools.errors import InputError
@@ -81,6 +83,7 @@ class Service:
         self.replay_conflicts = replay_conflicts
         self.llm_info = dict(llm_info or {})
         self._write_lock = threading.Lock()
+        self._scale: tuple[int, CorpusScale | None] | None = None
 
     @classmethod
     def open(
@@ -155,8 +158,11 @@ class Service:
         caller: str | None,
         timeout_s: float | None,
     ) -> Outcome:
+        scale = self.scale(snapshot)
         if self.traces is None:
-            return self.controller.ask(snapshot, question, groups, run_id=run_id, timeout_s=timeout_s)
+            return self.controller.ask(
+                snapshot, question, groups, run_id=run_id, timeout_s=timeout_s, scale=scale
+            )
         head = tracing.header(
             run_id,
             question,
@@ -167,14 +173,32 @@ class Service:
             caller=caller,
             llm=self.llm_info,
             embedder=self.controller.embedder_for(snapshot),
+            scale=scale,
         )
         with self.traces.begin(head) as writer:
             recorder = tracing.TraceRecorder(writer)
             outcome = self.controller.ask(
-                snapshot, question, groups, recorder=recorder, run_id=run_id, timeout_s=timeout_s
+                snapshot, question, groups, recorder=recorder, run_id=run_id, timeout_s=timeout_s, scale=scale
             )
             final = writer.finish(outcome.status, versions_read=tracing.versions_read(outcome))
         return outcome.model_copy(update={"trace": TraceRef(id=run_id, hash=final)})
+
+    def scale(self, snapshot: Snapshot) -> CorpusScale | None:
+        """The corpus's scale for the judge, when the run will have vectors (read once per generation)."""
+        if self.controller.embedder_for(snapshot) is None:
+            return None
+        cached = self._scale
+        if cached is None or cached[0] != snapshot.generation:
+            cached = (snapshot.generation, self.store.scale())
+            self._scale = cached
+        return cached[1]
+
+    def calibrate(self, *, force: bool = False) -> CorpusScale | None:
+        """Measure the corpus's own scale now when due (see ``agent.calibrate.refresh_scale``)."""
+        with self._write_lock:
+            scale = refresh_scale(self.store, self.controller, force=force)
+        self._scale = None
+        return scale
 
     def _trace_store(self) -> TraceStore:
         if self.traces is None:
@@ -191,12 +215,22 @@ class Service:
         """Replay a stored run; ``TamperedTraceError`` when its trace does not verify (nothing re-run)."""
         trace = self.trace(run_id)
         verdict = self._trace_store().check(trace)
-        return replay(trace, self.store, current=current, conflicts=self.replay_conflicts, verdict=verdict)
+        return replay(
+            trace,
+            self.store,
+            current=current,
+            conflicts=self.replay_conflicts,
+            verdict=verdict,
+            embedder=self.embedder,
+        )
 
     def ingest(self, docs: Iterable[DocumentInput], *, replace: bool = False) -> IngestReport:
         """Ingest a batch atomically; writers are serialised, readers keep their snapshot meanwhile."""
         with self._write_lock:
-            return self.store.ingest(docs, replace=replace)
+            report = self.store.ingest(docs, replace=replace)
+        if self.embedder is not None:
+            self.calibrate()
+        return report
 
     def delete(self, doc_id: str) -> None:
         with self._write_lock:

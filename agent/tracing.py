@@ -15,6 +15,7 @@ from typing import Any
 from agent.outcome import Outcome
 from agent.runtime import Deps
 from policies.config import Policy
+from tools.calibration import CorpusScale
 from tools.embedder import EmbedderIdentity
 from tools.snapshot import Snapshot
 from traces import CorpusInfo, TraceHeader, TraceWriter, canonical_json, digest, utc_timestamp
@@ -74,6 +75,7 @@ def header(
     caller: str | None = None,
     llm: Mapping[str, object] | None = None,
     embedder: EmbedderIdentity | None = None,
+    scale: CorpusScale | None = None,
 ) -> TraceHeader:
     """Who asked what, under which code, policy, corpus generation, model and embedder."""
     policy_json, policy_hash = _policy_record(policy)
@@ -91,6 +93,7 @@ def header(
         caller=caller,
         llm=as_json(llm or {}),
         embedder=as_json(embedder.as_dict()) if embedder is not None else {},
+        judge=as_json({"scale": scale.as_dict()}) if scale is not None else {},
     )
 
 

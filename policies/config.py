@@ -9,7 +9,10 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, fields, replace
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal
+
+from policies.judge_model import DEFAULT_JUDGE, JudgeModel
 
 Mode = Literal["seed", "window", "parent", "adaptive"]
 MODES: tuple[Mode, ...] = ("seed", "window", "parent", "adaptive")
@@ -26,6 +29,7 @@ ADDED_LATER: dict[str, object] = {
     "dense_k": 50,
     "rrf_constant": 60,
     "w_semantic": 0.0,
+    "judge": None,
 }
 
 
@@ -61,7 +65,10 @@ class Policy:
     w_semantic: float = 0.25  # the window's best cosine with the question, on the question's scale
     gap_penalty: float = 0.25
     answer_type_penalty: float = 0.1  # a window that states no value of the kind the question asks for
-    # decision
+    # decision: with vectors and a corpus scale the judge decides (policies.judge), else the coverage rule
+    judge: JudgeModel | None = DEFAULT_JUDGE
+    answer_rate: float = 0.93  # the operating point: this share of answerable questions answered when fitted
+    refusal_bias: float = 0.0  # added to the judge's threshold (log-odds): > 0 refuses more
     min_coverage: float = 0.5
     window_keep_ratio: float = 0.8
     fill_ratio: float = 0.5  # a factoid question also reads windows this close to the best ...
@@ -87,7 +94,7 @@ class Policy:
 
     def with_overrides(self, pairs: dict[str, str]) -> Policy:
         """A copy with fields set from text (``window_budget=600``); unknown fields and bad values raise."""
-        kinds = {f.name: type(getattr(self, f.name)) for f in fields(self)}
+        kinds = {f.name: type(getattr(self, f.name)) for f in fields(self) if f.name != "judge"}
         changes: dict[str, object] = {}
         for key, text in pairs.items():
             if key not in kinds:
@@ -109,4 +116,25 @@ class Policy:
         unknown = set(data) - known
         if unknown:
             raise ValueError(f"unknown policy fields: {sorted(unknown)}")
-        return cls(**{**ADDED_LATER, **data})  # type: ignore[arg-type]
+        values: dict[str, Any] = {**ADDED_LATER, **data}
+        if isinstance(values.get("judge"), dict):
+            values["judge"] = JudgeModel.from_dict(values["judge"])
+        return cls(**values)
+
+
+POLICY_ENV = "EVLOOP_POLICY"
+
+
+def load_policy_file(path: Path, base: Policy | None = None) -> Policy:
+    """A policy file (``evloop calibrate --out``): its ``judge`` model and any ``policy`` fields.
+
+    ValueError (with the file named) when it cannot be read or holds unknown fields.
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        judge = JudgeModel.from_dict(data["judge"]) if "judge" in data else None
+        fields_ = {str(k): str(v) for k, v in dict(data.get("policy", {})).items()}
+        policy = (base or Policy()).with_overrides(fields_)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"{path}: not a usable policy file ({exc})") from None
+    return replace(policy, judge=judge) if judge is not None else policy

@@ -8,6 +8,7 @@ from typing import Literal
 from policies.completeness import referenced_rule
 from policies.config import Policy
 from policies.coverage import covered_terms, term_share, uncovered_slots
+from policies.judge import Verdict
 from policies.question import Question
 from policies.selection import Checked
 from policies.slots import compact
@@ -49,13 +50,24 @@ def unresolved_references(items: Sequence[Checked]) -> list[tuple[str, Checked]]
     return list(out.items())
 
 
-def _relevance_pieces(question: Question, items: Sequence[Checked], policy: Policy) -> list[MissingPiece]:
+def _relevance_pieces(
+    question: Question, items: Sequence[Checked], policy: Policy, verdict: Verdict | None
+) -> list[MissingPiece]:
+    """Nothing found, or evidence that does not answer: the judge's call when it sits, else too
+    few of the question's words covered."""
     if not items:
         return [MissingPiece("no_relevant_evidence", "nothing in the readable corpus matches the question")]
-    best = max(c.check.coverage for c in items)
-    if best >= policy.min_coverage:
-        return []
     lacking = sorted(set(question.terms) - covered_terms(question.terms, _texts(items)))
+    if verdict is not None:
+        if verdict.answer:
+            return []
+        detail = (
+            f"the passages found are near the question but do not clearly answer it (judged "
+            f"{verdict.probability:.2f} likely to answer, below the operating point)"
+        )
+        return [MissingPiece("no_relevant_evidence", detail, value=" ".join(lacking) or None)]
+    if max(c.check.coverage for c in items) >= policy.min_coverage:
+        return []
     detail = "no passage covers enough of the question; not found: " + ", ".join(lacking)
     return [MissingPiece("no_relevant_evidence", detail, value=" ".join(lacking) or None)]
 
@@ -131,9 +143,13 @@ def _gap_pieces(items: Sequence[Checked], policy: Policy) -> list[MissingPiece]:
     return pieces
 
 
-def missing_pieces(question: Question, items: Sequence[Checked], policy: Policy) -> list[MissingPiece]:
-    """Everything that keeps the evidence from being sufficient; empty means answerable."""
-    pieces = _relevance_pieces(question, items, policy)
+def missing_pieces(
+    question: Question, items: Sequence[Checked], policy: Policy, verdict: Verdict | None = None
+) -> list[MissingPiece]:
+    """Everything that keeps the evidence from being sufficient; empty means answerable.
+
+    ``verdict`` is the sufficiency judge's (policies.judge) when it sat on this evidence."""
+    pieces = _relevance_pieces(question, items, policy, verdict)
     if pieces:
         return pieces
     # runners-up are extra reading; only the lead windows must be whole

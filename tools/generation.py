@@ -95,23 +95,23 @@ def verify_files(folder: Path, generation: int, *, hashes: bool) -> None:
 def load(root: Path, generation: int, view: CorpusView, embedder: EmbedderIdentity | None) -> Indexes:
     """A committed generation's indexes from its folder, checked against the database's view.
 
-    The vectors are read only when an embedder is configured, and must be that embedder's.
+    Its vectors are loaded when it has them; with an embedder configured they must be that embedder's.
     """
     folder = gen_dir(root, generation)
     try:
         units, meta = RecallIndex.load(folder)
         passages, passage_meta = RecallIndex.load(folder / PASSAGES_DIR)
-        stored = vectors.load(folder) if embedder is not None else None
+        stored = vectors.load(folder)
     except IndexStateError as exc:
         raise IndexStateError(f"{exc}; {missing_index_hint(root, generation)}") from exc
     check_meta(meta, view, generation, root, rows=len(view.units))
     check_meta(passage_meta, view, generation, root, rows=view.passages)
-    if embedder is None:
-        return units, passages, None
     if stored is None:
-        raise EmbedderError(f"the index at {root} has no unit vectors; {reembed_hint(root)}")
+        if embedder is not None:
+            raise EmbedderError(f"the index at {root} has no unit vectors; {reembed_hint(root)}")
+        return units, passages, None
     matrix, identity = stored
-    if identity.key != embedder.key:
+    if embedder is not None and identity.key != embedder.key:
         raise EmbedderError(
             f"the index's vectors were made by {identity.key}, the configured embedder is "
             f"{embedder.key}; {reembed_hint(root)}"

@@ -127,6 +127,7 @@ class Snapshot:
         passages: RecallIndex,
         source: VersionSource,
         dense: DenseIndex | None = None,
+        hidden: frozenset[str] = frozenset(),
     ) -> None:
         if index.size != len(view.units):
             raise ValueError(f"index has {index.size} rows for {len(view.units)} units")
@@ -144,7 +145,8 @@ class Snapshot:
         self._fingerprint = fingerprint(view.docs)
         self._live = {(d.doc_id, d.version): d for d in view.docs}
         self._current = MappingProxyType({d.doc_id: d.version for d in view.docs})
-        self._restricted = any(d.acl for d in view.docs)
+        self._hidden = hidden
+        self._restricted = bool(hidden) or any(d.acl for d in view.docs)
         self._scopes: dict[frozenset[str], _Scope | None] = {}
         self._positions: dict[tuple[str, str, int], int] | None = None
         self._parsed: OrderedDict[tuple[str, str], ParsedDocument] = OrderedDict()
@@ -160,6 +162,23 @@ class Snapshot:
     def fingerprint(self) -> str:
         """Identifies the corpus content (versions, texts, ACLs) this snapshot searches."""
         return self._fingerprint
+
+    @property
+    def unit_count(self) -> int:
+        return len(self._view.units)
+
+    def public_units(self) -> list[Unit]:
+        """The live units of documents everyone may read, in corpus order."""
+        docs = self._view.docs
+        return [
+            u for u, d in zip(self._view.units, self._view.unit_doc.tolist(), strict=True) if not docs[d].acl
+        ]
+
+    def hiding(self, doc_ids: Collection[str]) -> Snapshot:
+        """The same generation as if ``doc_ids`` were not in it (the indexes are shared, not copied):
+        what self-calibration asks a question whose document is missing against."""
+        view, index, passages = self._view, self._index, self._passages
+        return Snapshot(view, index, passages, self._source, self._dense, self._hidden | frozenset(doc_ids))
 
     @property
     def unit_index(self) -> RecallIndex:
@@ -359,7 +378,8 @@ class Snapshot:
         if key in self._scopes:
             return self._scopes[key]
         docs = self._view.docs
-        doc_ok = np.array([can_read(d.acl, key) for d in docs], dtype=np.bool_)
+        hidden = self._hidden
+        doc_ok = np.array([can_read(d.acl, key) and d.doc_id not in hidden for d in docs], dtype=np.bool_)
         scope = None
         if not doc_ok.all():
             unit_ok, passage_ok = doc_ok[self._view.unit_doc], doc_ok[self._passage_doc]

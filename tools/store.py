@@ -38,6 +38,7 @@ from types import TracebackType
 
 from tools import generation as gen
 from tools import vectors
+from tools.calibration import CorpusScale, read_scale, write_scale
 from tools.embedder import Embedder
 from tools.errors import EmbedderError, IndexStateError, NotFoundError
 from tools.generation import BM25_DIR, PASSAGES_DIR, gen_dir
@@ -211,6 +212,21 @@ class Store:
             return True
 
         self._write(write)
+
+    def scale(self) -> CorpusScale | None:
+        """The corpus's own scale for the judge's signals (tools.calibration), None if never measured."""
+        return self._source.read(read_scale)
+
+    def save_scale(self, scale: CorpusScale) -> None:
+        """Record a newly measured scale; it holds for later generations until measured again."""
+        with self._write_lock, database_errors(self._folder):
+            self._writer.execute("BEGIN IMMEDIATE")
+            try:
+                write_scale(self._writer, scale)
+            except BaseException:
+                self._writer.execute("ROLLBACK")
+                raise
+            self._writer.execute("COMMIT")
 
     def documents(self) -> list[DocumentInfo]:
         """Every document with a live version, by doc_id."""

@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from agent.attribution import attribute, table
+from agent.calibrate import refresh_scale
 from agent.commands.common import Subparsers, add_command, embedding_bar, progress_bar, want_progress
 from agent.commands.session import add_policy_option, policy_from_args
 from agent.controller import Controller
@@ -118,13 +119,14 @@ def run(args: argparse.Namespace) -> int:
     with temp_index() as tmp, embedding_bar(enabled=not args.no_progress) as bar:
         store = ingest_set(args.set_dir, Path(tmp) / "index", embedder, bar)
         snapshot = store.snapshot()
+        scale = refresh_scale(store, Controller(variants[0][1], embedder=embedder)) if embedder else None
         freeze_heap()  # the loaded set stays put: the collector need not walk it again
         for mode, policy in variants:
             controller = Controller(policy, deps=None, embedder=embedder)
             out = args.out_dir / f"{args.set_dir.name}-{mode}.jsonl"
             enabled = want_progress(len(questions), args.no_progress)
             with progress_bar(len(questions), enabled=enabled) as advance:
-                ask = Asker(controller, snapshot)
+                ask = Asker(controller, snapshot, scale)
                 write_jsonl(out, answer_all(ask, questions, advance, ask.extra))
             causes[mode] = _attribution(questions, out)
             scores[mode] = score(args.set_dir, out)

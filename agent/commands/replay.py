@@ -6,9 +6,16 @@ import argparse
 import statistics
 from pathlib import Path
 
-from agent.commands.common import Subparsers, add_command, add_index_option, resolve_index
+from agent.commands.common import (
+    Subparsers,
+    add_command,
+    add_index_option,
+    configured_embedder,
+    resolve_index,
+)
 from agent.commands.trace import trace_store
 from agent.replay import ReplayReport, replay
+from tools.embedder import Embedder
 from tools.errors import InputError, TraceError
 from tools.store import Store
 from traces import TraceStore
@@ -51,10 +58,12 @@ def _targets(args: argparse.Namespace, traces: TraceStore) -> list[str | Path]:
     return [path if path.suffix == ".jsonl" and path.exists() else args.target]
 
 
-def _replay_one(target: str | Path, traces: TraceStore, store: Store, current: bool) -> ReplayReport:
+def _replay_one(
+    target: str | Path, traces: TraceStore, store: Store, current: bool, embedder: Embedder | None
+) -> ReplayReport:
     """Verify the trace (against its store's record of how the run ended), then re-run it."""
     trace = traces.read(target)
-    return replay(trace, store, current=current, verdict=traces.check(trace))
+    return replay(trace, store, current=current, verdict=traces.check(trace), embedder=embedder)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -62,10 +71,11 @@ def run(args: argparse.Namespace) -> int:
     targets = _targets(args, traces)
     differing = refused = 0
     times: list[float] = []
+    embedder = configured_embedder()  # used only when a run must be embedded anew (another embedder)
     with Store.open(resolve_index(args.index)) as store:
         for target in targets:
             try:
-                report = _replay_one(target, traces, store, args.current)
+                report = _replay_one(target, traces, store, args.current, embedder)
             except TraceError as exc:  # tampered or unreadable: one line each under --all
                 if not args.all:
                     raise

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from agent.commands.common import resolve_index
 from agent.service import Service
-from policies.config import Policy
+from policies.config import POLICY_ENV, Policy, load_policy_file
 from tools.errors import InputError
 
 
@@ -28,6 +29,13 @@ def add_policy_option(parser: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="override a policy threshold, e.g. --policy window_budget=600 (see policies/config.py)",
     )
+    parser.add_argument(
+        "--policy-file",
+        type=Path,
+        metavar="FILE",
+        default=None,
+        help=f"a policy file from `evloop calibrate --out` (default: ${POLICY_ENV}, else the shipped one)",
+    )
 
 
 def policy_from_args(args: argparse.Namespace, base: Policy | None = None) -> Policy:
@@ -38,8 +46,15 @@ def policy_from_args(args: argparse.Namespace, base: Policy | None = None) -> Po
         if not sep or not key.strip():
             raise InputError(f"--policy {item!r}: expected KEY=VALUE")
         pairs[key.strip()] = value.strip()
+    path = getattr(args, "policy_file", None) or (
+        Path(os.environ[POLICY_ENV]) if os.environ.get(POLICY_ENV) else None
+    )
     try:
-        return (base or Policy()).with_overrides(pairs)
+        start = load_policy_file(path, base) if path is not None else (base or Policy())
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    try:
+        return start.with_overrides(pairs)
     except ValueError as exc:
         raise InputError(f"--policy: {exc}") from None
 

@@ -65,7 +65,7 @@ def test_another_embedder_is_refused_with_the_way_out(tmp_path: Path) -> None:
     ):
         Store.open(tmp_path / "ix", embedder=FakeEmbedder("b"))
     with Store.open(tmp_path / "ix") as store:  # lexical recall reads the same store
-        assert store.snapshot().dense_index is None and store.snapshot().search("password")
+        assert store.snapshot().search("password")
 
 
 def test_reembedding_switches_the_store_to_the_configured_embedder_in_a_new_generation(

@@ -1,0 +1,129 @@
+"""``evloop calibrate``: fit the sufficiency judge on labelled sets, or measure an index's own scale."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from pathlib import Path
+
+from agent.calibrate import FEATURES, Row, auc, fit_judge, labelled_rows, refresh_scale
+from agent.commands.common import (
+    Subparsers,
+    add_command,
+    add_index_option,
+    configured_embedder,
+    resolve_index,
+)
+from agent.commands.session import add_policy_option, policy_from_args
+from agent.controller import Controller
+from agent.evaluate import ingest_set, read_questions
+from policies.config import Policy
+from policies.judge_model import JudgeModel
+from tools.embedder import Embedder
+from tools.errors import InputError
+from tools.store import Store
+
+DESCRIPTION = """\
+Calibrate the answer-or-refuse decision (the sufficiency judge, see the README).
+
+With SET_DIR folders (FORMAT.md: corpus.jsonl + questions.jsonl with expect=answer/refuse), fit
+the judge on their labels: each set is ingested into a temporary index, measures its own scale
+(self-calibration), and every question's signals are read; a logistic regression over the scaled
+signals, each set weighing alike, is written to --out with its threshold for each answer rate.
+Load it with --policy-file FILE or EVLOOP_POLICY=FILE; a run's trace pins its hash.
+
+With --self, measure the index's own scale now (no labels): pseudo-questions drawn from its
+documents are asked with their document hidden. Ingest does this by itself when the corpus is new
+or has grown or shrunk by a quarter; --self forces it. Needs an embedder (EVLOOP_EMBEDDER)."""
+
+EPILOG = """\
+examples:
+  evloop calibrate ../shared/eval/tara_zh ../shared/eval/rgb_zh_reject --out policy.json
+  evloop eval ../shared/eval/emanual_en_reject --policy-file policy.json
+  evloop calibrate --self --index .evloop"""
+
+
+def register(subparsers: Subparsers) -> None:
+    parser = add_command(
+        subparsers,
+        "calibrate",
+        summary="fit the answer-or-refuse judge, or measure an index's scale",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+    )
+    parser.add_argument("set_dirs", type=Path, nargs="*", metavar="SET_DIR", help="labelled evaluation sets")
+    parser.add_argument("--out", type=Path, metavar="FILE", default=None, help="where the fitted policy goes")
+    parser.add_argument("--self", dest="self_", action="store_true", help="measure the index's own scale")
+    parser.add_argument("--l2", type=float, default=1.0, help="ridge penalty of the fit (default: 1.0)")
+    add_index_option(parser)
+    add_policy_option(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    embedder = configured_embedder()
+    if embedder is None:
+        raise InputError("calibration needs an embedder; EVLOOP_EMBEDDER=none turns the judge off")
+    policy = policy_from_args(args)
+    if args.self_:
+        if args.set_dirs:
+            raise InputError("--self measures an index; give SET_DIR folders or --self, not both")
+        index = resolve_index(args.index)
+        with Store.open(index, embedder=embedder) as store:
+            scale = refresh_scale(store, Controller(policy, embedder=embedder), force=True)
+        if scale is None:
+            raise InputError(f"{index} has too few sentences everyone may read to measure a scale")
+        print(
+            f"measured the scale of {index} from {scale.samples} pseudo-questions "
+            f"(generation {scale.generation})"
+        )
+        return 0
+    if not args.set_dirs or args.out is None:
+        raise InputError("give one or more SET_DIR folders and --out FILE (or --self)")
+    rows = {d.name: _set_rows(d, policy, embedder) for d in args.set_dirs}
+    model = fit_judge(rows, l2=args.l2)
+    report = {name: _report(model, r, policy) for name, r in rows.items()}
+    tmp = args.out.with_suffix(args.out.suffix + ".part")
+    tmp.write_text(
+        json.dumps({"judge": model.as_dict(), "report": report}, indent=1) + "\n", encoding="utf-8"
+    )
+    tmp.replace(args.out)
+    print(f"fitted on {', '.join(rows)} -> {args.out}")
+    print("set".ljust(22) + "questions".rjust(10) + "auc".rjust(8) + "answer".rjust(8) + "refusal".rjust(9))
+    for name, line in report.items():
+        print(
+            name.ljust(22)
+            + f"{line['questions']:>10}{line['auc']:>8.3f}{line['answer']:>8.3f}{line['refusal']:>9.3f}"
+        )
+    return 0
+
+
+def _set_rows(set_dir: Path, policy: Policy, embedder: Embedder) -> list[Row]:
+    questions = read_questions(set_dir / "questions.jsonl")
+    with tempfile.TemporaryDirectory(prefix="evloop-calibrate-") as tmp:
+        store = ingest_set(set_dir, Path(tmp) / "index", embedder)
+        try:
+            controller = Controller(policy, embedder=embedder)
+            scale = refresh_scale(store, controller, force=True)
+            if scale is None:
+                raise InputError(f"{set_dir}: too few sentences to measure the corpus's scale")
+            return labelled_rows(store.snapshot(), controller, questions, scale)
+        finally:
+            store.close()
+
+
+def _report(model: JudgeModel, rows: list[Row], policy: Policy) -> dict[str, float | int]:
+    """How the fitted judge separates one set, and what it answers at the policy's operating point."""
+    threshold = model.threshold(policy.answer_rate) + policy.refusal_bias
+    logits = [model.logit(z) for z, _ in rows]
+    labels = [label for _, label in rows]
+    answerable = [lg for lg, y in zip(logits, labels, strict=True) if y]
+    refusable = [lg for lg, y in zip(logits, labels, strict=True) if not y]
+    return {
+        "questions": len(rows),
+        "auc": round(auc(logits, labels), 4),
+        "answer": round(sum(lg >= threshold for lg in answerable) / max(len(answerable), 1), 4),
+        "refusal": round(sum(lg < threshold for lg in refusable) / max(len(refusable), 1), 4),
+        "features": len(FEATURES),
+    }

@@ -1,0 +1,67 @@
+"""The sufficiency judge: does the gathered evidence answer the question, or only sit near its topic?
+
+    judge_signals(question, selected)      the raw signals of the evidence, as named features
+    judge(signals, policy, scale)          a Verdict: probability, threshold, answer or not
+
+It replaces the lexical "covers half the question's words" rule when the loop has vectors and the
+corpus has its own scale (``tools.calibration``); without either, the rule stands. The signals:
+
+    semantic_top     the best cosine of any readable unit with the question, above the corpus mean
+    semantic_window  the best cosine inside the selected evidence, above the corpus mean
+    coverage         IDF-weighted share of the question's terms in the lead window
+    score            the lead window's completeness score (relevance, coverage, slots, boundary)
+    slot_coverage    share of the question's named slots the lead window mentions
+
+Each becomes a z-score against the corpus's held-out scale, then a logistic model (``JudgeModel``)
+gives the log-odds that the evidence answers; the operating point (``Policy.answer_rate``, moved by
+``Policy.refusal_bias``) sets the threshold.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from policies.config import Policy
+from policies.question import Question
+from policies.selection import Checked
+from tools.calibration import CorpusScale
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The judge's reading of one run's evidence."""
+
+    probability: float
+    logit: float
+    threshold: float
+    answer: bool
+
+
+def judge_signals(question: Question, selected: Sequence[Checked]) -> dict[str, float] | None:
+    """The raw signals the judge reads; None without vectors (lexical recall) or without evidence."""
+    if question.cosines is None or not selected:
+        return None
+    sims = question.cosines.similarities
+    lead = selected[0].check
+    return {
+        "semantic_top": sims.best - sims.mean,
+        "semantic_window": max(c.check.cosine for c in selected) - sims.mean,
+        "coverage": lead.coverage,
+        "score": lead.score,
+        "slot_coverage": lead.slot_coverage,
+    }
+
+
+def judge(signals: dict[str, float] | None, policy: Policy, scale: CorpusScale | None) -> Verdict | None:
+    """The verdict on the evidence's signals, or None when the judge cannot sit (no model, vectors
+    or scale)."""
+    if policy.judge is None or scale is None or signals is None:
+        return None
+    model = policy.judge
+    logit = model.logit({name: scale.z(name, value) for name, value in signals.items()})
+    threshold = model.threshold(policy.answer_rate) + policy.refusal_bias
+    return Verdict(
+        round(1.0 / (1.0 + math.exp(-logit)), 6), round(logit, 6), round(threshold, 6), logit >= threshold
+    )

@@ -1,0 +1,103 @@
+"""The hybrid loop end to end on the sample help centre, with a small deterministic embedder:
+recorded question vectors, the embedder and scale in the header, the judge's signals, exact replay,
+and replay under another embedder naming the first step that changed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent.calibrate import self_calibrate
+from agent.controller import Controller
+from agent.sample import load_sample_kb
+from agent.service import Service
+from tests.fake_embedder import FakeEmbedder
+from tools.store import Store
+
+QUESTIONS = [
+    "LM-S10 整机保修多久？",
+    "How do I reschedule a class?",
+    "What is the refund policy for tablets?",
+]
+
+
+@pytest.fixture(scope="module")
+def hybrid(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    index = tmp_path_factory.mktemp("hybrid") / "index"
+    service = Service.open(index, create=True, embedder=FakeEmbedder())
+    service.ingest(load_sample_kb())
+    yield service
+    service.close()
+
+
+def test_ingest_measures_the_corpus_scale_and_runs_are_judged_on_it(hybrid: Service) -> None:
+    scale = hybrid.store.scale()
+    assert scale is not None and scale.samples >= 20
+    assert {name for name, _, _ in scale.signals} >= {"semantic_top", "semantic_window", "coverage"}
+    outcome = hybrid.ask(QUESTIONS[0])
+    assert outcome.signals.semantic is not None and outcome.signals.judge is not None
+    assert 0.0 < outcome.signals.judge_threshold < 1.0  # type: ignore[operator]
+
+
+def test_a_hybrid_run_records_its_vector_first_and_its_embedder_and_scale_in_the_header(
+    hybrid: Service,
+) -> None:
+    outcome = hybrid.ask(QUESTIONS[1])
+    trace = hybrid.trace(outcome.run_id)
+    assert trace.header.embedder["backend"] == "fake" and trace.header.embedder["dim"] == 64
+    assert trace.header.judge["scale"]["samples"] >= 20
+    first = trace.events[0]
+    assert first.step == "embedded" and len(str(first.data["digest"])) == 64
+    recalled = next(e for e in trace.events if e.step == "recalled")
+    assert all("similarity" in hit for hit in recalled.data["hits"])  # type: ignore[union-attr]
+    checked = next(e for e in trace.events if e.step == "checked")
+    assert set(checked.data["signals"]) == {  # type: ignore[arg-type]
+        "semantic_top",
+        "semantic_window",
+        "coverage",
+        "score",
+        "slot_coverage",
+    }
+
+
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_a_hybrid_run_replays_identical_with_its_recorded_vector(hybrid: Service, question: str) -> None:
+    outcome = hybrid.ask(question)
+    report = hybrid.replay(outcome.run_id)
+    assert report.identical, report.describe()
+
+
+def test_replay_under_another_embedder_names_the_first_step_that_changed(tmp_path: Path) -> None:
+    index = tmp_path / "index"
+    service = Service.open(index, create=True, embedder=FakeEmbedder("a"))
+    service.ingest(load_sample_kb())
+    run_id = service.ask(QUESTIONS[2]).run_id
+    service.close()
+    Store.open(index, embedder=FakeEmbedder("b"), reembed=True).close()
+    other = Service.open(index, embedder=FakeEmbedder("b"))
+    try:
+        report = other.replay(run_id, current=True)
+    finally:
+        other.close()
+    assert not report.identical and report.divergence is not None
+    assert report.divergence.seq == 0  # the question's vector: another model made it
+
+
+def test_a_hidden_document_gives_no_evidence_to_a_question_drawn_from_it(hybrid: Service) -> None:
+    snapshot = hybrid.store.snapshot()
+    controller = Controller(embedder=hybrid.embedder)
+    question = "LM-S10 整机保修多久？"
+    found = controller.ask(snapshot, question)
+    hidden = snapshot.hiding(["warranty-zh"])
+    assert "warranty-zh" in {e.doc_id for e in found.evidence}
+    assert "warranty-zh" not in {e.doc_id for e in controller.ask(hidden, question).evidence}
+
+
+def test_self_calibration_is_deterministic_and_needs_vectors(hybrid: Service) -> None:
+    snapshot = hybrid.store.snapshot()
+    first = self_calibrate(snapshot, Controller(embedder=hybrid.embedder), samples=40)
+    again = self_calibrate(snapshot, Controller(embedder=hybrid.embedder), samples=40)
+    assert first is not None and first == again
+    assert self_calibrate(snapshot, Controller(), samples=40) is None
