@@ -30,18 +30,24 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
-import statistics
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
-from common import EVAL_DIR, Row, percentile, print_table, ratio, usable_sets
+from common import (
+    EVAL_DIR,
+    Ask,
+    Row,
+    print_table,
+    ratio,
+    set_questions,
+    summaries,
+    time_interleaved,
+    usable_sets,
+)
 
 from agent.controller import Controller
-from agent.evaluate import read_questions
 from agent.runtime import freeze_heap
 from agent.service import Service
 from policies.config import Policy
@@ -56,27 +62,6 @@ LOOP_OVER_SEED_TARGET = 3.0  # full loop p95 / seed recall p95
 LOOP_P50_TARGET_MS = 30.0  # full loop p50
 TRACING_TARGET = 1.15  # traced p50 / untraced p50, both through Service
 VARIANTS = ("seed", "loop", "traced", "untraced", "nofsync", "floor")
-
-Ask = Callable[[str, list[str]], None]
-
-
-@dataclass(frozen=True, slots=True)
-class Question:
-    """One question of the set and the groups it is asked with."""
-
-    text: str
-    groups: list[str]
-
-
-def _questions(set_dir: Path, limit: int | None) -> list[Question]:
-    records = read_questions(set_dir / "questions.jsonl")
-    out = []
-    for record in records[:limit] if limit else records:
-        groups = record.get("groups")
-        out.append(
-            Question(str(record["question"]), [str(g) for g in groups] if isinstance(groups, list) else [])
-        )
-    return out
 
 
 def _no_fsync(fd: int) -> None:
@@ -136,31 +121,6 @@ def _variants(
     }
 
 
-def _time_interleaved(
-    asks: dict[str, Ask], questions: Sequence[Question], rounds: int
-) -> dict[str, list[float]]:
-    """Milliseconds per call and variant; the variant order rotates with each question."""
-    samples: dict[str, list[float]] = {name: [] for name in VARIANTS}
-    for _ in range(rounds):
-        for n, question in enumerate(questions):
-            shift = n % len(VARIANTS)
-            for name in VARIANTS[shift:] + VARIANTS[:shift]:
-                started = time.perf_counter()
-                asks[name](question.text, question.groups)
-                samples[name].append((time.perf_counter() - started) * 1000)
-    return samples
-
-
-def _summaries(samples: dict[str, list[float]]) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for name, ms in samples.items():
-        out[f"{name}_p50"] = statistics.median(ms)
-        out[f"{name}_p95"] = percentile(ms, 0.95)
-        out[f"{name}_p99"] = percentile(ms, 0.99)
-        out[f"{name}_mean"] = statistics.fmean(ms)
-    return out
-
-
 def _trace_sizes(traces: TraceStore, run_ids: Sequence[str]) -> dict[str, float]:
     """Bytes and events per traced run, from the trace files themselves."""
     total_bytes = sum(traces.path(run_id).stat().st_size for run_id in run_ids)
@@ -176,7 +136,7 @@ def _trace_sizes(traces: TraceStore, run_ids: Sequence[str]) -> dict[str, float]
 def measure(set_dir: Path, rounds: int, warmup: int, max_questions: int | None) -> dict[str, float]:
     """Every number of one set's column."""
     docs = collect([set_dir / "corpus.jsonl"]).documents
-    questions = _questions(set_dir, max_questions)
+    questions = set_questions(set_dir, max_questions)
     with tempfile.TemporaryDirectory(prefix="bench-loop-") as tmp:
         store = Store.open(Path(tmp) / "index", create=True)
         try:
@@ -192,9 +152,9 @@ def measure(set_dir: Path, rounds: int, warmup: int, max_questions: int | None) 
             freeze_heap()  # as `evloop serve` and `evloop batch` do once the index is loaded
             floor_fd = os.open(Path(tmp) / "floor.jsonl", os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o644)
             asks = _variants(snapshot, services, run_ids, floor_fd)
-            _time_interleaved(asks, questions[:warmup], 1)
+            time_interleaved(asks, questions[:warmup], 1)
             run_ids.clear()  # the warm-up runs are not counted in the trace sizes
-            numbers = _summaries(_time_interleaved(asks, questions, rounds))
+            numbers = summaries(time_interleaved(asks, questions, rounds))
             numbers.update(_trace_sizes(trace_store, run_ids))
             os.close(floor_fd)
         finally:
