@@ -1,7 +1,7 @@
 """The evidence loop. It reads like the data flow in DESIGN.md and only orchestrates:
 
     seed recall -> completeness check -> directional sliding -> wider retrieval (if incomplete)
-    -> conflict check -> decision -> outcome
+    -> rerank (with a cross-encoder configured) -> conflict check -> decision -> outcome
 
 Every threshold and rule lives in ``policies``; every mechanism in ``tools``.
 """
@@ -20,18 +20,20 @@ from agent.growth import Grower
 from agent.outcome import Evidence, Outcome, Signals, Suspicious
 from agent.runtime import ConflictCheck, ConflictReport, Deps, NullRecorder, Recorder, no_conflict_check
 from policies.answer import answer_units
-from policies.completeness import check_window
+from policies.completeness import check_window, with_rerank
 from policies.config import Policy
 from policies.decision import missing_pieces, pinned_for_references, should_widen, status_of, widened_query
 from policies.directives import addressed_ordinals, addressed_units
 from policies.judge import Verdict, judge, judge_signals
 from policies.question import Question, analyse
+from policies.rerank import rerank_pool, rerank_text, reranked
 from policies.selection import Checked, conflict_pool, rank, select, statement_span
 from policies.slot_scope import on_subject
 from policies.types import MissingPiece
 from tools.calibration import CorpusScale
 from tools.embedder import Embedder, EmbedderIdentity, Vectors
 from tools.errors import DeadlineExceeded, EmbedderError
+from tools.reranker import Reranker, RerankerIdentity
 from tools.snapshot import Snapshot
 from tools.types import Hit, Unit
 from tools.windows import (
@@ -99,9 +101,11 @@ class Controller:
         conflict_check: ConflictCheck | None = None,
         deps: Deps | None = None,
         embedder: Embedder | None = None,
+        reranker: Reranker | None = None,
     ) -> None:
         self.policy = policy or Policy()
         self.embedder = embedder
+        self.reranker = reranker
         check = conflict_check or default_conflict_check(self.policy)
         # the conflict rules this policy switches on or off (an old trace's policy has the later ones off)
         self.conflict_check = check.under(self.policy) if isinstance(check, ConflictChecker) else check
@@ -167,6 +171,10 @@ class Controller:
         if not self.policy.dense_recall or self.embedder is None:
             return None
         return snapshot.embedder
+
+    def reranker_for(self) -> RerankerIdentity | None:
+        """The cross-encoder a run's checks ask, when one is configured and the policy reranks."""
+        return self.reranker.identity if self.reranker is not None and self.policy.rerank_k else None
 
     def embed(
         self, snapshot: Snapshot, question: str, recorder: Recorder, given: Vectors | None = None
@@ -286,11 +294,29 @@ class Controller:
         regrown = []
         for c in rest:
             grower = Grower(run.question, c.doc, c.best, self._tight, _quiet)
-            regrown.append(self.screened(run, grower, grower.grow(seeds_of(c.window))))
+            item = self.screened(run, grower, grower.grow(seeds_of(c.window)))
+            if c.check.rerank is not None:  # the passage's score as grown stays with it, shortened
+                item = replace(item, check=with_rerank(item.check, c.check.rerank, self.policy))
+            regrown.append(item)
         return [*lead, *regrown]
+
+    def rerank(self, run: Run) -> bool:
+        """Expand first, rerank after: the best grown windows read by the cross-encoder in one
+        request, each one's relevance entering its score. False without a reranker (nothing sent)."""
+        if self.reranker_for() is None or not run.items:
+            return False
+        assert self.reranker is not None
+        run.on_time("the rerank")
+        pool = rerank_pool(on_subject(run.question, run.items, self.policy), self.policy)
+        reply = self.reranker.rerank(run.question.text, [rerank_text(c, self.policy) for c in pool])
+        run.recorder.record("rerank_request", reply.request)
+        run.recorder.record("rerank_reply", reply.reply)
+        run.items = reranked(run.items, pool, reply.scores, self.policy)
+        return True
 
     def check(self, run: Run) -> tuple[list[Checked], list[MissingPiece]]:
         """Select the evidence (windows resolving its references first) and list what it still lacks."""
+        scored = self.rerank(run)
         candidates = on_subject(run.question, self.runners_up(run), self.policy)
         selected = select(candidates, self.policy, factoid=run.question.factoid)
         pinned = pinned_for_references(selected, run.items)
@@ -299,7 +325,7 @@ class Controller:
             selected = select(
                 items, self.policy, pinned=(*selected[:1], *pinned), factoid=run.question.factoid
             )
-        signals = judge_signals(run.question, selected)
+        signals = judge_signals(run.question, selected, self.policy.w_rerank if scored else None)
         run.verdict = judge(signals, self.policy, run.scale)
         missing = missing_pieces(run.question, selected, self.policy, run.verdict)
         run.recorder.record("checked", events.checked(selected, missing, signals, run.verdict))

@@ -92,6 +92,8 @@ def _window(c: Checked) -> dict[str, object]:
     if c.check.cosine:  # hybrid recall only: lexical traces read as they were written
         record["cosine"] = _r(c.check.cosine)
         record["semantic"] = _r(c.check.semantic)
+    if c.check.rerank is not None:  # with a reranker only, likewise
+        record["rerank"] = _r(c.check.rerank)
     return record
 
 

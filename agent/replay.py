@@ -1,8 +1,9 @@
 """Replay for audits: re-run the controller from a trace and report the first step that differs.
 
 Pinned (the default): the trace's policy, the corpus generation it read (older versions stay in
-the store), its question and groups, and the recorded LLM replies standing in for the model, so
-no network is touched. ``current=True`` asks "would it still say this?" against today's corpus.
+the store), its question and groups, and the recorded LLM and reranker replies standing in for
+the model and the cross-encoder, so no network is touched. ``current=True`` asks "would it still
+say this?" against today's corpus.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from tools.calibration import CorpusScale
 from tools.embedder import Embedder, Vectors
 from tools.errors import TamperedTraceError, TraceError
 from tools.llm_config import LLMConfig
+from tools.reranker import RecordedReranker, RerankerIdentity
 from tools.snapshot import Snapshot
 from tools.store import Store
 from traces import Divergence, Trace, TraceEvent, VerifyResult, first_divergence, verify
@@ -59,6 +61,7 @@ def _fixed_deps(trace: Trace) -> Deps:
 
 
 LLM_STEPS = frozenset({"llm_request", "llm_reply"})
+RERANK_STEPS = frozenset({"rerank_request", "rerank_reply"})
 
 
 def recorded_policy(trace: Trace) -> Policy:
@@ -92,6 +95,17 @@ def recorded_conflict_check(trace: Trace) -> ConflictCheck:
         base_url=str(llm.get("base_url") or "recorded"), model=str(llm.get("model") or "recorded")
     )
     return ConflictChecker(LLMAdjudicator(replay_model(records), config))
+
+
+def recorded_reranker(trace: Trace) -> RecordedReranker | None:
+    """The trace's reranker replies standing in for the cross-encoder; None for a run without one.
+
+    Its request and reply events are compared like any step: a replay that would send other windows
+    differs at its ``rerank_request``."""
+    if not trace.header.reranker:
+        return None
+    records = [{"step": e.step, **e.data} for e in trace.events if e.step in RERANK_STEPS]
+    return RecordedReranker(RerankerIdentity.from_dict(trace.header.reranker), records)
 
 
 def _recorded_vector(trace: Trace, snapshot: Snapshot) -> Vectors | None:
@@ -133,7 +147,7 @@ def replay(
     snapshot = store.snapshot() if current else store.snapshot(generation=header.corpus.generation)
     policy = recorded_policy(trace)
     check = (conflicts or recorded_conflict_check)(trace)
-    controller = Controller(policy, check, _fixed_deps(trace), embedder)
+    controller = Controller(policy, check, _fixed_deps(trace), embedder, recorded_reranker(trace))
     recorder = ListRecorder()
     started = time.perf_counter()
     outcome = controller.ask(

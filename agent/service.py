@@ -28,6 +28,8 @@ from tools.embed_config import EmbedConfig
 from tools.embedder import Embedder, build_embedder
 from tools.errors import InputError
 from tools.llm_config import LLMConfig
+from tools.rerank_config import RerankConfig
+from tools.reranker import Reranker, build_reranker
 from tools.snapshot import Snapshot
 from tools.store import DocumentInfo, IngestReport, Store
 from tools.types import DocumentInput
@@ -72,14 +74,16 @@ class Service:
         deps: Deps | None = None,
         question_chars: int = MAX_QUESTION_CHARS,
         embedder: Embedder | None = None,
+        reranker: Reranker | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
+        self.reranker = reranker
         self.question_chars = question_chars
         self.policy = policy or Policy()
         self.traces = traces
         self.deps = deps or Deps()
-        self.controller = Controller(self.policy, conflict_check, self.deps, embedder)
+        self.controller = Controller(self.policy, conflict_check, self.deps, embedder, reranker)
         self.replay_conflicts = replay_conflicts
         self.llm_info = dict(llm_info or {})
         self._write_lock = threading.Lock()
@@ -96,11 +100,15 @@ class Service:
         policy: Policy | None = None,
         question_chars: int = MAX_QUESTION_CHARS,
         embedder: Embedder | Literal["configured"] | None = "configured",
+        reranker: Reranker | Literal["configured"] | None = "configured",
     ) -> Service:
-        """A service over ``index``; traces default to ``index/traces``; the embedder is the one the
-        environment configures (``tools.embed_config``) unless one is given (None: lexical only)."""
+        """A service over ``index``; traces default to ``index/traces``; the embedder and the reranker
+        are the ones the environment configures (``tools.embed_config``, ``tools.rerank_config``)
+        unless given (None: lexical only, no reranker)."""
         if embedder == "configured":
             embedder = build_embedder(EmbedConfig.from_env(os.environ))
+        if reranker == "configured":
+            reranker = build_reranker(RerankConfig.from_env(os.environ))
         store = Store.open(index, create=create, embedder=embedder)
         policy = policy or Policy()
         llm = LLMConfig.from_env(os.environ)
@@ -116,6 +124,7 @@ class Service:
             llm_info=llm_info,
             question_chars=question_chars,
             embedder=embedder,
+            reranker=reranker,
         )
 
     def snapshot(self) -> Snapshot:
@@ -174,6 +183,7 @@ class Service:
             llm=self.llm_info,
             embedder=self.controller.embedder_for(snapshot),
             scale=scale,
+            reranker=self.controller.reranker_for(),
         )
         with self.traces.begin(head) as writer:
             recorder = tracing.TraceRecorder(writer)
@@ -241,3 +251,5 @@ class Service:
 
     def close(self) -> None:
         self.store.close()
+        if self.reranker is not None:
+            self.reranker.close()

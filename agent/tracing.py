@@ -17,6 +17,7 @@ from agent.runtime import Deps
 from policies.config import Policy
 from tools.calibration import CorpusScale
 from tools.embedder import EmbedderIdentity
+from tools.reranker import RerankerIdentity
 from tools.snapshot import Snapshot
 from traces import CorpusInfo, TraceHeader, TraceWriter, canonical_json, digest, utc_timestamp
 
@@ -76,8 +77,9 @@ def header(
     llm: Mapping[str, object] | None = None,
     embedder: EmbedderIdentity | None = None,
     scale: CorpusScale | None = None,
+    reranker: RerankerIdentity | None = None,
 ) -> TraceHeader:
-    """Who asked what, under which code, policy, corpus generation, model and embedder."""
+    """Who asked what, under which code, policy, corpus generation, model, embedder and reranker."""
     policy_json, policy_hash = _policy_record(policy)
     return TraceHeader(
         run_id=run_id,
@@ -93,6 +95,7 @@ def header(
         caller=caller,
         llm=as_json(llm or {}),
         embedder=as_json(embedder.as_dict()) if embedder is not None else {},
+        reranker=as_json(reranker.as_dict()) if reranker is not None else {},
         judge=as_json({"scale": scale.as_dict()}) if scale is not None else {},
     )
 

@@ -9,7 +9,7 @@ a section's scope sentence). Sliding (policies/sliding.py) follows the gaps; the
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Literal
 
@@ -61,6 +61,8 @@ class WindowCheck:
     # (0 at the corpus mean, 1 at the best readable unit); both 0 with lexical recall only
     cosine: float = 0.0
     semantic: float = 0.0
+    # a cross-encoder's relevance of the grown window, 0..1 (tools.reranker); None when none scored it
+    rerank: float | None = None
 
 
 def _left_gaps(doc: ParsedDocument, window: Window) -> list[Gap]:
@@ -198,3 +200,10 @@ def check_window(
         round(cosine or 0.0, 6),
         round(semantic, 6),
     )
+
+
+def with_rerank(check: WindowCheck, rerank: float, policy: Policy) -> WindowCheck:
+    """The check with a cross-encoder's 0..1 relevance of its window in the score (expand first,
+    rerank after); a score given before is replaced, not added twice."""
+    base = check.score - policy.w_rerank * (check.rerank or 0.0)
+    return replace(check, score=round(base + policy.w_rerank * rerank, 6), rerank=round(rerank, 6))

@@ -30,6 +30,9 @@ ADDED_LATER: dict[str, object] = {
     "rrf_constant": 60,
     "w_semantic": 0.0,
     "judge": None,
+    "rerank_k": 0,
+    "rerank_chars": 1200,
+    "w_rerank": 0.0,
 }
 
 
@@ -57,12 +60,17 @@ class Policy:
     max_slides: int = 16
     parent_free_chars: int = 4000
     fixed_radius: int = 2
+    # expand first, rerank after: with a rerank endpoint configured (tools.rerank_config), the
+    # rerank_k best grown windows, each cut to rerank_chars, go to it in one request per check
+    rerank_k: int = 8
+    rerank_chars: int = 1200
     # completeness score weights
     w_relevance: float = 0.25
     w_coverage: float = 0.35
     w_slots: float = 0.25
     w_boundary: float = 0.15
     w_semantic: float = 0.25  # the window's best cosine with the question, on the question's scale
+    w_rerank: float = 0.35  # a cross-encoder's 0..1 relevance of the grown window, when one is configured
     gap_penalty: float = 0.25
     answer_type_penalty: float = 0.1  # a window that states no value of the kind the question asks for
     # decision: with vectors and a corpus scale the judge decides (policies.judge), else the coverage rule

@@ -11,6 +11,8 @@ corpus has its own scale (``tools.calibration``); without either, the rule stand
     coverage         IDF-weighted share of the question's terms in the lead window
     score            the lead window's completeness score (relevance, coverage, slots, boundary)
     slot_coverage    share of the question's named slots the lead window mentions
+    rerank           a cross-encoder's best 0..1 relevance of the selected windows (only when one
+                     is configured: the shipped model has no weight for it, a fitted one may)
 
 Each becomes a z-score against the corpus's held-out scale, then a logistic model (``JudgeModel``)
 gives the log-odds that the evidence answers; the operating point (``Policy.answer_rate``, moved by
@@ -39,19 +41,29 @@ class Verdict:
     answer: bool
 
 
-def judge_signals(question: Question, selected: Sequence[Checked]) -> dict[str, float] | None:
-    """The raw signals the judge reads; None without vectors (lexical recall) or without evidence."""
+def judge_signals(
+    question: Question, selected: Sequence[Checked], reranked_with: float | None = None
+) -> dict[str, float] | None:
+    """The raw signals the judge reads; None without vectors (lexical recall) or without evidence.
+
+    ``reranked_with``: the weight a reranker's scores entered this check's window scores with, when
+    one scored them; ``score`` is then read as it was without them (the signal a judge is fitted on)
+    and the reranker's own score is the ``rerank`` signal."""
     if question.cosines is None or not selected:
         return None
     sims = question.cosines.similarities
     lead = selected[0].check
-    return {
+    signals = {
         "semantic_top": sims.best - sims.mean,
         "semantic_window": max(c.check.cosine for c in selected) - sims.mean,
         "coverage": lead.coverage,
         "score": lead.score,
         "slot_coverage": lead.slot_coverage,
     }
+    if reranked_with is not None:
+        signals["score"] = round(lead.score - reranked_with * (lead.rerank or 0.0), 6)
+        signals["rerank"] = max(c.check.rerank or 0.0 for c in selected)
+    return signals
 
 
 def judge(signals: dict[str, float] | None, policy: Policy, scale: CorpusScale | None) -> Verdict | None:

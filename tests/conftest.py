@@ -23,6 +23,9 @@ pydantic_ai.models.ALLOW_MODEL_REQUESTS = False
 # the whole session, so module fixtures and the servers tests start inherit it too.
 for _name in ("EVLOOP_EMBED_CONFIG", "EVLOOP_EMBED_BASE_URL", "EVLOOP_EMBED_MODEL", "EVLOOP_EMBED_CACHE"):
     os.environ.pop(_name, None)
+# Nor does a reranker configured in the developer's shell reach any test.
+for _name in ("CONFIG", "BASE_URL", "MODEL", "API_KEY"):
+    os.environ.pop(f"EVLOOP_RERANK_{_name}", None)
 os.environ["EVLOOP_EMBEDDER"] = "none"
 
 

@@ -13,7 +13,8 @@
     │   └── TamperedTraceError        a trace whose chain or recorded end does not hold (not replayed)
     ├── DeadlineExceeded              a run out of time, stopped at a step boundary
     ├── LLMError                      the conflict adjudicator's model failed after retries
-    └── EmbedderError                 the embedder failed, or disagrees with the index's vectors
+    ├── EmbedderError                 the embedder failed, or disagrees with the index's vectors
+    └── RerankerError                 the rerank endpoint failed after retries, or gave an unreadable reply
 
 "Insufficient evidence" and "conflicting evidence" are outcomes, never exceptions.
 """
@@ -88,3 +89,7 @@ class LLMError(EvidenceLoopError):
 
 class EmbedderError(EvidenceLoopError):
     """The embedder failed after its retries, or is not the one the index's vectors were made with."""
+
+
+class RerankerError(EvidenceLoopError):
+    """The rerank endpoint failed after its retries, refused the request, or gave an unreadable reply."""

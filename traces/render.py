@@ -110,6 +110,24 @@ def _llm_reply(data: Mapping[str, Any]) -> Lines:
     return [head, f'reply: "{short(text) if text is not None else "?"}"']
 
 
+def _rerank_request(data: Mapping[str, Any]) -> Lines:
+    body = data.get("body")
+    body = body if isinstance(body, Mapping) else {}
+    texts = body.get("documents", body.get("texts"))
+    count = len(texts) if isinstance(texts, list) else 0
+    return [f"{_get(data, 'url')}: {_count(count, 'document')}", f'query: "{_get(body, "query")}"']
+
+
+def _rerank_reply(data: Mapping[str, Any]) -> Lines:
+    scores = data.get("scores")
+    scores = scores if isinstance(scores, list) else []
+    shown = ", ".join(_num(s) for s in scores[:MAX_HITS]) + (" ..." if len(scores) > MAX_HITS else "")
+    head = f"status {_get(data, 'status')}, {_count(len(scores), 'score')}"
+    if "attempts" in data:
+        head += f", attempts {_get(data, 'attempts')}"
+    return [head, f"scores: {shown or '?'}"]
+
+
 def _decided(data: Mapping[str, Any]) -> Lines:
     why = data.get("why", data.get("reason"))
     return [f"{_get(data, 'status')}: {short(why, 80) if why is not None else '?'}"]
@@ -133,6 +151,8 @@ FORMATTERS: dict[str, Callable[[Mapping[str, Any]], Lines]] = {
     "conflict": _conflict,
     "llm_request": _llm_request,
     "llm_reply": _llm_reply,
+    "rerank_request": _rerank_request,
+    "rerank_reply": _rerank_reply,
     "decided": _decided,
     "outcome": _outcome,
 }

@@ -24,6 +24,8 @@ Event data conventions that ``traces.render`` understands (the writer accepts an
     conflict     slot, values: [{value, doc_id, version, start, end}], verdict, adjudicator, reason
     llm_request  model, attempt, messages: [{role, content}]
     llm_reply    model, attempt, text, latency_ms
+    rerank_request  url, body: the rerank request as sent ({model, query, documents, top_n} or TEI's)
+    rerank_reply    status, attempts, body (as received, echoed texts left out), scores: 0..1 per document
     decided      status, why
     outcome      status, plus any summary of the returned Outcome
 """
@@ -41,6 +43,7 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
+    ValidationInfo,
     field_validator,
     model_serializer,
     model_validator,
@@ -132,13 +135,14 @@ class TraceHeader(_Record):
     # added later: a header without them (lexical recall, the rule-based decision) reads and hashes
     # as it was written, so they are left out when empty
     embedder: dict[str, Any] = Field(default_factory=dict, description="backend, model, dim, digest")
+    reranker: dict[str, Any] = Field(default_factory=dict, description="model, base_url, api, scores")
     judge: dict[str, Any] = Field(default_factory=dict, description="the decision model's hash and scale")
     hash: str = Field(default="", description="record_hash of this record; the chain's start")
 
     @model_serializer(mode="wrap")
     def _without_empty_later_fields(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
-        for key in ("embedder", "judge"):
+        for key in ("embedder", "reranker", "judge"):
             if not data.get(key):
                 data.pop(key, None)
         return data
@@ -156,10 +160,10 @@ class TraceHeader(_Record):
         parse_utc(value)
         return value
 
-    @field_validator("llm")
+    @field_validator("llm", "reranker")
     @classmethod
-    def _no_secrets(cls, value: dict[str, Any]) -> dict[str, Any]:
-        _refuse_secrets(value, "llm")
+    def _no_secrets(cls, value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        _refuse_secrets(value, str(info.field_name))
         return value
 
     @property

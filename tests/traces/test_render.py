@@ -77,6 +77,16 @@ def test_slid_shows_window_direction_unit_and_score_before_and_after() -> None:
     assert lines[1].strip() == "why: orphaned row"
 
 
+def test_a_rerank_request_and_reply_show_the_endpoint_the_documents_and_the_scores() -> None:
+    body = {"model": "bge", "query": "退款多久到账？", "documents": ["a", "b", "c"], "top_n": 3}
+    request = render_event(_event("rerank_request", {"url": "http://127.0.0.1:8000/v1/rerank", "body": body}))
+    reply = render_event(_event("rerank_reply", {"status": 200, "attempts": 1, "scores": [0.9, 0.1, 0.25]}))
+    assert request[0].endswith("http://127.0.0.1:8000/v1/rerank: 3 documents")
+    assert request[1].strip() == 'query: "退款多久到账？"'
+    assert reply[0].endswith("status 200, 3 scores, attempts 1")
+    assert reply[1].strip() == "scores: 0.900, 0.100, 0.250"
+
+
 def test_decided_shows_status_and_why() -> None:
     [line] = render_event(_event("decided", {"status": "insufficient_evidence", "why": "rule missing"}))
     assert line.endswith("insufficient_evidence: rule missing")

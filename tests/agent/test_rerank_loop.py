@@ -1,0 +1,159 @@
+"""The reader seam end to end on the sample help centre: a cross-encoder (a loopback server speaking
+the rerank protocol; no reranker model can be installed here) reads the grown windows, its scores
+change which window leads, the trace holds what was sent and what came back, and replay answers
+from that record with the server stopped."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent.controller import Controller
+from agent.runtime import Deps
+from agent.sample import load_sample_kb
+from agent.service import Service
+from agent.tracing import ListRecorder
+from policies.config import Policy
+from tests.fake_embedder import FakeEmbedder
+from tests.fake_rerank_server import FakeRerankServer
+from tools.errors import RerankerError
+from tools.rerank_config import RerankConfig
+from tools.reranker import HTTPReranker
+from tools.store import Store
+from traces import TraceStore
+
+# The lexical and semantic signals lead with the course policy (it speaks of refunds at length);
+# the returns policy is where tablets are refunded, and the stand-in cross-encoder says so.
+QUESTION = "What is the refund policy for tablets?"
+QUESTIONS = [QUESTION, "LM-S10 整机保修多久？", "How do I reschedule a class?"]
+
+
+def _cross_encoder(query: str, text: str) -> float:
+    return 0.95 if "Returns and Exchanges" in text else 0.05
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample help centre with unit vectors and its scale, ingested once (without a reranker)."""
+    root = tmp_path_factory.mktemp("rerank") / "index"
+    service = Service.open(root, create=True, embedder=FakeEmbedder(), reranker=None)
+    service.ingest(load_sample_kb())
+    service.close()
+    return root
+
+
+@pytest.fixture
+def server() -> Iterator[FakeRerankServer]:
+    s = FakeRerankServer(_cross_encoder).start()
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+def _reranker(base_url: str, **settings: Any) -> HTTPReranker:
+    return HTTPReranker(RerankConfig(base_url=base_url, model="fake-cross-encoder", **settings))
+
+
+@pytest.fixture
+def reranked(index: Path, server: FakeRerankServer) -> Iterator[Service]:
+    service = Service.open(index, embedder=FakeEmbedder(), reranker=_reranker(server.base_url))
+    yield service
+    service.close()
+
+
+def _last_checked(events: list[dict[str, Any]]) -> dict[str, Any]:
+    return next(e["data"] for e in reversed(events) if e["step"] == "checked")
+
+
+def test_the_rerankers_scores_change_which_window_leads(reranked: Service) -> None:
+    snapshot = reranked.store.snapshot()
+    plain, scored = ListRecorder(), ListRecorder()
+    Controller(embedder=reranked.embedder).ask(snapshot, QUESTION, recorder=plain)
+    Controller(embedder=reranked.embedder, reranker=reranked.reranker).ask(
+        snapshot, QUESTION, recorder=scored
+    )
+    before, after = _last_checked(plain.events)["windows"], _last_checked(scored.events)["windows"]
+    assert before[0]["doc_id"] == "course-policy-en" and "rerank" not in before[0]
+    assert (after[0]["doc_id"], after[0]["rerank"]) == ("returns-en", 0.95)
+    assert after[0]["score"] > before[0]["score"]
+
+
+def test_a_reranked_run_records_what_was_sent_and_what_came_back_before_each_check(
+    reranked: Service, server: FakeRerankServer
+) -> None:
+    outcome = reranked.ask(QUESTION)
+    trace = reranked.trace(outcome.run_id)
+    assert trace.header.reranker == {
+        "model": "fake-cross-encoder",
+        "base_url": server.base_url,
+        "api": "cohere",
+        "scores": "auto",
+    }
+    steps = [e.step for e in trace.events]
+    for i, step in enumerate(steps):
+        if step == "checked":
+            assert steps[i - 2 : i] == ["rerank_request", "rerank_reply"]
+    request = next(e.data for e in trace.events if e.step == "rerank_request")
+    policy = Policy()
+    assert request["url"] == f"{server.base_url}/rerank" and request["body"]["query"] == QUESTION
+    documents = request["body"]["documents"]
+    assert 1 < len(documents) <= policy.rerank_k and all(len(d) <= policy.rerank_chars for d in documents)
+    assert server.requests[0].body == request["body"]  # one request per check, recorded as sent
+    reply = next(e.data for e in trace.events if e.step == "rerank_reply")
+    assert reply["status"] == 200 and len(reply["scores"]) == len(documents)
+    checked = _last_checked([{"step": e.step, "data": e.data} for e in trace.events])
+    lead, signals = checked["windows"][0], checked["signals"]
+    assert signals["rerank"] == max(w["rerank"] for w in checked["windows"] if "rerank" in w)
+    # the judge reads the completeness score it was fitted on, the reranker's beside it
+    assert signals["score"] == pytest.approx(lead["score"] - policy.w_rerank * lead["rerank"], abs=1e-6)
+
+
+def test_a_reranked_run_replays_identical_with_the_server_stopped(
+    reranked: Service, server: FakeRerankServer
+) -> None:
+    run_ids = [reranked.ask(q).run_id for q in QUESTIONS]
+    asked = len(server.requests)
+    server.stop()
+    for run_id in run_ids:
+        report = reranked.replay(run_id)
+        assert report.identical, report.describe()
+    assert len(server.requests) == asked
+
+
+def test_a_run_without_a_reranker_sends_nothing_and_records_no_reranker(index: Path) -> None:
+    service = Service.open(index, embedder=FakeEmbedder(), reranker=None)
+    try:
+        trace = service.trace(service.ask(QUESTION).run_id)
+    finally:
+        service.close()
+    assert not {"rerank_request", "rerank_reply"} & {e.step for e in trace.events}
+    assert "reranker" not in trace.header.model_dump()  # the header reads as before the seam existed
+    checked = _last_checked([{"step": e.step, "data": e.data} for e in trace.events])
+    assert "rerank" not in checked["signals"] and all("rerank" not in w for w in checked["windows"])
+
+
+def test_an_unreachable_reranker_stops_the_run_with_a_clear_error_its_trace_records(
+    index: Path, tmp_path: Path
+) -> None:
+    dead = FakeRerankServer().start()
+    dead.stop()  # its port is now closed
+    embedder = FakeEmbedder()
+    service = Service(
+        Store.open(index, embedder=embedder),
+        traces=TraceStore(tmp_path / "traces"),
+        deps=Deps(new_run_id=lambda: "r-unreachable"),
+        embedder=embedder,
+        reranker=_reranker(dead.base_url, max_attempts=2, timeout_s=2.0),
+    )
+    try:
+        with pytest.raises(RerankerError, match=r"rerank endpoint .* failed after 2 attempt"):
+            service.ask(QUESTION)
+        trace = service.trace("r-unreachable")
+    finally:
+        service.close()
+    assert trace.footer is None and trace.events[-1].step == "aborted"
+    assert trace.events[-1].data["error"] == "RerankerError"
