@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Literal
 
@@ -61,9 +62,10 @@ def _relevance_pieces(
     if verdict is not None:
         if verdict.answer:
             return []
+        needed = 1.0 / (1.0 + math.exp(-verdict.threshold))
         detail = (
-            f"the passages found are near the question but do not clearly answer it (judged "
-            f"{verdict.probability:.2f} likely to answer, below the operating point)"
+            f"the passages found are near the question but do not clearly answer it (the judge "
+            f"gives {verdict.probability:.2f}; the operating point needs {needed:.2f})"
         )
         return [MissingPiece("no_relevant_evidence", detail, value=" ".join(lacking) or None)]
     if max(c.check.coverage for c in items) >= policy.min_coverage:

@@ -11,8 +11,10 @@ from agent.calibrate import FEATURES, Row, auc, fit_judge, labelled_rows, refres
 from agent.commands.common import (
     Subparsers,
     add_command,
+    add_embed_cache_option,
     add_index_option,
     configured_embedder,
+    evaluation_embedder,
     resolve_index,
 )
 from agent.commands.session import add_policy_option, policy_from_args
@@ -57,12 +59,13 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--self", dest="self_", action="store_true", help="measure the index's own scale")
     parser.add_argument("--l2", type=float, default=1.0, help="ridge penalty of the fit (default: 1.0)")
     add_index_option(parser)
+    add_embed_cache_option(parser)
     add_policy_option(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    embedder = configured_embedder()
+    embedder = configured_embedder() if args.self_ else evaluation_embedder(args.embed_cache)
     if embedder is None:
         raise InputError("calibration needs an embedder; EVLOOP_EMBEDDER=none turns the judge off")
     policy = policy_from_args(args)

@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import TypeAlias
 
+from policies.config import Policy
 from tools import windows
 from tools.embed_config import EmbedConfig
 from tools.embedder import Embedder, build_embedder
@@ -111,6 +113,29 @@ def configured_embedder() -> Embedder | None:
     return build_embedder(EmbedConfig.from_env(os.environ))
 
 
+DEFAULT_CACHE = Path("~/.cache/evloop/embeddings.sqlite3")
+
+
+def add_embed_cache_option(parser: argparse.ArgumentParser) -> None:
+    """``--embed-cache FILE`` for commands that ingest evaluation sets again and again."""
+    parser.add_argument(
+        "--embed-cache",
+        type=Path,
+        metavar="FILE",
+        default=None,
+        help=f"vectors by text, shared by evaluations (default: $EVLOOP_EMBED_CACHE, else {DEFAULT_CACHE})",
+    )
+
+
+def evaluation_embedder(cache: Path | None) -> Embedder | None:
+    """The configured embedder behind a vector cache: evaluations re-ingest the same texts every time."""
+    config = EmbedConfig.from_env(os.environ)
+    if config.backend == "none":
+        return None
+    path = cache or (Path(config.cache) if config.cache else DEFAULT_CACHE.expanduser())
+    return build_embedder(replace(config, cache=str(path)))
+
+
 def want_progress(total: int, no_progress: bool) -> bool:
     """Show a bar when stderr is a terminal, or for a batch large enough to be worth watching."""
     return not no_progress and (sys.stderr.isatty() or total > PROGRESS_MIN_DOCUMENTS)
@@ -137,6 +162,26 @@ def section_path(snapshot: Snapshot, hit: Hit) -> tuple[str, ...]:
     return windows.section_path(snapshot.parsed(unit.doc_id, unit.version), unit.section_id)
 
 
+def recall(
+    snapshot: Snapshot, embedder: Embedder | None, query: str, k: int, groups: Sequence[str] = ()
+) -> list[Hit]:
+    """The raw recall step as the loop runs it: hybrid when the index has vectors and the embedder is
+    the one that made them, lexical otherwise."""
+    policy = Policy()
+    made_by = snapshot.embedder
+    similarities = None
+    if embedder is not None and made_by is not None and embedder.identity.key == made_by.key:
+        similarities = snapshot.similarities(embedder.queries([query])[0], groups)
+    return snapshot.search(
+        query,
+        k,
+        groups=groups,
+        similarities=similarities,
+        dense_k=policy.dense_k,
+        rrf_constant=policy.rrf_constant,
+    )
+
+
 def hit_record(snapshot: Snapshot, hit: Hit) -> dict[str, object]:
     """A hit as the JSON object ``evloop search --json`` prints, one per line."""
     unit = hit.unit
@@ -149,6 +194,7 @@ def hit_record(snapshot: Snapshot, hit: Hit) -> dict[str, object]:
         "end": unit.end,
         "text": unit.text,
         "score": round(hit.score, 6),
+        **({"similarity": round(hit.similarity, 6)} if hit.similarity is not None else {}),
     }
 
 
@@ -159,25 +205,30 @@ def hit_line(snapshot: Snapshot, hit: Hit, *, width: int = 160) -> str:
     text = " ".join(unit.text.split())
     if len(text) > width:
         text = text[: width - 1] + "…"
+    cosine = f"  cos {hit.similarity:.3f}" if hit.similarity is not None else ""
     return (
-        f"{hit.rank + 1:>2}. {hit.score:7.3f}  {unit.doc_id}@{unit.version}  {path}  "
+        f"{hit.rank + 1:>2}. {hit.score:7.3f}{cosine}  {unit.doc_id}@{unit.version}  {path}  "
         f"[{unit.start}:{unit.end}]  {text}"
     )
 
 
 __all__ = [
+    "DEFAULT_CACHE",
     "DEFAULT_INDEX",
     "INDEX_ENV",
     "Store",
     "Subparsers",
     "add_command",
+    "add_embed_cache_option",
     "add_index_option",
     "configured_embedder",
     "embedding_bar",
+    "evaluation_embedder",
     "hit_line",
     "hit_record",
     "parse_groups",
     "progress_bar",
+    "recall",
     "resolve_index",
     "summary_line",
     "want_progress",

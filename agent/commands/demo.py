@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 
 from agent.commands.common import (
-    Store,
     Subparsers,
     add_command,
     add_index_option,
     hit_line,
+    recall,
     resolve_index,
     summary_line,
 )
@@ -17,6 +17,7 @@ from agent.render import render_outcome
 from agent.sample import load_sample_kb
 from agent.service import Service
 from policies.config import Policy
+from tools.embedder import Embedder
 from tools.snapshot import Snapshot
 
 DESCRIPTION = """\
@@ -70,12 +71,11 @@ def run(args: argparse.Namespace) -> int:
     """Ingest the sample documents, print the summary, the searches, then ask the sample questions."""
     index = resolve_index(args.index)
     documents = load_sample_kb()
-    with Store.open(index, create=True) as store:
-        report = store.ingest(documents, replace=True)
-        print(summary_line(report, index))
-        show_searches(store.snapshot())
-    service = Service.open(index)
+    service = Service.open(index, create=True)
     try:
+        report = service.ingest(documents, replace=True)
+        print(summary_line(report, index))
+        show_searches(service.snapshot(), service.embedder)
         for question, groups in DEMO_QUESTIONS:
             print()
             print(render_outcome(service.ask(question, groups)))
@@ -93,12 +93,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def show_searches(snapshot: Snapshot) -> None:
+def show_searches(snapshot: Snapshot, embedder: Embedder | None) -> None:
     """Each demo query, who asks it, and its top hits."""
     for query, groups in DEMO_SEARCHES:
         caller = f"groups={','.join(groups)}" if groups else "public"
         print(f"\nsearch: {query}  ({caller})")
-        hits = snapshot.search(query, HITS_PER_SEARCH, groups=groups)
+        hits = recall(snapshot, embedder, query, HITS_PER_SEARCH, groups)
         for hit in hits:
             print(hit_line(snapshot, hit, width=100))
         if not hits:

@@ -4,22 +4,25 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from dataclasses import replace
 from pathlib import Path
 
 from agent.attribution import attribute, table
 from agent.calibrate import refresh_scale
-from agent.commands.common import Subparsers, add_command, embedding_bar, progress_bar, want_progress
+from agent.commands.common import (
+    Subparsers,
+    add_command,
+    add_embed_cache_option,
+    embedding_bar,
+    evaluation_embedder,
+    progress_bar,
+    want_progress,
+)
 from agent.commands.session import add_policy_option, policy_from_args
 from agent.controller import Controller
 from agent.evaluate import Asker, answer_all, ingest_set, read_questions, score, temp_index, write_jsonl
 from agent.runtime import freeze_heap
 from policies.config import MODES, Policy
-from tools.embed_config import EmbedConfig
-from tools.embedder import Embedder, build_embedder
-
-DEFAULT_CACHE = Path("~/.cache/evloop/embeddings.sqlite3")
 
 DESCRIPTION = """\
 Evaluate on a set folder in the FORMAT.md shape (corpus.jsonl + questions.jsonl): ingest the corpus
@@ -75,13 +78,7 @@ def register(subparsers: Subparsers) -> None:
         action="store_true",
         help="also run the full loop with lexical recall only (no vectors), printed as 'lexical'",
     )
-    parser.add_argument(
-        "--embed-cache",
-        type=Path,
-        metavar="FILE",
-        default=None,
-        help=f"vectors by text, shared by evaluations (default: $EVLOOP_EMBED_CACHE, else {DEFAULT_CACHE})",
-    )
+    add_embed_cache_option(parser)
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_policy_option(parser)
     parser.set_defaults(run=run)
@@ -91,15 +88,6 @@ def _fmt(value: object) -> str:
     if isinstance(value, float):
         return f"{value:.3f}" if value <= 1.0 else f"{value:.1f}"
     return "-" if value is None else str(value)
-
-
-def _embedder(args: argparse.Namespace) -> Embedder | None:
-    """The configured embedder behind a cache: an evaluation re-ingests the same texts every time."""
-    config = EmbedConfig.from_env(os.environ)
-    if config.backend == "none":
-        return None
-    cache = args.embed_cache or (Path(config.cache) if config.cache else DEFAULT_CACHE.expanduser())
-    return build_embedder(replace(config, cache=str(cache)))
 
 
 def _variants(args: argparse.Namespace) -> list[tuple[str, Policy]]:
@@ -115,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     questions = read_questions(args.set_dir / "questions.jsonl")
     scores: dict[str, dict[str, object] | None] = {}
     causes: dict[str, list[tuple[str, int, float]]] = {}
-    embedder = _embedder(args)
+    embedder = evaluation_embedder(args.embed_cache)
     with temp_index() as tmp, embedding_bar(enabled=not args.no_progress) as bar:
         store = ingest_set(args.set_dir, Path(tmp) / "index", embedder, bar)
         snapshot = store.snapshot()

@@ -10,9 +10,11 @@ from agent.commands.common import (
     Subparsers,
     add_command,
     add_index_option,
+    configured_embedder,
     hit_line,
     hit_record,
     parse_groups,
+    recall,
     resolve_index,
 )
 from tools.errors import InputError
@@ -60,9 +62,10 @@ def run(args: argparse.Namespace) -> int:
     """Search the current snapshot and print the hits; prints nothing (exit 0) when none match."""
     if args.k <= 0:
         raise InputError(f"-k must be positive, not {args.k}")
-    with Store.open(resolve_index(args.index), create=False) as store:
+    embedder = configured_embedder()
+    with Store.open(resolve_index(args.index), create=False, embedder=embedder) as store:
         snapshot = store.snapshot()
-        hits = snapshot.search(args.query, args.k, groups=args.groups)
+        hits = recall(snapshot, embedder, args.query, args.k, args.groups)
         for hit in hits:
             if args.json:
                 print(json.dumps(hit_record(snapshot, hit), ensure_ascii=False))
