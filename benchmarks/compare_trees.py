@@ -137,4 +137,7 @@ def serve(set_dir: Path) -> int:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) != 2 or sys.argv[1].startswith("-"):
+        print(__doc__.strip(), file=sys.stderr)
+        sys.exit(2)
     sys.exit(serve(Path(sys.argv[1])))
