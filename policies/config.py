@@ -75,7 +75,7 @@ class Policy:
     answer_type_penalty: float = 0.1  # a window that states no value of the kind the question asks for
     # decision: with vectors and a corpus scale the judge decides (policies.judge), else the coverage rule
     judge: JudgeModel | None = DEFAULT_JUDGE
-    answer_rate: float = 0.95  # the operating point: this share of answerable questions answered when fitted
+    answer_rate: float = 0.97  # the operating point: this share of answerable questions answered when fitted
     refusal_bias: float = 0.0  # added to the judge's threshold (log-odds): > 0 refuses more
     min_coverage: float = 0.5
     window_keep_ratio: float = 0.8
