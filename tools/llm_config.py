@@ -6,7 +6,6 @@ config.public()               the settings as a trace header holds them (no key)
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from tools.errors import InputError
+from tools.settings_file import read_settings
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -50,7 +50,11 @@ class LLMConfig:
         path = config_path or (
             Path(environ["EVLOOP_LLM_CONFIG"]) if environ.get("EVLOOP_LLM_CONFIG") else None
         )
-        values: dict[str, Any] = _read_toml(path) if path is not None else {}
+        values: dict[str, Any] = (
+            read_settings(path, "LLM", "OPENAI_API_KEY", (f.name for f in fields(LLMConfig)))
+            if path is not None
+            else {}
+        )
         for key, name in (("base_url", "OPENAI_BASE_URL"), ("model", "EVLOOP_LLM_MODEL")):
             if environ.get(name):
                 values[key] = environ[name]
@@ -79,19 +83,6 @@ class LLMConfig:
 
 
 _CONFIG_ADAPTER: TypeAdapter[LLMConfig] = TypeAdapter(LLMConfig)
-
-
-def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise InputError(f"{path}: cannot read the LLM configuration: {error}") from error
-    if "api_key" in data:
-        raise InputError(f"{path}: put the API key in OPENAI_API_KEY, not in a file")
-    unknown = set(data) - {f.name for f in fields(LLMConfig)}
-    if unknown:
-        raise InputError(f"{path}: unknown LLM settings {sorted(unknown)}")
-    return data
 
 
 def without_query(url: str) -> str:

@@ -17,7 +17,6 @@ any score outside 0..1.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -27,6 +26,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from tools.errors import InputError
 from tools.llm_config import without_query
+from tools.settings_file import first_error, read_settings
 
 Api = Literal["cohere", "tei"]
 ScoreKind = Literal["auto", "probability", "logit"]
@@ -55,7 +55,11 @@ class RerankConfig:
         a model is an error, as is a key in the file.
         """
         path = config_path or (Path(environ[CONFIG_ENV]) if environ.get(CONFIG_ENV) else None)
-        values: dict[str, Any] = _read_toml(path) if path is not None else {}
+        values: dict[str, Any] = (
+            read_settings(path, "reranker", KEY_ENV, (f.name for f in fields(RerankConfig)))
+            if path is not None
+            else {}
+        )
         for key, name in _ENV.items():
             if environ.get(name):
                 values[key] = environ[name]
@@ -71,7 +75,7 @@ class RerankConfig:
         try:
             config = _ADAPTER.validate_python(values)
         except ValidationError as error:
-            raise InputError(f"bad reranker settings: {_first_error(error)}") from None
+            raise InputError(f"bad reranker settings: {first_error(error)}") from None
         if config.max_attempts < 1 or config.timeout_s <= 0:
             raise InputError("the reranker's max_attempts must be at least 1 and its timeout_s positive")
         return config
@@ -89,22 +93,3 @@ class RerankConfig:
 
 
 _ADAPTER: TypeAdapter[RerankConfig] = TypeAdapter(RerankConfig)
-
-
-def _first_error(error: ValidationError) -> str:
-    first = error.errors()[0]
-    where = ".".join(str(part) for part in first["loc"])
-    return f"{where}: {first['msg']}"
-
-
-def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise InputError(f"{path}: cannot read the reranker configuration: {error}") from error
-    if "api_key" in data:
-        raise InputError(f"{path}: put the API key in {KEY_ENV}, not in a file")
-    unknown = set(data) - {f.name for f in fields(RerankConfig)}
-    if unknown:
-        raise InputError(f"{path}: unknown reranker settings {sorted(unknown)}")
-    return data

@@ -1,0 +1,39 @@
+"""Reading a backend's settings: one TOML file under the environment, for the LLM, the embedder and
+the reranker alike.
+
+    read_settings(path, what, key_env, known)   the file's settings, refused when unreadable, when it
+                                                holds an API key, or a setting ``known`` lacks
+    first_error(error)                          a pydantic validation error as one line
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from tools.errors import InputError
+
+
+def read_settings(path: Path, what: str, key_env: str, known: Iterable[str]) -> dict[str, Any]:
+    """The settings in ``path``; an API key belongs in ``key_env`` only, never in a file."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise InputError(f"{path}: cannot read the {what} configuration: {error}") from error
+    if "api_key" in data:
+        raise InputError(f"{path}: put the API key in {key_env}, not in a file")
+    unknown = set(data) - set(known)
+    if unknown:
+        raise InputError(f"{path}: unknown {what} settings {sorted(unknown)}")
+    return data
+
+
+def first_error(error: ValidationError) -> str:
+    """Where the first invalid setting is, and why."""
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"])
+    return f"{where}: {first['msg']}"
