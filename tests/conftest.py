@@ -10,11 +10,14 @@ from __future__ import annotations
 import gc
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pydantic_ai.models
 import pytest
 
 from tests.fake_openai_server import FakeOpenAIServer
+from tests.pg_server import PgServer, missing_reason
+from tools.stores import Location
 
 pydantic_ai.models.ALLOW_MODEL_REQUESTS = False
 
@@ -44,3 +47,34 @@ def fake_openai() -> Iterator[FakeOpenAIServer]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    """One PostgreSQL server for the session, in a temporary folder; skipped only without binaries
+    (in CI, where `.ci/run` installs them, a missing server fails instead)."""
+    reason = missing_reason()
+    if reason is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"PostgreSQL tests must run in CI: {reason}")
+        pytest.skip(reason)
+    server = PgServer.start()
+    try:
+        yield server
+    finally:
+        server.destroy()
+
+
+@pytest.fixture
+def pg_url(pg_server: PgServer) -> str:
+    """A fresh, migrated database of the session's server."""
+    return pg_server.new_database()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_location(request: pytest.FixtureRequest, tmp_path: Path) -> Location:
+    """Each backend in turn: an index folder, then a fresh, migrated PostgreSQL database."""
+    if request.param == "sqlite":
+        return tmp_path / "ix"
+    url: str = request.getfixturevalue("pg_url")
+    return url

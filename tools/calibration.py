@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 from dataclasses import dataclass
 from typing import Any
+
+from tools.sql import Db
 
 _META_KEY = "calibration"
 
@@ -55,13 +56,13 @@ class CorpusScale:
         return hashlib.sha256(json.dumps(self.as_dict(), sort_keys=True).encode()).hexdigest()
 
 
-def read_scale(conn: sqlite3.Connection) -> CorpusScale | None:
+def read_scale(conn: Db) -> CorpusScale | None:
     """The scale last measured on this store, or None when it was never calibrated."""
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (_META_KEY,)).fetchone()
     return None if row is None else CorpusScale.from_dict(json.loads(row[0]))
 
 
-def write_scale(conn: sqlite3.Connection, scale: CorpusScale) -> None:
+def write_scale(conn: Db, scale: CorpusScale) -> None:
     conn.execute(
         "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
         (_META_KEY, json.dumps(scale.as_dict(), sort_keys=True)),

@@ -9,6 +9,7 @@
     │   └── VersionClashError         same doc_id and version, different text, without --replace
     ├── NotFoundError                 an unknown document, version, run id or trace
     ├── IndexStateError               the index folder is missing, corrupt or from another schema
+    │   └── StoreUnavailableError     the shared store (PostgreSQL) cannot be reached right now
     ├── TraceError                    a trace that cannot be read or does not verify
     │   └── TamperedTraceError        a trace whose chain or recorded end does not hold (not replayed)
     ├── DeadlineExceeded              a run out of time, stopped at a step boundary
@@ -62,6 +63,10 @@ class NotFoundError(EvidenceLoopError):
 
 class IndexStateError(EvidenceLoopError):
     """The index folder is missing, corrupt, or written by another schema version."""
+
+
+class StoreUnavailableError(IndexStateError):
+    """The shared store (PostgreSQL) cannot be reached; the same call may succeed once it is back."""
 
 
 class TraceError(EvidenceLoopError):

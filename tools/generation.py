@@ -41,9 +41,14 @@ def missing_index_hint(folder: Path, generation: int) -> str:
     )
 
 
-def reembed_hint(folder: Path) -> str:
+def location_flag(location: Path | str) -> str:
+    """How a command names the store: ``--index DIR`` for a folder, ``--store URL`` for a database."""
+    return f"--store {location}" if isinstance(location, str) else f"--index {location}"
+
+
+def reembed_hint(folder: Path | str) -> str:
     return (
-        f"re-embed with the configured embedder: `evloop reindex --embeddings --index {folder}`, "
+        f"re-embed with the configured embedder: `evloop reindex --embeddings {location_flag(folder)}`, "
         "or configure the embedder the index was built with (EVLOOP_EMBEDDER, EVLOOP_EMBED_CONFIG), "
         "or EVLOOP_EMBEDDER=none for lexical recall only"
     )

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 from dataclasses import dataclass, field
 from typing import Literal
 
 from tools.errors import DocumentTooLargeError, InputError, VersionClashError
 from tools.parse import parse_document
+from tools.sql import Db
 from tools.tokenize import recall_tokens
 from tools.types import DocumentInput, ParsedDocument, doc_id_fault
 from tools.vectors import drop_versions
@@ -63,7 +63,7 @@ class _Incoming:
 
 
 def apply_document(
-    conn: sqlite3.Connection,
+    conn: Db,
     doc: DocumentInput,
     generation: int,
     *,
@@ -117,9 +117,7 @@ def _encoded(doc: DocumentInput, field_name: str, value: str) -> bytes:
         ) from None
 
 
-def _write_version(
-    conn: sqlite3.Connection, incoming: _Incoming, generation: int, *, replace: bool, tally: Tally
-) -> bool:
+def _write_version(conn: Db, incoming: _Incoming, generation: int, *, replace: bool, tally: Tally) -> bool:
     """Store, replace, update or revive the version; False when it is already there as given."""
     doc = incoming.doc
     row = conn.execute(
@@ -157,12 +155,12 @@ def _metadata_json(doc: DocumentInput) -> str:
         raise InputError(f"document {doc.doc_id!r}: metadata is not JSON ({exc})") from exc
 
 
-def _has_current(conn: sqlite3.Connection, doc_id: str) -> bool:
+def _has_current(conn: Db, doc_id: str) -> bool:
     row = conn.execute("SELECT 1 FROM versions WHERE doc_id = ? AND is_current = 1", (doc_id,)).fetchone()
     return row is not None
 
 
-def _store_new(conn: sqlite3.Connection, incoming: _Incoming, generation: int, tally: Tally) -> None:
+def _store_new(conn: Db, incoming: _Incoming, generation: int, tally: Tally) -> None:
     """A version the store has never seen: its rows, then it takes over as current."""
     doc = incoming.doc
     conn.execute(
@@ -180,7 +178,7 @@ def _store_new(conn: sqlite3.Connection, incoming: _Incoming, generation: int, t
     _open_span(conn, doc.doc_id, doc.version, generation)
 
 
-def _replace_content(conn: sqlite3.Connection, incoming: _Incoming, tally: Tally) -> None:
+def _replace_content(conn: Db, incoming: _Incoming, tally: Tally) -> None:
     """Rewrite a stored version's text and rows (only with replace=True)."""
     doc = incoming.doc
     key = (doc.doc_id, doc.version)
@@ -195,7 +193,7 @@ def _replace_content(conn: sqlite3.Connection, incoming: _Incoming, tally: Tally
     _insert_content(conn, parse_document(doc), tally)
 
 
-def _update_fields(conn: sqlite3.Connection, incoming: _Incoming) -> None:
+def _update_fields(conn: Db, incoming: _Incoming) -> None:
     """Title, ACL and metadata of a stored version, in place."""
     doc = incoming.doc
     key = (doc.doc_id, doc.version)
@@ -207,9 +205,7 @@ def _update_fields(conn: sqlite3.Connection, incoming: _Incoming) -> None:
     _insert_acl(conn, doc)
 
 
-def _make_current(
-    conn: sqlite3.Connection, incoming: _Incoming, generation: int, *, is_current: bool
-) -> None:
+def _make_current(conn: Db, incoming: _Incoming, generation: int, *, is_current: bool) -> None:
     """Bring a stored, no longer current version back: the current one is closed, a new span opens."""
     if is_current:
         return
@@ -222,7 +218,7 @@ def _make_current(
     _open_span(conn, doc.doc_id, doc.version, generation)
 
 
-def retire_document(conn: sqlite3.Connection, doc_id: str, generation: int) -> bool:
+def retire_document(conn: Db, doc_id: str, generation: int) -> bool:
     """Delete a document from ``generation`` on: its versions stay stored (for replay) but none is live.
 
     Returns False when the document has no live version (unknown or already deleted); a doc_id that
@@ -236,7 +232,7 @@ def retire_document(conn: sqlite3.Connection, doc_id: str, generation: int) -> b
     return True
 
 
-def _close_current(conn: sqlite3.Connection, doc_id: str, generation: int) -> None:
+def _close_current(conn: Db, doc_id: str, generation: int) -> None:
     """End the live span of the document's current version (if any) at ``generation``."""
     conn.execute(
         "UPDATE versions SET is_current = 0, removed_gen = ? WHERE doc_id = ? AND is_current = 1",
@@ -249,7 +245,7 @@ def _close_current(conn: sqlite3.Connection, doc_id: str, generation: int) -> No
     conn.execute("DELETE FROM spans WHERE doc_id = ? AND added_gen = removed_gen", (doc_id,))
 
 
-def _open_span(conn: sqlite3.Connection, doc_id: str, version: str, generation: int) -> None:
+def _open_span(conn: Db, doc_id: str, version: str, generation: int) -> None:
     conn.execute(
         "INSERT INTO spans(doc_id, version, added_gen, removed_gen) VALUES (?, ?, ?, NULL) "
         "ON CONFLICT(doc_id, version, added_gen) DO UPDATE SET removed_gen = NULL",
@@ -257,7 +253,7 @@ def _open_span(conn: sqlite3.Connection, doc_id: str, version: str, generation: 
     )
 
 
-def _insert_content(conn: sqlite3.Connection, parsed: ParsedDocument, tally: Tally) -> None:
+def _insert_content(conn: Db, parsed: ParsedDocument, tally: Tally) -> None:
     """Sections, then units with their BM25 recall tokens (space-joined; tokens never contain spaces)."""
     doc_id, version = parsed.doc_id, parsed.version
     conn.executemany(
@@ -282,7 +278,7 @@ def _insert_content(conn: sqlite3.Connection, parsed: ParsedDocument, tally: Tal
     tally.versions_added += 1
 
 
-def _insert_acl(conn: sqlite3.Connection, doc: DocumentInput) -> None:
+def _insert_acl(conn: Db, doc: DocumentInput) -> None:
     conn.executemany(
         "INSERT INTO acl(doc_id, version, grp) VALUES (?, ?, ?)",
         [(doc.doc_id, doc.version, group) for group in sorted(set(doc.acl))],

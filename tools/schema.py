@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from tools.errors import IndexStateError
+from tools.sql import Db
 
 # 2: units.tokens hold recall_tokens (words plus CJK bigrams); a version-1 store must be rebuilt.
 SCHEMA_VERSION = 2
@@ -167,7 +168,7 @@ def check_schema(conn: sqlite3.Connection, folder: Path) -> None:
         )
 
 
-def read_generation(conn: sqlite3.Connection) -> int:
+def read_generation(conn: Db) -> int:
     """The last committed generation (inside a transaction: the one this transaction sees)."""
     row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
     if row is None:
@@ -175,6 +176,6 @@ def read_generation(conn: sqlite3.Connection) -> int:
     return int(row[0])
 
 
-def write_generation(conn: sqlite3.Connection, generation: int) -> None:
+def write_generation(conn: Db, generation: int) -> None:
     """Record a new generation; visible to others when the surrounding transaction commits."""
     conn.execute("UPDATE meta SET value = ? WHERE key = 'generation'", (str(generation),))

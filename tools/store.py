@@ -53,7 +53,8 @@ from tools.schema import (
     read_generation,
     write_generation,
 )
-from tools.snapshot import Snapshot, fingerprint
+from tools.snapshot import CorpusView, Snapshot, VersionSource, fingerprint
+from tools.sql import Db, Source
 from tools.types import DocumentInput
 from tools.views import DbSource, DocumentInfo, load_view, read_documents
 
@@ -89,12 +90,13 @@ class Store:
     def __init__(
         self,
         folder: Path,
-        writer: sqlite3.Connection,
-        source: DbSource,
+        writer: sqlite3.Connection | None,
+        source: Source,
         generation: int,
         embedder: Embedder | None = None,
     ) -> None:
         self._folder = folder
+        self._shown: Path | str = folder  # how messages name the store
         self._embedder = embedder
         self._writer = writer
         self._source = source
@@ -103,6 +105,13 @@ class Store:
         self._past: OrderedDict[int, Snapshot] = OrderedDict()
         self._lock = threading.RLock()
         self._write_lock = threading.Lock()
+
+    @property
+    def _sqlite(self) -> sqlite3.Connection:
+        """The write connection of a store in a folder (a subclass over another database has none)."""
+        if self._writer is None:
+            raise RuntimeError(f"{type(self).__name__} writes through its own connections")
+        return self._writer
 
     @classmethod
     def open(
@@ -159,6 +168,15 @@ class Store:
         return store
 
     @property
+    def reachable(self) -> bool:
+        """Whether the store's database can be reached (a folder's always can)."""
+        return True
+
+    def watch(self) -> None:
+        """Follow generations committed by others in the background: a folder store needs not, as
+        :meth:`refresh` reads its counter locally."""
+
+    @property
     def generation(self) -> int:
         """The committed generation this store object shows (see :meth:`refresh`)."""
         return self._generation
@@ -181,7 +199,7 @@ class Store:
         started = time.perf_counter()
         tally = Tally()
 
-        def write(conn: sqlite3.Connection, generation: int) -> bool:
+        def write(conn: Db, generation: int) -> bool:
             for count, doc in enumerate(docs, start=1):
                 apply_document(conn, doc, generation, replace=replace, max_bytes=max_bytes, tally=tally)
                 if count == 1:
@@ -206,7 +224,7 @@ class Store:
     def delete(self, doc_id: str) -> None:
         """Stop serving a document; its versions stay stored and readable for replay."""
 
-        def write(conn: sqlite3.Connection, generation: int) -> bool:
+        def write(conn: Db, generation: int) -> bool:
             if not retire_document(conn, doc_id, generation):
                 raise NotFoundError(f"no document {doc_id!r} in the store")
             return True
@@ -220,13 +238,13 @@ class Store:
     def save_scale(self, scale: CorpusScale) -> None:
         """Record a newly measured scale; it holds for later generations until measured again."""
         with self._write_lock, database_errors(self._folder):
-            self._writer.execute("BEGIN IMMEDIATE")
+            self._sqlite.execute("BEGIN IMMEDIATE")
             try:
-                write_scale(self._writer, scale)
+                write_scale(self._sqlite, scale)
             except BaseException:
-                self._writer.execute("ROLLBACK")
+                self._sqlite.execute("ROLLBACK")
                 raise
-            self._writer.execute("COMMIT")
+            self._sqlite.execute("COMMIT")
 
     def documents(self) -> list[DocumentInfo]:
         """Every document with a live version, by doc_id."""
@@ -263,7 +281,7 @@ class Store:
     def close(self) -> None:
         """Close the database connections; snapshots taken from this store stop reading versions."""
         with self._write_lock:
-            self._writer.close()
+            self._sqlite.close()
         self._source.close()
 
     def __enter__(self) -> Store:
@@ -274,10 +292,10 @@ class Store:
     ) -> None:
         self.close()
 
-    def _write(self, write: Callable[[sqlite3.Connection, int], bool]) -> int:
+    def _write(self, write: Callable[[Db, int], bool]) -> int:
         """Run ``write`` in one write transaction; if it changed anything, publish a new generation."""
         with self._write_lock, database_errors(self._folder):
-            conn = self._writer
+            conn = self._sqlite
             conn.execute("BEGIN IMMEDIATE")
             generation = -1
             try:
@@ -302,13 +320,13 @@ class Store:
             self._remove_folders(lambda g: g < generation)
             return generation
 
-    def _publish(self, conn: sqlite3.Connection, generation: int) -> Snapshot:
+    def _publish(self, conn: Db, generation: int) -> Snapshot:
         """Index what is live at ``generation`` (uncommitted rows included), save it, record it."""
         snapshot = self._save_index(conn, generation)
         write_generation(conn, generation)
         return snapshot
 
-    def _built(self, conn: sqlite3.Connection, generation: int) -> Snapshot:
+    def _built(self, conn: Db, generation: int) -> Snapshot:
         """A snapshot of what ``conn`` sees live at ``generation``, its indexes built in memory.
 
         Its vectors are those of the embedder the store records, configured here or not: a delete
@@ -320,12 +338,17 @@ class Store:
         if identity is not None and matrix is None:
             raise EmbedderError(
                 f"versions live at generation {generation} have no vectors of {identity.key}; "
-                f"{gen.reembed_hint(self._folder)}"
+                f"{gen.reembed_hint(self._shown)}"
             )
         units, passages = gen.build_indexes(view, tokens)
-        return Snapshot(view, units, passages, self._source, gen.dense_index(matrix, identity))
+        source = self._snapshot_source(conn, view)
+        return Snapshot(view, units, passages, source, gen.dense_index(matrix, identity))
 
-    def _save_index(self, conn: sqlite3.Connection, generation: int) -> Snapshot:
+    def _snapshot_source(self, conn: Db, view: CorpusView) -> VersionSource:
+        """Where a snapshot of ``view`` reads versions: this store's database, on each call."""
+        return self._source
+
+    def _save_index(self, conn: Db, generation: int) -> Snapshot:
         """Build the indexes over what ``conn`` sees live at ``generation`` and write its folder."""
         snapshot = self._built(conn, generation)
         meta = {"generation": generation, "fingerprint": snapshot.fingerprint}
@@ -351,25 +374,25 @@ class Store:
     def _rebuild_index(self) -> None:
         """Rewrite the current generation's index folder from the stored tokens and vectors."""
         with self._write_lock:
-            self._writer.execute("BEGIN IMMEDIATE")
+            self._sqlite.execute("BEGIN IMMEDIATE")
             try:
-                generation = read_generation(self._writer)
-                snapshot = self._save_index(self._writer, generation)
+                generation = read_generation(self._sqlite)
+                snapshot = self._save_index(self._sqlite, generation)
             finally:
-                self._writer.execute("ROLLBACK")
+                self._sqlite.execute("ROLLBACK")
         with self._lock:
             self._generation = generation
             self._current = snapshot
 
-    def _embed(self, conn: sqlite3.Connection, progress: EmbedProgress | None) -> None:
+    def _embed(self, conn: Db, progress: EmbedProgress | None) -> None:
         """Embed the versions this write added; a store that embeds refuses to go on without its embedder."""
         if self._embedder is not None:
             vectors.embed_missing(conn, self._embedder, progress)
         elif (recorded := vectors.recorded_identity(conn)) is not None:
             raise EmbedderError(
-                f"the index at {self._folder} embeds its documents with {recorded.key}, and no embedder "
+                f"the index at {self._shown} embeds its documents with {recorded.key}, and no embedder "
                 f"is configured; configure it to ingest, or drop the vectors with "
-                f"`EVLOOP_EMBEDDER=none evloop reindex --embeddings --index {self._folder}`"
+                f"`EVLOOP_EMBEDDER=none evloop reindex --embeddings {gen.location_flag(self._shown)}`"
             )
 
     def _reembed(self, progress: EmbedProgress | None) -> None:
@@ -377,7 +400,7 @@ class Store:
         generation; other embedders' vectors are dropped."""
         embedder = self._embedder
 
-        def write(conn: sqlite3.Connection, generation: int) -> bool:
+        def write(conn: Db, generation: int) -> bool:
             conn.execute(vectors.DDL)
             keep = embedder.identity.key if embedder is not None else ""
             conn.execute("DELETE FROM unit_vectors WHERE embedder != ?", (keep,))
@@ -400,17 +423,17 @@ class Store:
         configured = self._embedder.identity
         if recorded is None:
             raise EmbedderError(
-                f"the index at {self._folder} has no unit vectors; {gen.reembed_hint(self._folder)}"
+                f"the index at {self._shown} has no unit vectors; {gen.reembed_hint(self._shown)}"
             )
         if recorded is not None and recorded.key != configured.key:
             raise EmbedderError(
                 f"the index's vectors were made by {recorded.key}, the configured embedder is "
-                f"{configured.key}; {gen.reembed_hint(self._folder)}"
+                f"{configured.key}; {gen.reembed_hint(self._shown)}"
             )
 
     def _clean_strays(self) -> None:
         """Remove index folders other than the committed one, unless a writer is at work right now."""
-        conn = self._writer
+        conn = self._sqlite
         conn.execute("PRAGMA busy_timeout = 0")
         try:
             conn.execute("BEGIN IMMEDIATE")

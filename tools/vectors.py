@@ -15,7 +15,6 @@ In memory vectors are float32 (dot products at BLAS speed); on disk and in the d
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,6 +23,7 @@ import numpy as np
 from tools.embedder import Embedder, EmbedderIdentity, Vectors
 from tools.errors import EmbedderError, IndexStateError
 from tools.snapshot import CorpusView
+from tools.sql import Db
 
 VECTORS_FILE = "vectors.npy"
 IDENTITY_FILE = "vectors.json"
@@ -49,37 +49,38 @@ ORDER BY v.added_gen, v.doc_id"""
 Progress = Callable[[int, int], None]
 
 
-def has_table(conn: sqlite3.Connection) -> bool:
-    sql = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'unit_vectors'"
-    row = conn.execute(sql).fetchone()
-    return row is not None
+TABLE_SQL = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'unit_vectors'"
 
 
-def recorded_identity(conn: sqlite3.Connection) -> EmbedderIdentity | None:
+def has_table(conn: Db) -> bool:
+    return conn.execute(TABLE_SQL).fetchone() is not None
+
+
+def recorded_identity(conn: Db) -> EmbedderIdentity | None:
     """The embedder the store's vectors were made with, or None for a lexical store."""
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (_META_KEY,)).fetchone()
     return None if row is None else EmbedderIdentity.from_dict(json.loads(row[0]))
 
 
-def record_identity(conn: sqlite3.Connection, identity: EmbedderIdentity) -> None:
+def record_identity(conn: Db, identity: EmbedderIdentity) -> None:
     conn.execute(
         "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
         (_META_KEY, json.dumps(identity.as_dict(), sort_keys=True)),
     )
 
 
-def forget_identity(conn: sqlite3.Connection) -> None:
+def forget_identity(conn: Db) -> None:
     """The store goes back to lexical recall only."""
     conn.execute("DELETE FROM meta WHERE key = ?", (_META_KEY,))
 
 
-def drop_versions(conn: sqlite3.Connection, doc_id: str, version: str) -> None:
+def drop_versions(conn: Db, doc_id: str, version: str) -> None:
     """Forget a version's vectors (its units are being replaced)."""
     if has_table(conn):
         conn.execute("DELETE FROM unit_vectors WHERE doc_id = ? AND version = ?", (doc_id, version))
 
 
-def embed_missing(conn: sqlite3.Connection, embedder: Embedder, progress: Progress | None = None) -> int:
+def embed_missing(conn: Db, embedder: Embedder, progress: Progress | None = None) -> int:
     """Embed the units of every stored version that has no vectors under ``embedder``; the unit count.
 
     Runs inside the caller's write transaction, so a failing embedder leaves nothing behind.
@@ -106,13 +107,13 @@ def embed_missing(conn: sqlite3.Connection, embedder: Embedder, progress: Progre
     return total
 
 
-def _unit_spans(conn: sqlite3.Connection, doc_id: str, version: str) -> list[tuple[int, int]]:
+def _unit_spans(conn: Db, doc_id: str, version: str) -> list[tuple[int, int]]:
     return conn.execute(
         'SELECT start, "end" FROM units WHERE doc_id = ? AND version = ? ORDER BY ordinal', (doc_id, version)
     ).fetchall()
 
 
-def assemble(conn: sqlite3.Connection, view: CorpusView, identity: EmbedderIdentity) -> Vectors | None:
+def assemble(conn: Db, view: CorpusView, identity: EmbedderIdentity) -> Vectors | None:
     """Rows for ``view.units`` in unit order; None when a live version has no vectors under ``identity``.
 
     Units are in (doc_id, ordinal) order and ``view.docs`` in doc_id order, so each version's rows

@@ -21,6 +21,7 @@ from tools.errors import NotFoundError
 from tools.passages import passage_ids
 from tools.schema import database_errors
 from tools.snapshot import CorpusView, VersionInfo
+from tools.sql import Db
 from tools.types import DocFormat, ParsedDocument, Section, Unit, UnitKind
 
 T = TypeVar("T")
@@ -50,7 +51,7 @@ def read_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         conn.execute("COMMIT")
 
 
-def load_view(conn: sqlite3.Connection, generation: int) -> tuple[CorpusView, list[list[str]]]:
+def load_view(conn: Db, generation: int) -> tuple[CorpusView, list[list[str]]]:
     """The versions live at ``generation``, their units in (doc_id, ordinal) order, and each unit's tokens.
 
     Run it inside a transaction (a read transaction, or the ingest's write transaction).
@@ -84,7 +85,7 @@ def load_view(conn: sqlite3.Connection, generation: int) -> tuple[CorpusView, li
     return view, tokens
 
 
-def _version_row(conn: sqlite3.Connection, doc_id: str, version: str, columns: str) -> tuple[Any, ...]:
+def _version_row(conn: Db, doc_id: str, version: str, columns: str) -> tuple[Any, ...]:
     """``columns`` of one stored version's row; NotFoundError if the store has no such version."""
     row = conn.execute(
         f"SELECT {columns} FROM versions WHERE doc_id = ? AND version = ?", (doc_id, version)
@@ -94,13 +95,13 @@ def _version_row(conn: sqlite3.Connection, doc_id: str, version: str, columns: s
     return tuple(row)
 
 
-def read_version_info(conn: sqlite3.Connection, doc_id: str, version: str) -> VersionInfo:
+def read_version_info(conn: Db, doc_id: str, version: str) -> VersionInfo:
     """Title, ACL and hash of one stored version; NotFoundError if the store has no such version."""
     title, acl, sha256 = _version_row(conn, doc_id, version, "title, acl, sha256")
     return VersionInfo(doc_id, version, title, tuple(json.loads(acl)), sha256)
 
 
-def read_parsed(conn: sqlite3.Connection, doc_id: str, version: str) -> ParsedDocument:
+def read_parsed(conn: Db, doc_id: str, version: str) -> ParsedDocument:
     """A stored version rebuilt from its rows (not re-parsed): exactly what was indexed."""
     title, fmt, text = _version_row(conn, doc_id, version, "title, format, text")
     key = (doc_id, version)
@@ -135,7 +136,7 @@ class DocumentInfo:
     acl: tuple[str, ...]
 
 
-def read_documents(conn: sqlite3.Connection) -> list[DocumentInfo]:
+def read_documents(conn: Db) -> list[DocumentInfo]:
     """Every document with a live version, by doc_id."""
     versions: dict[str, list[str]] = {}
     for doc_id, version in conn.execute(

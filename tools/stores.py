@@ -1,0 +1,45 @@
+"""Choosing the store: an index folder (SQLite, embedded, the default) or a PostgreSQL URL (shared).
+
+    open_store(".evloop")                          tools.store.Store over the folder
+    open_store("postgresql://host/db")             tools.pg_store.PgStore over the database
+
+Both are the same :class:`tools.store.Store` to their callers. The folder is for one host: nothing
+to set up, created by the first ingest. PostgreSQL is for several API replicas sharing one
+knowledge base and one audit record; its schema is created and upgraded by ``evloop migrate``
+only (tools/pg_schema.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tools.embedder import Embedder
+from tools.pg import is_url
+from tools.store import EmbedProgress, Store
+
+Location = str | Path
+
+
+def open_store(
+    location: Location,
+    *,
+    create: bool = False,
+    rebuild_index: bool = False,
+    embedder: Embedder | None = None,
+    reembed: bool = False,
+    embed_progress: EmbedProgress | None = None,
+) -> Store:
+    """The store at ``location``; ``create`` and ``rebuild_index`` concern folders only (a database
+    is created by ``evloop migrate``, and its indexes live in each replica's memory)."""
+    if is_url(location):
+        from tools.pg_store import PgStore
+
+        return PgStore.open(str(location), embedder=embedder, reembed=reembed, embed_progress=embed_progress)
+    return Store.open(
+        location,
+        create=create,
+        rebuild_index=rebuild_index,
+        embedder=embedder,
+        reembed=reembed,
+        embed_progress=embed_progress,
+    )
