@@ -28,6 +28,7 @@ from agent.commands import (
     docs,
     ingest,
     keys,
+    migrate,
     reindex,
     replay,
     search,
@@ -44,6 +45,7 @@ from tools.errors import (
     InputError,
     MalformedRecordError,
     NotFoundError,
+    StoreUnavailableError,
     UnsupportedFormatError,
     VersionClashError,
 )
@@ -64,6 +66,7 @@ COMMANDS: tuple[ModuleType, ...] = (
     demo,
     serve,
     keys,
+    migrate,
 )
 
 EXIT_OK, EXIT_ERROR, EXIT_INPUT = 0, 1, 2
@@ -78,6 +81,7 @@ HINTS: tuple[tuple[type[EvidenceLoopError], str], ...] = (
     (VersionClashError, "give the new text a new --version, or pass --replace; nothing was written"),
     (InputError, "nothing was written"),
     (NotFoundError, "`evloop docs` lists the documents in the index"),
+    (StoreUnavailableError, "is the server up? --store or $EVLOOP_STORE_URL chooses the database"),
     (IndexStateError, "`evloop ingest PATH` or `evloop demo` creates an index; --index chooses the folder"),
     (
         EmbedderError,

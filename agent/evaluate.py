@@ -21,6 +21,7 @@ from tools.errors import InputError, MalformedRecordError
 from tools.snapshot import Snapshot
 from tools.sources import collect
 from tools.store import Store
+from tools.stores import Location, open_store
 
 Progress = Callable[[int], None]
 
@@ -109,7 +110,7 @@ def score(set_dir: Path, results: Path) -> dict[str, object] | None:
 
 def ingest_set(
     set_dir: Path,
-    index: Path,
+    index: Location,
     embedder: Embedder | None = None,
     embed_progress: Callable[[int, int], None] | None = None,
 ) -> Store:
@@ -117,7 +118,10 @@ def ingest_set(
     corpus = set_dir / "corpus.jsonl"
     if not corpus.exists():
         raise InputError(f"{set_dir} has no corpus.jsonl (see FORMAT.md)")
-    store = Store.open(index, create=True, embedder=embedder)
+    store = open_store(index, create=True, embedder=embedder)
+    if store.generation != 0:
+        store.close()
+        raise InputError("the store already holds documents; an evaluation ingests its set into an empty one")
     store.ingest(collect([corpus]).documents, embed_progress=embed_progress)
     return store
 

@@ -32,6 +32,7 @@ from tools.rerank_config import RerankConfig
 from tools.reranker import Reranker, build_reranker
 from tools.snapshot import Snapshot
 from tools.store import DocumentInfo, IngestReport, Store
+from tools.stores import Location, open_store
 from tools.types import DocumentInput
 from traces import Trace, TraceStore, VerifyResult
 
@@ -49,6 +50,16 @@ def conflict_check_for(policy: Policy, llm: LLMConfig | None) -> ConflictCheck |
 
 
 MAX_QUESTION_CHARS = 2000
+
+
+def _trace_store(index: Location, folder: Path | None) -> TraceStore:
+    """Traces in ``folder`` if given, else beside the store: ``INDEX/traces``, or the database's tables."""
+    if folder is None and isinstance(index, str):
+        from traces.pg_store import PgTraceStore
+
+        return PgTraceStore(index)
+    # fdatasync: the trace's bytes are durable before the outcome returns, without a metadata flush
+    return TraceStore(folder or Path(index) / TRACES_SUBDIR, fsync=os.fdatasync)
 
 
 def check_question(question: str, limit: int = MAX_QUESTION_CHARS) -> None:
@@ -92,7 +103,7 @@ class Service:
     @classmethod
     def open(
         cls,
-        index: Path,
+        index: Location,
         *,
         create: bool = False,
         traces: Path | None = None,
@@ -109,12 +120,11 @@ class Service:
             embedder = build_embedder(EmbedConfig.from_env(os.environ))
         if reranker == "configured":
             reranker = build_reranker(RerankConfig.from_env(os.environ))
-        store = Store.open(index, create=create, embedder=embedder)
+        store = open_store(index, create=create, embedder=embedder)
         policy = policy or Policy()
         llm = LLMConfig.from_env(os.environ)
         check = conflict_check_for(policy, llm)
-        # fdatasync: the trace's bytes are durable before the outcome returns, without a metadata flush
-        trace_store = TraceStore(traces or index / TRACES_SUBDIR, fsync=os.fdatasync) if tracing_on else None
+        trace_store = _trace_store(index, traces) if tracing_on else None
         llm_info = llm.public() if llm is not None else {}
         return cls(
             store,
@@ -133,9 +143,15 @@ class Service:
         return self.store.snapshot()
 
     def settle(self) -> None:
-        """For a long-running process: load the index now, then keep the collector off it."""
+        """For a long-running process: load the index now, follow the store's new generations from
+        now on, and keep the collector off the loaded index."""
         self.snapshot()
+        self.store.watch()
         freeze_heap()
+
+    def store_reachable(self) -> bool:
+        """False while a shared store cannot be reached (questions are answered from the held snapshot)."""
+        return self.store.reachable
 
     def ask(
         self,
@@ -250,6 +266,8 @@ class Service:
         return self.store.documents()
 
     def close(self) -> None:
+        if self.traces is not None:
+            self.traces.close()
         self.store.close()
         if self.reranker is not None:
             self.reranker.close()

@@ -10,11 +10,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("agent", "tools", "policies", "traces")
 # What each package may import from the others (DESIGN.md): tools nothing, policies tools,
-# traces only the error tree, agent everything.
+# traces only the error tree and the shared store's connections (traces in PostgreSQL), agent everything.
 ALLOWED: dict[str, set[str]] = {
     "tools": set(),
     "policies": {"tools"},
-    "traces": {"tools.errors"},
+    "traces": {"tools.errors", "tools.pg"},
     "agent": {"tools", "policies", "traces"},
 }
 

@@ -106,6 +106,9 @@ class TraceStore:
             on_finish=self._record_finished,
         )
 
+    def close(self) -> None:
+        """Nothing to release: every trace file is closed when its run ends."""
+
     def path(self, run_id: str) -> Path:
         """The trace file of ``run_id``; ``NotFoundError`` when there is none."""
         found = self._find(_check_run_id(run_id))

@@ -26,6 +26,7 @@ from agent.api.routes_documents import documents_router
 from agent.api.routes_traces import traces_router
 from agent.api.schemas import DocumentBatch, DocumentIn
 from agent.tracing import code_version
+from tools.pg import is_url
 
 TITLE = "evidence-loop"
 DESCRIPTION = """\
@@ -36,6 +37,7 @@ a key's groups bound what it can read. Every error is `application/problem+json`
 
 # Environment of worker processes (set by `evloop serve`).
 ENV_INDEX, ENV_KEYS, ENV_LIMITS = "EVLOOP_SERVE_INDEX", "EVLOOP_SERVE_KEYS", "EVLOOP_SERVE_LIMITS"
+ENV_TRACES = "EVLOOP_SERVE_TRACES"
 
 
 class _Api(FastAPI):
@@ -86,6 +88,11 @@ def from_env() -> FastAPI:
 
     keys_path = os.environ.get(ENV_KEYS, "")
     limits = Limits(**json.loads(os.environ.get(ENV_LIMITS, "{}")))
-    service = Service.open(Path(os.environ[ENV_INDEX]), question_chars=limits.question_chars)
+    location = os.environ[ENV_INDEX]
+    store = location if is_url(location) else Path(location)
+    traces = os.environ.get(ENV_TRACES, "")
+    service = Service.open(
+        store, traces=Path(traces) if traces else None, question_chars=limits.question_chars
+    )
     service.settle()
     return create_app(service, Keyring.load(Path(keys_path)) if keys_path else None, limits)

@@ -75,7 +75,12 @@ def probe_router(ctx: ApiContext) -> APIRouter:
     async def healthz() -> Health:
         return Health()
 
-    @router.get("/readyz", response_model=Ready, summary="The index is loaded and readable")
+    @router.get(
+        "/readyz",
+        response_model=Ready,
+        response_model_exclude_none=True,
+        summary="The index is loaded and readable",
+    )
     async def readyz() -> Ready:
         """503 problem while the index cannot be opened or searched."""
         return await ctx.in_thread(partial(_readiness, ctx))
@@ -91,4 +96,4 @@ def _readiness(ctx: ApiContext) -> Ready:
     except Exception as exc:  # an unreadable database or index file: not ready, whatever the cause
         raise ApiProblem(503, "index-unavailable", "Index unavailable", "the index cannot be read") from exc
     # No generation and no document count: both move when a restricted document is written.
-    return Ready()
+    return Ready() if ctx.service.store_reachable() else Ready(store="unreachable")

@@ -181,6 +181,11 @@ class Health(_Strict):
 
 
 class Ready(_Strict):
-    """Only that the index is loaded: the probe is unauthenticated, so it says nothing about the corpus."""
+    """Only that the index is loaded: the probe is unauthenticated, so it says nothing about the corpus.
+
+    ``store`` appears only when a shared store cannot be reached: questions are still answered,
+    from the generation this replica holds, and writes get a 503.
+    """
 
     status: Literal["ready"] = "ready"
+    store: Literal["unreachable"] | None = None

@@ -15,7 +15,8 @@ from agent.commands.common import (
     add_index_option,
     configured_embedder,
     evaluation_embedder,
-    resolve_index,
+    open_store,
+    resolve_location,
 )
 from agent.commands.session import add_policy_option, policy_from_args
 from agent.controller import Controller
@@ -24,7 +25,6 @@ from policies.config import Policy
 from policies.judge_model import JudgeModel
 from tools.embedder import Embedder
 from tools.errors import InputError
-from tools.store import Store
 
 DESCRIPTION = """\
 Calibrate the answer-or-refuse decision (the sufficiency judge, see the README).
@@ -72,8 +72,8 @@ def run(args: argparse.Namespace) -> int:
     if args.self_:
         if args.set_dirs:
             raise InputError("--self measures an index; give SET_DIR folders or --self, not both")
-        index = resolve_index(args.index)
-        with Store.open(index, embedder=embedder) as store:
+        index = resolve_location(args)
+        with open_store(index, embedder=embedder) as store:
             scale = refresh_scale(store, Controller(policy, embedder=embedder), force=True)
         if scale is None:
             raise InputError(f"{index} has too few sentences everyone may read to measure a scale")

@@ -44,7 +44,7 @@ def register(subparsers: Subparsers) -> None:
         description=DESCRIPTION,
         epilog=EPILOG,
     )
-    add_index_option(parser)
+    add_index_option(parser, store=False)
     parser.set_defaults(run=run)
 
 

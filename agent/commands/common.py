@@ -9,17 +9,21 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 from policies.config import Policy
 from tools import windows
 from tools.embed_config import EmbedConfig
 from tools.embedder import Embedder, build_embedder
+from tools.errors import InputError
+from tools.pg import is_url, redact
 from tools.snapshot import Snapshot
 from tools.store import IngestReport, Store
+from tools.stores import Location, open_store
 from tools.types import Hit
 
 INDEX_ENV = "EVLOOP_INDEX"
+STORE_ENV = "EVLOOP_STORE_URL"
 DEFAULT_INDEX = Path(".evloop")
 # A bar for a handful of documents is noise; a big batch on a pipe still deserves one.
 PROGRESS_MIN_DOCUMENTS = 200
@@ -42,8 +46,8 @@ def add_command(
     return parser
 
 
-def add_index_option(parser: argparse.ArgumentParser) -> None:
-    """``--index DIR``, resolved by :func:`resolve_index`."""
+def add_index_option(parser: argparse.ArgumentParser, *, store: bool = True) -> None:
+    """``--index DIR`` (and ``store``: ``--store URL``), resolved by :func:`resolve_location`."""
     parser.add_argument(
         "--index",
         type=Path,
@@ -51,6 +55,35 @@ def add_index_option(parser: argparse.ArgumentParser) -> None:
         default=None,
         help=f"index folder (default: ${INDEX_ENV} if set, else {DEFAULT_INDEX})",
     )
+    if store:
+        parser.add_argument(
+            "--store",
+            metavar="URL",
+            default=None,
+            help=f"a PostgreSQL store, postgresql://... (default: ${STORE_ENV} if set), instead of --index",
+        )
+
+
+def resolve_location(args: argparse.Namespace, environ: Mapping[str, str] = os.environ) -> Location:
+    """Where the knowledge base is: ``--store`` or ``--index`` as given (not both), else
+    ``$EVLOOP_STORE_URL``, else the index folder of :func:`resolve_index`."""
+    given = getattr(args, "store", None)
+    if given is not None and args.index is not None:
+        raise InputError("give --index DIR or --store URL, not both")
+    from_env = "" if args.index is not None else environ.get(STORE_ENV, "").strip()
+    url = given if given is not None else from_env
+    if not url:
+        return resolve_index(args.index, environ)
+    if not is_url(url):
+        raise InputError(
+            f"--store takes a postgresql:// connection string, not {url!r} (a folder is --index)"
+        )
+    return url
+
+
+def open_location(args: argparse.Namespace, **options: Any) -> Store:
+    """The store a command names (see :func:`resolve_location`), opened with ``tools.stores.open_store``."""
+    return open_store(resolve_location(args), **options)
 
 
 def resolve_index(given: Path | None, environ: Mapping[str, str] = os.environ) -> Path:
@@ -141,13 +174,18 @@ def want_progress(total: int, no_progress: bool) -> bool:
     return not no_progress and (sys.stderr.isatty() or total > PROGRESS_MIN_DOCUMENTS)
 
 
-def summary_line(report: IngestReport, index: Path, *, source_skipped: int = 0) -> str:
+def shown(location: Location) -> str:
+    """A store's location for people: the folder, or the URL without its password."""
+    return redact(location) if isinstance(location, str) else str(location)
+
+
+def summary_line(report: IngestReport, index: Location, *, source_skipped: int = 0) -> str:
     """The one line an ingest ends with; ``source_skipped`` adds documents dropped while reading files."""
     skipped = len(report.skipped) + source_skipped
     return (
         f"ingested {report.documents} documents ({report.versions_added} new versions, "
         f"{report.unchanged} unchanged, {skipped} skipped), {report.units} units "
-        f"in {report.seconds:.2f}s -> {index}"
+        f"in {report.seconds:.2f}s -> {shown(index)}"
     )
 
 
@@ -216,6 +254,8 @@ __all__ = [
     "DEFAULT_CACHE",
     "DEFAULT_INDEX",
     "INDEX_ENV",
+    "STORE_ENV",
+    "Location",
     "Store",
     "Subparsers",
     "add_command",
@@ -226,10 +266,14 @@ __all__ = [
     "evaluation_embedder",
     "hit_line",
     "hit_record",
+    "open_location",
+    "open_store",
     "parse_groups",
     "progress_bar",
     "recall",
     "resolve_index",
+    "resolve_location",
+    "shown",
     "summary_line",
     "want_progress",
     "warn",

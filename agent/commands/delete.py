@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from agent.commands.common import Store, Subparsers, add_command, add_index_option, resolve_index
+from agent.commands.common import (
+    Subparsers,
+    add_command,
+    add_index_option,
+    open_store,
+    resolve_location,
+    shown,
+)
 
 DESCRIPTION = """\
 Remove a document from search: none of its versions is found any more. The stored versions stay
@@ -27,8 +34,8 @@ def register(subparsers: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Delete the document; an unknown doc_id is a NotFoundError (exit 1)."""
-    index = resolve_index(args.index)
-    with Store.open(index, create=False) as store:
+    index = resolve_location(args)
+    with open_store(index) as store:
         store.delete(args.doc_id)
-    print(f"deleted {args.doc_id} from {index}")
+    print(f"deleted {args.doc_id} from {shown(index)}")
     return 0

@@ -6,7 +6,7 @@ import argparse
 import json
 from dataclasses import asdict
 
-from agent.commands.common import Store, Subparsers, add_command, add_index_option, resolve_index
+from agent.commands.common import Subparsers, add_command, add_index_option, open_location
 
 DESCRIPTION = """\
 List the documents in the index: doc_id, current version, every stored version, the number of
@@ -34,7 +34,7 @@ def register(subparsers: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print one line (or one JSON object) per document, in doc_id order."""
-    with Store.open(resolve_index(args.index), create=False) as store:
+    with open_location(args) as store:
         documents = store.documents()
     if args.json:
         for info in documents:

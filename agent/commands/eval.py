@@ -23,6 +23,9 @@ from agent.controller import Controller
 from agent.evaluate import Asker, answer_all, ingest_set, read_questions, score, temp_index, write_jsonl
 from agent.runtime import freeze_heap
 from policies.config import MODES, Policy
+from tools.errors import InputError
+from tools.pg import is_url
+from tools.stores import Location
 
 DESCRIPTION = """\
 Evaluate on a set folder in the FORMAT.md shape (corpus.jsonl + questions.jsonl): ingest the corpus
@@ -80,6 +83,12 @@ def register(subparsers: Subparsers) -> None:
     )
     add_embed_cache_option(parser)
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--store",
+        metavar="URL",
+        default=None,
+        help="ingest the set into this empty, migrated PostgreSQL store instead of a temporary folder",
+    )
     add_policy_option(parser)
     parser.set_defaults(run=run)
 
@@ -105,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     causes: dict[str, list[tuple[str, int, float]]] = {}
     embedder = evaluation_embedder(args.embed_cache)
     with temp_index() as tmp, embedding_bar(enabled=not args.no_progress) as bar:
-        store = ingest_set(args.set_dir, Path(tmp) / "index", embedder, bar)
+        store = ingest_set(args.set_dir, _location(args, Path(tmp)), embedder, bar)
         snapshot = store.snapshot()
         scale = refresh_scale(store, Controller(variants[0][1], embedder=embedder)) if embedder else None
         freeze_heap()  # the loaded set stays put: the collector need not walk it again
@@ -129,6 +138,15 @@ def run(args: argparse.Namespace) -> int:
         print(label.ljust(22) + "".join(_fmt((scores[m] or {}).get(key)).rjust(11) for m in modes))
     _print_attribution(causes, modes)
     return 0
+
+
+def _location(args: argparse.Namespace, tmp: Path) -> Location:
+    """``--store`` (an empty, migrated database) or a temporary index folder."""
+    if args.store is None:
+        return tmp / "index"
+    if not is_url(args.store):
+        raise InputError(f"--store takes a postgresql:// URL, not {args.store!r}")
+    return str(args.store)
 
 
 def _attribution(questions: list[dict[str, object]], results: Path) -> list[tuple[str, int, float]]:

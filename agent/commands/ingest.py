@@ -7,15 +7,15 @@ import math
 from pathlib import Path
 
 from agent.commands.common import (
-    Store,
     Subparsers,
     add_command,
     add_index_option,
     configured_embedder,
     embedding_bar,
+    open_store,
     parse_groups,
     progress_bar,
-    resolve_index,
+    resolve_location,
     summary_line,
     want_progress,
     warn,
@@ -97,7 +97,7 @@ def register(subparsers: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Collect every document, then write them in one batch and print the summary line."""
-    index = resolve_index(args.index)
+    index = resolve_location(args)
     if not 0 < args.max_mb < math.inf:
         raise InputError(f"--max-mb must be a positive number, not {args.max_mb}")
     max_bytes = int(args.max_mb * 1_000_000)
@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"no documents to ingest in {', '.join(map(str, args.paths))}")
     total = len(found.documents)
     with (
-        Store.open(index, create=True, embedder=configured_embedder()) as store,
+        open_store(index, create=True, embedder=configured_embedder()) as store,
         progress_bar(total, enabled=want_progress(total, args.no_progress)) as bar,
         embedding_bar(enabled=want_progress(total, args.no_progress)) as embed_bar,
     ):

@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 
 from agent.commands.common import (
-    Store,
     Subparsers,
     add_command,
     add_index_option,
     configured_embedder,
     embedding_bar,
-    resolve_index,
+    open_store,
+    resolve_location,
+    shown,
     want_progress,
 )
 
@@ -45,16 +46,16 @@ def register(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    index = resolve_index(args.index)
+    index = resolve_location(args)
     if not args.embeddings:
-        with Store.open(index, create=False, rebuild_index=True) as store:
-            print(f"rebuilt the index of generation {store.generation} in {index}")
+        with open_store(index, rebuild_index=True) as store:
+            print(f"rebuilt the index of generation {store.generation} in {shown(index)}")
         return 0
     embedder = configured_embedder()
     with (
         embedding_bar(enabled=want_progress(1000, args.no_progress)) as bar,
-        Store.open(index, create=False, embedder=embedder, reembed=True, embed_progress=bar) as store,
+        open_store(index, embedder=embedder, reembed=True, embed_progress=bar) as store,
     ):
         what = f"embedded every document with {embedder.identity.key}" if embedder else "dropped the vectors"
-        print(f"{what}: generation {store.generation} in {index}")
+        print(f"{what}: generation {store.generation} in {shown(index)}")
     return 0

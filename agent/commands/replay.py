@@ -11,7 +11,7 @@ from agent.commands.common import (
     add_command,
     add_index_option,
     configured_embedder,
-    resolve_index,
+    open_location,
 )
 from agent.commands.trace import trace_store
 from agent.replay import ReplayReport, replay
@@ -67,12 +67,16 @@ def _replay_one(
 
 
 def run(args: argparse.Namespace) -> int:
-    traces = trace_store(args)
+    with trace_store(args) as traces:
+        return _replay_all(args, traces)
+
+
+def _replay_all(args: argparse.Namespace, traces: TraceStore) -> int:
     targets = _targets(args, traces)
     differing = refused = 0
     times: list[float] = []
     embedder = configured_embedder()  # used only when a run must be embedded anew (another embedder)
-    with Store.open(resolve_index(args.index)) as store:
+    with open_location(args) as store:
         for target in targets:
             try:
                 report = _replay_one(target, traces, store, args.current, embedder)

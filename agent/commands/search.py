@@ -6,16 +6,15 @@ import argparse
 import json
 
 from agent.commands.common import (
-    Store,
     Subparsers,
     add_command,
     add_index_option,
     configured_embedder,
     hit_line,
     hit_record,
+    open_location,
     parse_groups,
     recall,
-    resolve_index,
 )
 from tools.errors import InputError
 
@@ -63,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     if args.k <= 0:
         raise InputError(f"-k must be positive, not {args.k}")
     embedder = configured_embedder()
-    with Store.open(resolve_index(args.index), create=False, embedder=embedder) as store:
+    with open_location(args, embedder=embedder) as store:
         snapshot = store.snapshot()
         hits = recall(snapshot, embedder, args.query, args.k, args.groups)
         for hit in hits:

@@ -10,10 +10,10 @@ import os
 from dataclasses import asdict
 from pathlib import Path
 
-from agent.api.app import ENV_INDEX, ENV_KEYS, ENV_LIMITS, create_app
+from agent.api.app import ENV_INDEX, ENV_KEYS, ENV_LIMITS, ENV_TRACES, create_app
 from agent.api.auth import Keyring
 from agent.api.limits import Limits
-from agent.commands.common import Subparsers, add_command, add_index_option, resolve_index, warn
+from agent.commands.common import Subparsers, add_command, add_index_option, resolve_location, shown, warn
 from agent.service import Service
 from tools.errors import InputError
 from tools.schema import DB_NAME
@@ -53,6 +53,9 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--host", default=LOOPBACK, help=f"address to listen on (default: {LOOPBACK})")
     parser.add_argument("--port", type=int, default=8080, help="port to listen on (default: 8080)")
     parser.add_argument("--keys", type=Path, metavar="KEYS.json", default=None, help="API keys file")
+    parser.add_argument(
+        "--traces", type=Path, metavar="DIR", default=None, help="trace folder (default: INDEX/traces)"
+    )
     parser.add_argument("--workers", type=int, default=1, metavar="N", help="worker processes (default: 1)")
     defaults = Limits()
     parser.add_argument(
@@ -91,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     """Check the settings, open the index, then serve until interrupted."""
     import uvicorn  # only the serving path pays for importing it
 
-    index = resolve_index(args.index)
+    index = resolve_location(args)
     limits = _limits(args)
     keys = Keyring.load(args.keys) if args.keys is not None else None
     host = _host(args.host, keys)
@@ -99,11 +102,13 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--workers must be from 1 to {MAX_WORKERS}, not {args.workers}")
     if not 0 <= args.port <= MAX_PORT:
         raise InputError(f"--port must be from 0 to {MAX_PORT}, not {args.port}")
-    if not (index / DB_NAME).is_file():
+    if isinstance(index, Path) and not (index / DB_NAME).is_file():
         warn(f"no index at {index} yet: created an empty one; add documents with POST /v1/documents")
-    service = Service.open(index, create=True, question_chars=limits.question_chars)
+    service = Service.open(index, create=True, traces=args.traces, question_chars=limits.question_chars)
     log_level = "warning" if args.quiet else "info"
-    print(f"evloop: serving {index} on http://{host}:{args.port} ({_who(args.keys, keys)})", flush=True)
+    print(
+        f"evloop: serving {shown(index)} on http://{host}:{args.port} ({_who(args.keys, keys)})", flush=True
+    )
     if args.workers == 1:
         service.settle()
         try:
@@ -112,8 +117,9 @@ def run(args: argparse.Namespace) -> int:
             service.close()
         return 0
     service.close()  # each worker process opens its own
-    os.environ[ENV_INDEX] = str(index.resolve())
+    os.environ[ENV_INDEX] = str(index.resolve()) if isinstance(index, Path) else index
     os.environ[ENV_KEYS] = str(args.keys.resolve()) if args.keys is not None else ""
+    os.environ[ENV_TRACES] = str(args.traces.resolve()) if args.traces is not None else ""
     os.environ[ENV_LIMITS] = json.dumps(asdict(limits))
     uvicorn.run(
         "agent.api.app:from_env",

@@ -6,7 +6,7 @@ import argparse
 import os
 from pathlib import Path
 
-from agent.commands.common import resolve_index
+from agent.commands.common import resolve_location
 from agent.service import Service
 from policies.config import POLICY_ENV, Policy, load_policy_file
 from tools.errors import InputError
@@ -61,7 +61,7 @@ def policy_from_args(args: argparse.Namespace, base: Policy | None = None) -> Po
 
 def open_service(args: argparse.Namespace, *, create: bool = False) -> Service:
     """The service for a command's ``--index``/``--traces``/``--no-trace``/``--policy`` options."""
-    index = resolve_index(args.index)
+    index = resolve_location(args)
     traces = getattr(args, "traces", None)
     tracing_on = not getattr(args, "no_trace", False)
     policy = policy_from_args(args)

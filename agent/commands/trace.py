@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, date, datetime
 from pathlib import Path
 
-from agent.commands.common import Subparsers, add_command, add_index_option, resolve_index
+from agent.commands.common import Subparsers, add_command, add_index_option, resolve_index, resolve_location
 from agent.service import TRACES_SUBDIR
 from tools.errors import InputError, TraceError
 from traces import HEADER_SEQ, TraceStore, VerifyResult, prune, read_trace, render_list, render_timeline
+from traces.pg_store import PgTraceStore
 
 DESCRIPTION = """\
 Read the traces that every run leaves: list runs, show one as a readable timeline (what was
@@ -69,8 +72,18 @@ def register(subparsers: Subparsers) -> None:
         sub.set_defaults(run=globals()[f"_{name}"])
 
 
-def trace_store(args: argparse.Namespace) -> TraceStore:
-    return TraceStore(args.traces or resolve_index(args.index) / TRACES_SUBDIR)
+@contextmanager
+def trace_store(args: argparse.Namespace) -> Iterator[TraceStore]:
+    """``--traces DIR``, else those beside the store: ``INDEX/traces``, or a PostgreSQL store's tables."""
+    location = resolve_location(args) if args.traces is None else None
+    if isinstance(location, str):
+        store: TraceStore = PgTraceStore(location)
+    else:
+        store = TraceStore(args.traces or (location or resolve_index(args.index)) / TRACES_SUBDIR)
+    try:
+        yield store
+    finally:
+        store.close()
 
 
 def _since(text: str | None) -> datetime | None:
@@ -86,13 +99,17 @@ def _since(text: str | None) -> datetime | None:
 
 
 def _list(args: argparse.Namespace) -> int:
-    print(render_list(trace_store(args).list(since=_since(args.since), status=args.status)))
+    with trace_store(args) as store:
+        print(render_list(store.list(since=_since(args.since), status=args.status)))
     return 0
 
 
 def _read(args: argparse.Namespace, run: str) -> object:
     path = Path(run)
-    return read_trace(path) if path.suffix == ".jsonl" and path.exists() else trace_store(args).read(run)
+    if path.suffix == ".jsonl" and path.exists():
+        return read_trace(path)
+    with trace_store(args) as store:
+        return store.read(run)
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -111,7 +128,11 @@ def _prune(args: argparse.Namespace) -> int:
         before = date.fromisoformat(args.before)
     except ValueError:
         raise InputError(f"--before {args.before!r} is not a date (YYYY-MM-DD)") from None
-    report = prune(trace_store(args), before, dry_run=args.dry_run)
+    with trace_store(args) as store:
+        if isinstance(store, PgTraceStore):
+            report = store.prune(before, dry_run=args.dry_run)
+        else:
+            report = prune(store, before, dry_run=args.dry_run)
     verb = "would remove" if report.dry_run else "removed"
     print(
         f"{verb} {report.runs} runs in {report.days} days before {before.isoformat()} "
@@ -122,9 +143,13 @@ def _prune(args: argparse.Namespace) -> int:
 
 def _verify(args: argparse.Namespace) -> int:
     """One line per trace (with --all: per failing trace), then the count; non-zero if any failed."""
-    store = trace_store(args)
     if args.all == bool(args.target):
         raise InputError("give a run id or --all")
+    with trace_store(args) as store:
+        return _verify_rows(args, store)
+
+
+def _verify_rows(args: argparse.Namespace, store: TraceStore) -> int:
     rows = store.verify_all() if args.all else iter([(args.target, _verify_one(store, args.target))])
     total = bad = 0
     for run, result in rows:

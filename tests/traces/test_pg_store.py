@@ -1,0 +1,150 @@
+"""Traces in PostgreSQL: the file store's records to the byte, the same verdicts, append-only rows,
+grouped commits that each run waits for, and retention by whole days."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from tests.traces.conftest import SAMPLE_EVENTS, HeaderFactory
+from tools.errors import InputError, NotFoundError
+from traces.pg_store import PgTraceStore
+from traces.store import TraceStore
+from traces.writer import TraceWriter
+
+
+@pytest.fixture
+def pg_traces(pg_url: str) -> PgTraceStore:
+    store = PgTraceStore(pg_url)
+    yield store  # type: ignore[misc]
+    store.close()
+
+
+def write(store: TraceStore, header: HeaderFactory, run_id: str, *, finish: str | None = "answered") -> str:
+    with store.begin(header(run_id=run_id)) as writer:
+        for step, data in SAMPLE_EVENTS:
+            writer.append(step, data)
+        return writer.finish(finish) if finish else ""
+
+
+def test_a_run_reads_back_as_the_file_store_writes_it(
+    pg_traces: PgTraceStore, make_header: HeaderFactory, tmp_path: Path
+) -> None:
+    files = TraceStore(tmp_path / "traces")
+    assert write(pg_traces, make_header, "r-1") == write(files, make_header, "r-1")
+    stored, filed = pg_traces.read("r-1"), files.read("r-1")
+    assert stored.records == filed.records and stored.events == filed.events
+    verdict = pg_traces.verify("r-1")
+    assert (verdict.ok, verdict.complete) == (True, True)
+
+
+def test_an_unfinished_run_is_stored_as_incomplete(
+    pg_traces: PgTraceStore, make_header: HeaderFactory
+) -> None:
+    with pytest.raises(RuntimeError), pg_traces.begin(make_header(run_id="r-2")) as writer:
+        writer.append("recalled", {"query": "退款"})
+        raise RuntimeError("the run failed")
+    trace = pg_traces.read("r-2")
+    assert [e.step for e in trace.events] == ["recalled", "aborted"] and trace.footer is None
+    verdict = pg_traces.verify("r-2")
+    assert (verdict.ok, verdict.complete) == (True, False)
+    [summary] = pg_traces.list(status="incomplete")
+    assert summary.run_id == "r-2"
+
+
+def test_list_filters_by_time_and_status(pg_traces: PgTraceStore, make_header: HeaderFactory) -> None:
+    for n, day in enumerate(("2025-03-01", "2025-03-02", "2025-03-03")):
+        with pg_traces.begin(make_header(run_id=f"r-{n}", created_at=f"{day}T08:00:00Z")) as writer:
+            writer.finish("answered" if n != 1 else "insufficient_evidence")
+    since = datetime(2025, 3, 2, tzinfo=UTC)
+    assert [s.run_id for s in pg_traces.list(since=since)] == ["r-1", "r-2"]
+    assert [s.run_id for s in pg_traces.list(status="insufficient_evidence")] == ["r-1"]
+    assert pg_traces.list()[0].created_at == "2025-03-01T08:00:00Z"
+
+
+def test_records_cannot_be_changed_or_removed(
+    pg_traces: PgTraceStore, pg_url: str, make_header: HeaderFactory
+) -> None:
+    write(pg_traces, make_header, "r-3")
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        for statement in (
+            "UPDATE trace_records SET line = 'x'",
+            "DELETE FROM trace_records",
+            "DELETE FROM trace_runs",
+        ):
+            with pytest.raises(psycopg.errors.RaiseException, match="append-only"):
+                conn.execute(statement)
+    assert pg_traces.verify("r-3").ok
+
+
+def test_a_record_changed_behind_the_trigger_fails_verification_at_its_event(
+    pg_traces: PgTraceStore, pg_url: str, make_header: HeaderFactory
+) -> None:
+    write(pg_traces, make_header, "r-4")
+    with psycopg.connect(pg_url, autocommit=True) as conn:  # the superuser can switch the trigger off
+        conn.execute("ALTER TABLE trace_records DISABLE TRIGGER trace_records_append_only")
+        conn.execute(
+            "UPDATE trace_records SET line = replace(line, '0.61', '0.99') WHERE run_id = 'r-4' AND n = 2"
+        )
+        conn.execute("DELETE FROM trace_records WHERE run_id = 'r-4' AND n > 6")
+    verdict = pg_traces.verify("r-4")
+    assert (verdict.ok, verdict.first_bad_seq) == (False, 1)
+
+
+def test_a_trace_cut_short_behind_the_trigger_is_truncated(
+    pg_traces: PgTraceStore, pg_url: str, make_header: HeaderFactory
+) -> None:
+    write(pg_traces, make_header, "r-5")
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("ALTER TABLE trace_records DISABLE TRIGGER trace_records_append_only")
+        conn.execute("DELETE FROM trace_records WHERE run_id = 'r-5' AND n > 4")
+    verdict = pg_traces.verify("r-5")
+    assert not verdict.ok and verdict.reason.startswith("truncated")
+
+
+def test_runs_finishing_together_are_all_durable_when_each_returns(
+    pg_traces: PgTraceStore, pg_url: str, make_header: HeaderFactory
+) -> None:
+    writers = [pg_traces.begin(make_header(run_id=f"g-{n:02d}")) for n in range(24)]
+    for writer in writers:
+        writer.append("recalled", {"query": "退款"})
+    finals: dict[str, str] = {}
+
+    def finish(writer: TraceWriter) -> None:
+        finals[writer.header.run_id] = writer.finish("answered")
+        with psycopg.connect(pg_url) as conn:  # visible to anyone once finish returned
+            row = conn.execute("SELECT final_hash FROM trace_runs WHERE run_id = %s", (writer.header.run_id,))
+            assert row.fetchone() == (finals[writer.header.run_id],)
+
+    threads = [threading.Thread(target=finish, args=(w,)) for w in writers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert len(finals) == 24 and all(pg_traces.verify(run).ok for run in finals)
+
+
+def test_a_run_id_is_stored_once(pg_traces: PgTraceStore, make_header: HeaderFactory) -> None:
+    write(pg_traces, make_header, "r-6")
+    with pytest.raises(InputError, match="already has a trace"):
+        write(pg_traces, make_header, "r-6")
+    assert pg_traces.verify("r-6").ok
+
+
+def test_an_unknown_run_is_not_found(pg_traces: PgTraceStore) -> None:
+    with pytest.raises(NotFoundError):
+        pg_traces.read("nope")
+
+
+def test_prune_removes_whole_days_before_the_cut(pg_traces: PgTraceStore, make_header: HeaderFactory) -> None:
+    for n, day in enumerate(("2025-03-01", "2025-03-01", "2025-03-02")):
+        with pg_traces.begin(make_header(run_id=f"p-{n}", created_at=f"{day}T08:00:00Z")) as writer:
+            writer.finish("answered")
+    dry = pg_traces.prune(date(2025, 3, 2), dry_run=True)
+    assert (dry.days, dry.runs, dry.kept_days, len(pg_traces.list())) == (1, 2, 1, 3)
+    report = pg_traces.prune(date(2025, 3, 2))
+    assert (report.days, report.runs) == (1, 2) and [s.run_id for s in pg_traces.list()] == ["p-2"]

@@ -1,0 +1,296 @@
+"""Traces in the shared store: every replica's runs in PostgreSQL, hash-chained as in the files.
+
+    trace_runs     one row per run: created_at, question, status, outcome, final hash, events, bytes
+    trace_records  one row per record (header, events, footer): the very line a trace file would hold
+
+A run's records are the bytes :class:`traces.writer.TraceWriter` writes, so the chain, ``verify``,
+``show`` and ``export`` are the file store's, record for record. They are kept in memory while the
+run goes on and written in one transaction when it finishes (or is closed unfinished, then as an
+incomplete trace); the outcome returns only after that commit. A process killed mid-run loses the
+trace of the runs it had in flight, never a finished one. The final hash and event count sit in
+``trace_runs`` beside the records, as the day manifest does for files, and both tables are
+append-only (a trigger refuses updates and deletes; only ``prune`` may delete whole days).
+
+Commits are grouped: one committer thread per store takes every run that finished while the
+previous commit was in flight and writes them all in one transaction, one WAL flush for many runs
+(what databases call group commit); each run's caller waits for the commit that holds its run.
+The tables come from ``evloop migrate`` (tools/pg_schema.py).
+"""
+
+from __future__ import annotations
+
+import builtins
+import io
+import json
+import queue
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tools.errors import InputError, NotFoundError, TraceError
+from tools.pg import connect, unavailable
+from traces.reader import parse_trace
+from traces.retention import PruneReport
+from traces.schema import Trace, TraceHeader, TraceSummary
+from traces.store import TraceStore, _check_run_id, _short_question
+from traces.upgrade import UpgradeChain
+from traces.verify import HEADER_SEQ, VerifyResult, verify
+from traces.writer import TraceWriter, seal_header
+
+if TYPE_CHECKING:
+    import psycopg
+
+# Most runs one commit takes: a larger group waits for the next.
+GROUP_MAX = 256
+_INSERT_RUNS = """INSERT INTO trace_runs (run_id, created_at, question, status, outcome_status, final_hash,
+    events, bytes) SELECT * FROM unnest(%s::text[], %s::timestamptz[], %s::text[], %s::text[], %s::text[],
+    %s::text[], %s::int[], %s::bigint[])"""
+_INSERT_RECORDS = """INSERT INTO trace_records (run_id, n, line)
+    SELECT %s, ord - 1, line FROM unnest(%s::text[]) WITH ORDINALITY AS t(line, ord)"""
+_SUMMARY = "run_id, created_at, status, outcome_status, question, final_hash, events, bytes"
+
+
+@dataclass
+class _Run:
+    """One run's records on their way to the database, and the signal that they are there."""
+
+    header: TraceHeader
+    lines: builtins.list[str]
+    size: int
+    done: threading.Event = field(default_factory=threading.Event)
+    error: BaseException | None = None
+
+    def row(self) -> tuple[Any, ...]:
+        last = json.loads(self.lines[-1]) if len(self.lines) > 1 else {}
+        footer = last if last.get("type") == "footer" else None
+        events = len(self.lines) - 1 - (footer is not None)
+        return (
+            self.header.run_id,
+            self.header.created_at,
+            _short_question(self.header.question),
+            "complete" if footer else "incomplete",
+            footer["outcome_status"] if footer else None,
+            footer["hash"] if footer else None,
+            events,
+            self.size,
+        )
+
+
+class _Pending(io.BytesIO):
+    """What the writer takes for a file: its lines reach the database when the run finishes (the
+    writer's fsync) or is closed unfinished."""
+
+    def __init__(self, store: PgTraceStore, header: TraceHeader) -> None:
+        super().__init__()
+        self._store = store
+        self._header = header
+        self._sent = False
+
+    def fileno(self) -> int:
+        return -1
+
+    def send(self) -> None:
+        """Write the committed lines (a torn last one is left out) and wait for the commit."""
+        if self._sent:
+            return
+        self._sent = True
+        data = self.getvalue()
+        committed = data[: data.rfind(b"\n") + 1].decode("utf-8")
+        lines = committed.splitlines()
+        if lines:
+            self._store._commit(_Run(self._header, lines, len(committed.encode("utf-8"))))
+
+    def close(self) -> None:
+        if not self.closed:
+            try:
+                self.send()
+            finally:
+                super().close()
+
+
+class PgTraceStore(TraceStore):
+    """A :class:`traces.store.TraceStore` whose traces live in PostgreSQL (same reads and verdicts)."""
+
+    def __init__(self, url: str, *, chain: UpgradeChain | None = None) -> None:
+        super().__init__(_nowhere(), chain=chain)
+        self.url = url
+        self._queue: queue.Queue[_Run] = queue.Queue()
+        self._committer: threading.Thread | None = None
+        self._reader: psycopg.Connection[Any] | None = None
+        self._lock = threading.Lock()
+        self._start_lock = threading.Lock()
+
+    def begin(self, header: TraceHeader) -> TraceWriter:
+        """A writer for ``header.run_id``; a run id already stored is refused when the run is written."""
+        _check_run_id(header.run_id)
+        sealed = seal_header(header)
+        pending = _Pending(self, sealed)
+        return TraceWriter(pending, _nowhere(), sealed, sealed=True, fsync=lambda _fd: pending.send())
+
+    def read(self, run: str | Path) -> Trace:
+        """A stored run by its id (a ``Path`` is a trace file, read as the file store reads one)."""
+        if isinstance(run, Path):
+            return super().read(run)
+        run_id = _check_run_id(run)
+        rows = self._query("SELECT line FROM trace_records WHERE run_id = %s ORDER BY n", (run_id,))
+        if not rows:
+            raise NotFoundError(f"no trace for run {run_id!r} in the store")
+        content = "".join(line + "\n" for (line,) in rows).encode("utf-8")
+        return parse_trace(content, chain=self._chain)
+
+    def check(self, trace: Trace) -> VerifyResult:
+        """Verify the chain, and that it ends where ``trace_runs`` says the run finished."""
+        rows = self._query(
+            "SELECT final_hash, events FROM trace_runs WHERE run_id = %s", (trace.header.run_id,)
+        )
+        final, events = rows[0] if rows else (None, 0)
+        if final is None:
+            return verify(trace)
+        return verify(trace, expected_hash=final, expected_events=events)
+
+    def verify_all(self) -> Iterator[tuple[str, VerifyResult]]:
+        for summary in self.list():
+            try:
+                trace = self.read(summary.run_id)
+            except NotFoundError:
+                reason = f"missing: the run finished with hash {summary.final_hash}; its records are gone"
+                yield summary.run_id, VerifyResult(False, False, HEADER_SEQ, reason)
+                continue
+            except TraceError as exc:
+                yield summary.run_id, VerifyResult(False, False, HEADER_SEQ, str(exc))
+                continue
+            yield summary.run_id, self.check(trace)
+
+    def list(self, since: datetime | None = None, status: str | None = None) -> builtins.list[TraceSummary]:
+        if since is not None and since.tzinfo is None:
+            raise InputError("since must be a timezone-aware datetime")
+        rows = self._query(
+            f"SELECT {_SUMMARY} FROM trace_runs WHERE created_at >= %s "
+            "AND (%s::text IS NULL OR status = %s OR outcome_status = %s) ORDER BY created_at, run_id",
+            (since or datetime(1970, 1, 1, tzinfo=UTC), status, status, status),
+        )
+        return [_summary(row) for row in rows]
+
+    def prune(self, before: date, *, dry_run: bool = False) -> PruneReport:
+        """Delete the runs of the UTC days before ``before`` (today's never), as ``traces.retention``."""
+        today = datetime.now(UTC).date()
+        if before > today:
+            raise InputError(f"--before {before.isoformat()} is after today ({today.isoformat()}, UTC)")
+        cut = datetime.combine(before, time(), tzinfo=UTC)
+        with unavailable(self.url), connect(self.url) as conn, conn.transaction():
+            days = "count(DISTINCT (created_at AT TIME ZONE 'UTC')::date)"
+            old = f"SELECT count(*), coalesce(sum(bytes), 0), {days} FROM trace_runs WHERE created_at < %s"
+            runs, size, day_count = conn.execute(old, (cut,)).fetchone() or (0, 0, 0)
+            kept = conn.execute(f"SELECT {days} FROM trace_runs WHERE created_at >= %s", (cut,)).fetchone()
+            if not dry_run:
+                conn.execute("SET LOCAL evloop.prune = 'on'")
+                doomed = "SELECT run_id FROM trace_runs WHERE created_at < %s"
+                conn.execute(f"DELETE FROM trace_records WHERE run_id IN ({doomed})", (cut,))
+                conn.execute("DELETE FROM trace_runs WHERE created_at < %s", (cut,))
+        return PruneReport(int(day_count), int(runs), int(size), int(kept[0] if kept else 0), dry_run)
+
+    def close(self) -> None:
+        """Stop the committer (runs already handed to it are written first)."""
+        with self._start_lock:
+            committer, self._committer = self._committer, None
+        with self._lock:
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
+        if committer is not None:
+            self._queue.put(_STOP)
+            committer.join()
+
+    def _commit(self, run: _Run) -> None:
+        """Hand the run to the committer and wait until its transaction committed (or failed)."""
+        with self._start_lock:
+            if self._committer is None:
+                self._committer = threading.Thread(target=self._commit_loop, name="evloop-trace-commit")
+                self._committer.daemon = True
+                self._committer.start()
+        self._queue.put(run)
+        run.done.wait()
+        if run.error is not None:
+            raise run.error
+
+    def _commit_loop(self) -> None:
+        conn: psycopg.Connection[Any] | None = None
+        while True:
+            group = [self._queue.get()]
+            while len(group) < GROUP_MAX:
+                try:
+                    group.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            stop = any(run is _STOP for run in group)
+            runs = [run for run in group if run is not _STOP]
+            try:
+                if runs:
+                    conn = self._write_group(conn, runs)
+            finally:
+                for run in runs:
+                    run.done.set()
+            if stop:
+                if conn is not None:
+                    conn.close()
+                return
+
+    def _write_group(self, conn: psycopg.Connection[Any] | None, runs: builtins.list[_Run]) -> Any:
+        """One transaction for the group; every run of a failed group gets the error."""
+        try:
+            with unavailable(self.url):
+                if conn is None or conn.closed or conn.broken:
+                    conn = connect(self.url)
+                with conn.transaction():
+                    rows = list(zip(*(run.row() for run in runs), strict=True))
+                    conn.execute(_INSERT_RUNS, [list(column) for column in rows])
+                    with conn.cursor() as cursor:
+                        cursor.executemany(_INSERT_RECORDS, [(r.header.run_id, r.lines) for r in runs])
+        except Exception as exc:  # handed to each waiting run, raised in its own thread
+            error = _duplicate(exc, runs) or exc
+            for run in runs:
+                run.error = error
+            return None if conn is None or conn.broken else conn
+        return conn
+
+    def _query(self, sql: str, params: tuple[Any, ...]) -> builtins.list[tuple[Any, ...]]:
+        """One statement on the store's read connection (opened again after a loss)."""
+        with self._lock, unavailable(self.url):
+            if self._reader is None or self._reader.closed or self._reader.broken:
+                self._reader = connect(self.url)
+            return self._reader.execute(sql, params).fetchall()
+
+
+_STOP = _Run(TraceHeader.model_construct(run_id=""), [], 0)
+
+
+def _nowhere() -> Path:
+    """The folder the file store would use: none, nothing is written there."""
+    return Path("/nonexistent/evloop-traces-in-postgresql")
+
+
+def _summary(row: tuple[Any, ...]) -> TraceSummary:
+    run_id, created, status, outcome, question, final, events, size = row
+    return TraceSummary(
+        run_id=run_id,
+        created_at=created.astimezone(UTC).isoformat().replace("+00:00", "Z"),
+        status=status,
+        outcome_status=outcome,
+        question=question,
+        path=f"postgresql:{run_id}",
+        final_hash=final,
+        events=events,
+        bytes=size,
+    )
+
+
+def _duplicate(exc: BaseException, runs: builtins.list[_Run]) -> BaseException | None:
+    import psycopg
+
+    if isinstance(exc.__cause__, psycopg.errors.UniqueViolation):
+        names = ", ".join(run.header.run_id for run in runs)
+        return InputError(f"a run id among {names} already has a trace")
+    return None
