@@ -242,9 +242,10 @@ def _fallback(
     return Adjudication(verdicts, calls, records, fallback_reason=reason)
 
 
-def build_adjudicator(env: Mapping[str, str] = os.environ) -> Adjudicator:
-    """The LLM adjudicator when the environment configures one, else the offline rules."""
-    config = LLMConfig.from_env(env)
+def build_adjudicator(env: Mapping[str, str] = os.environ, config: LLMConfig | None = None) -> Adjudicator:
+    """The LLM adjudicator for ``config``, else the one the environment configures, else the offline
+    rules."""
+    config = config or LLMConfig.from_env(env)
     if config is None:
         return rules_adjudicator
     return LLMAdjudicator(build_model(config, LLMRecorder()), config)

@@ -28,6 +28,7 @@ from tools.embed_config import EmbedConfig
 from tools.embedder import Embedder, build_embedder
 from tools.errors import InputError
 from tools.llm_config import LLMConfig
+from tools.pg import is_url
 from tools.rerank_config import RerankConfig
 from tools.reranker import Reranker, build_reranker
 from tools.snapshot import Snapshot
@@ -46,7 +47,7 @@ def conflict_check_for(policy: Policy, llm: LLMConfig | None) -> ConflictCheck |
     # pydantic-ai and openai cost a second or more to import: only a configured model pays for them.
     from agent.llm_adjudicator import build_adjudicator
 
-    return ConflictChecker(build_adjudicator(os.environ))
+    return ConflictChecker(build_adjudicator(config=llm))
 
 
 MAX_QUESTION_CHARS = 2000
@@ -54,10 +55,10 @@ MAX_QUESTION_CHARS = 2000
 
 def _trace_store(index: Location, folder: Path | None) -> TraceStore:
     """Traces in ``folder`` if given, else beside the store: ``INDEX/traces``, or the database's tables."""
-    if folder is None and isinstance(index, str):
+    if folder is None and is_url(index):
         from traces.pg_store import PgTraceStore
 
-        return PgTraceStore(index)
+        return PgTraceStore(str(index))
     # fdatasync: the trace's bytes are durable before the outcome returns, without a metadata flush
     return TraceStore(folder or Path(index) / TRACES_SUBDIR, fsync=os.fdatasync)
 
@@ -110,19 +111,27 @@ class Service:
         tracing_on: bool = True,
         policy: Policy | None = None,
         question_chars: int = MAX_QUESTION_CHARS,
-        embedder: Embedder | Literal["configured"] | None = "configured",
-        reranker: Reranker | Literal["configured"] | None = "configured",
+        embedder: Embedder | EmbedConfig | Literal["configured"] | None = "configured",
+        reranker: Reranker | RerankConfig | Literal["configured"] | None = "configured",
+        llm: LLMConfig | Literal["configured"] | None = "configured",
     ) -> Service:
-        """A service over ``index``; traces default to ``index/traces``; the embedder and the reranker
-        are the ones the environment configures (``tools.embed_config``, ``tools.rerank_config``)
-        unless given (None: lexical only, no reranker)."""
+        """A service over ``index`` (a folder, or a PostgreSQL URL); traces default to
+        ``index/traces``. The embedder, the reranker and the conflict check's LLM are the ones the
+        environment configures (``tools.embed_config``, ``tools.rerank_config``,
+        ``tools.llm_config``) unless given, as an object or its config (None: lexical only, no
+        reranker, the offline conflict rules). Use it as a context manager, or call ``close``."""
         if embedder == "configured":
-            embedder = build_embedder(EmbedConfig.from_env(os.environ))
+            embedder = EmbedConfig.from_env(os.environ)
+        if isinstance(embedder, EmbedConfig):
+            embedder = build_embedder(embedder)
         if reranker == "configured":
-            reranker = build_reranker(RerankConfig.from_env(os.environ))
+            reranker = RerankConfig.from_env(os.environ)
+        if isinstance(reranker, RerankConfig):
+            reranker = build_reranker(reranker)
+        if llm == "configured":
+            llm = LLMConfig.from_env(os.environ)
         store = open_store(index, create=create, embedder=embedder)
         policy = policy or Policy()
-        llm = LLMConfig.from_env(os.environ)
         check = conflict_check_for(policy, llm)
         trace_store = _trace_store(index, traces) if tracing_on else None
         llm_info = llm.public() if llm is not None else {}
@@ -265,7 +274,14 @@ class Service:
     def documents(self) -> Sequence[DocumentInfo]:
         return self.store.documents()
 
+    def __enter__(self) -> Service:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
+        """Close the trace store, the store and the reranker's connections."""
         if self.traces is not None:
             self.traces.close()
         self.store.close()
