@@ -21,6 +21,7 @@ tools/pg.py); what differs is where things live and who may write:
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -37,8 +38,8 @@ from tools.schema import read_generation, write_generation
 from tools.snapshot import CorpusView, Snapshot, VersionInfo, VersionSource
 from tools.sql import Db
 from tools.store import EmbedProgress, Store, _crash_point
-from tools.types import ParsedDocument
-from tools.views import read_parsed, read_version_info
+from tools.types import ParsedDocument, Section, Unit
+from tools.views import _LIVE, read_parsed, read_version_info
 
 if TYPE_CHECKING:
     import psycopg
@@ -112,6 +113,32 @@ class Resident:
     def parsed(self, doc_id: str, version: str) -> ParsedDocument:
         held = self._parsed.get((doc_id, version))
         return held if held is not None else self._store.parsed(doc_id, version)
+
+
+_LIVE_VERSIONS = f"""WITH {_LIVE}
+SELECT v.doc_id, v.format, v.text FROM live JOIN versions v USING (doc_id, version) ORDER BY v.doc_id"""
+_LIVE_SECTIONS = f"""WITH {_LIVE}
+SELECT s.doc_id, s.section_id, s.parent_id, s.level, s.title, s.start, s."end", s.path
+FROM live JOIN sections s USING (doc_id, version) ORDER BY s.doc_id, s.section_id"""
+
+
+def live_parsed(conn: Db, view: CorpusView) -> dict[tuple[str, str], ParsedDocument]:
+    """The parsed form of every version live in ``view``, in two statements (its units are the view's):
+    what :func:`tools.views.read_parsed` gives one version at a time."""
+    g = {"g": view.generation}
+    sections: dict[str, list[Section]] = {d.doc_id: [] for d in view.docs}
+    for doc_id, sid, parent, level, title, start, end, path in conn.execute(_LIVE_SECTIONS, g):
+        sections[doc_id].append(Section(sid, parent, level, title, start, end, tuple(json.loads(path))))
+    units: dict[str, list[Unit]] = {d.doc_id: [] for d in view.docs}
+    for unit in view.units:
+        units[unit.doc_id].append(unit)
+    infos = {d.doc_id: d for d in view.docs}
+    out: dict[tuple[str, str], ParsedDocument] = {}
+    for doc_id, fmt, text in conn.execute(_LIVE_VERSIONS, g):
+        info = infos[doc_id]
+        parts = tuple(sections[doc_id]), tuple(units[doc_id])
+        out[doc_id, info.version] = ParsedDocument(doc_id, info.version, info.title, fmt, text, *parts)
+    return out
 
 
 class PgStore(Store):
@@ -208,7 +235,8 @@ class PgStore(Store):
         with unavailable(self._url):
             conn = connect(self._url)
             try:
-                with conn.transaction():
+                # Pipeline mode: statements whose results are not read are sent without waiting.
+                with conn.transaction(), conn.pipeline():
                     conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
                     yield PgConnection(conn)
             finally:
@@ -216,8 +244,7 @@ class PgStore(Store):
 
     def _snapshot_source(self, conn: Db, view: CorpusView) -> VersionSource:
         """Every live version's parsed form, read now: the snapshot needs the server for no question."""
-        parsed = {(d.doc_id, d.version): read_parsed(conn, d.doc_id, d.version) for d in view.docs}
-        return Resident(parsed, self._source)
+        return Resident(live_parsed(conn, view), self._source)
 
     def _load_current(self) -> Snapshot:
         generation = self._generation
