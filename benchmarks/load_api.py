@@ -1,7 +1,8 @@
 """A bounded load test of the HTTP API on a loopback port: questions with and without a concurrent ingest.
 
     .venv/bin/python benchmarks/load_api.py [SET_DIR] [--seconds 60] [--clients 16] [--ingest-docs 200]
-                                            [--workers 1] [--json OUT.json]
+                                            [--workers 1] [--json OUT.json] [--no-trace]
+                                            [--store URL [--replicas N]] [--phases quiet]
 
 SET_DIR (default /work/shared/eval/tara_zh) holds corpus.jsonl and questions.jsonl. The script
 
@@ -15,6 +16,11 @@ SET_DIR (default /work/shared/eval/tara_zh) holds corpus.jsonl and questions.jso
    listing must show all of the batch or none of it; at the end all of it must be there;
 5. stops the server, removes the temporary folder, prints a table (``--json`` also writes it).
 
+With ``--store URL`` (an empty, migrated PostgreSQL database) the corpus goes there and
+``--replicas`` servers share it, the clients spread over them. Each phase also reports CPU
+milliseconds per request: of the servers (their processes), of this load generator, and of the
+whole machine (the rest is PostgreSQL and whatever else runs).
+
 It exits 1 if any response was a 5xx, a listing showed part of the batch, or a document was lost.
 """
 
@@ -23,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import socket
 import subprocess
@@ -68,6 +75,7 @@ class Phase:
     ingest_status: int | None = None
     probes: Counter[int] = field(default_factory=Counter)
     lost: int | None = None
+    cpu: tuple[float, float, float] = (0.0, 0.0, 0.0)  # seconds: servers, this client, the machine
     lock: threading.Lock = field(default_factory=threading.Lock)  # the clients share the counters
 
     def overlapping_ingest(self) -> list[float]:
@@ -104,6 +112,10 @@ class Phase:
             "ingest_status": self.ingest_status,
             "listings_by_batch_docs_visible": dict(sorted(self.probes.items())),
             "lost_documents": self.lost,
+            "cpu_ms_per_request": {
+                part: round(seconds * 1000 / done, 2) if done else None
+                for part, seconds in zip(("server", "client", "machine"), self.cpu, strict=True)
+            },
         }
 
 
@@ -131,10 +143,12 @@ def free_port() -> int:
         return port
 
 
-def start_server(index: Path, keys: Path, workers: int, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(
+    store: list[str], keys: Path, workers: int, log: Path, extra: Sequence[str] = ()
+) -> tuple[subprocess.Popen[bytes], str]:
     """``evloop serve`` on loopback; returns once /healthz answers (or raises after 60 s)."""
     port = free_port()
-    command = [sys.executable, "-m", "agent.cli", "serve", "--index", str(index), "--keys", str(keys)]
+    command = [sys.executable, "-m", "agent.cli", "serve", *store, "--keys", str(keys), *extra]
     command += ["--host", HOST, "--port", str(port), "--workers", str(workers), "--quiet"]
     with log.open("wb") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
@@ -148,6 +162,25 @@ def start_server(index: Path, keys: Path, workers: int, log: Path) -> tuple[subp
             time.sleep(0.2)
     process.kill()
     raise SystemExit(f"the server did not start:\n{log.read_text()}")
+
+
+def cpu_seconds(pids: Sequence[int]) -> float:
+    """User + system CPU of the processes (from /proc; 0 where unreadable)."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def machine_seconds() -> float:
+    """CPU seconds the whole machine was busy (all cores, from /proc/stat)."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = values[3] + values[4]
+    return (sum(values[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
 def client_loop(
@@ -216,27 +249,36 @@ def _record(doc: DocumentInput) -> dict[str, object]:
 
 def run_phase(
     name: str,
-    url: str,
+    urls: Sequence[str],
     key: str,
     asked: Sequence[str],
     args: argparse.Namespace,
     batch: list[DocumentInput] | None,
+    servers: Sequence[int] = (),
 ) -> Phase:
-    """``args.clients`` clients for ``args.seconds``, plus the ingest when a batch is given."""
+    """``args.clients`` clients for ``args.seconds`` (spread over ``urls``), plus the ingest when a
+    batch is given; ``servers`` are the pids whose CPU is counted."""
     phase = Phase(name)
     until = time.monotonic() + args.seconds
     threads = [
-        threading.Thread(target=client_loop, args=(url, key, asked, c, args.clients, until, phase))
+        threading.Thread(
+            target=client_loop, args=(urls[c % len(urls)], key, asked, c, args.clients, until, phase)
+        )
         for c in range(args.clients)
     ]
+    url = urls[0]
     if batch is not None:
         threads.append(threading.Thread(target=ingest_and_probe, args=(url, key, batch, until, phase)))
     began = time.monotonic()
+    cpu = (cpu_seconds(servers), resource.getrusage(resource.RUSAGE_SELF), machine_seconds())
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     phase.seconds = time.monotonic() - began
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    client = own.ru_utime + own.ru_stime - cpu[1].ru_utime - cpu[1].ru_stime
+    phase.cpu = (cpu_seconds(servers) - cpu[0], client, machine_seconds() - cpu[2])
     return phase
 
 
@@ -253,6 +295,7 @@ def print_table(rows: list[dict[str, object]]) -> None:
         "during_ingest",
         "listings_by_batch_docs_visible",
         "lost_documents",
+        "cpu_ms_per_request",
     ]
     width = max(len(k) for k in keys)
     print(f"{'phase':<{width}}  " + "  ".join(f"{r['phase']!s:<36}" for r in rows))
@@ -270,6 +313,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--ingest-docs", type=int, default=200)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--no-trace", action="store_true", help="servers write no traces")
+    parser.add_argument("--store", default=None, help="an empty, migrated PostgreSQL database")
+    parser.add_argument("--replicas", type=int, default=1, help="servers sharing --store")
+    parser.add_argument("--phases", choices=("both", "quiet"), default="both")
     args = parser.parse_args(argv)
     if not (args.set_dir / "corpus.jsonl").is_file():
         print(f"no corpus.jsonl in {args.set_dir}; nothing to measure", file=sys.stderr)
@@ -295,7 +342,8 @@ def measure(
     args: argparse.Namespace,
 ) -> list[dict[str, object]]:
     """Set up the index, key and server in ``work``; run both phases; always stop the server."""
-    service = Service.open(work / "index", create=True)
+    location: Path | str = args.store or work / "index"
+    service = Service.open(location, create=True)
     service.ingest(base)
     service.close()
     key = new_key()
@@ -307,18 +355,26 @@ def measure(
         f"{args.clients} clients, {args.seconds:g} s per phase, {args.workers} worker(s)",
         file=sys.stderr,
     )
-    process, url = start_server(work / "index", work / "keys.json", args.workers, work / "serve.log")
+    store = ["--store", args.store] if args.store else ["--index", str(work / "index")]
+    extra = ["--no-trace"] if args.no_trace else []
+    started = [
+        start_server(store, work / "keys.json", args.workers, work / f"serve-{n}.log", extra)
+        for n in range(args.replicas if args.store else 1)
+    ]
+    urls, pids = [url for _, url in started], [p.pid for p, _ in started]
     try:
-        quiet = run_phase("quiet", url, key, asked, args, None)
-        busy = run_phase(f"with ingest of {len(batch)}", url, key, asked, args, batch)
+        phases = [run_phase("quiet", urls, key, asked, args, None, pids)]
+        if args.phases == "both":
+            phases.append(run_phase(f"with ingest of {len(batch)}", urls, key, asked, args, batch, pids))
     finally:
-        process.terminate()
-        process.wait(timeout=30)
-    rows = [quiet.summary(), busy.summary()]
+        for process, _ in started:
+            process.terminate()
+            process.wait(timeout=30)
+    rows = [phase.summary() for phase in phases]
     if not all(_healthy(r, len(batch)) for r in rows):
         print(
             "server log (last 40 lines):",
-            *(work / "serve.log").read_text().splitlines()[-40:],
+            *(work / "serve-0.log").read_text().splitlines()[-40:],
             sep="\n",
             file=sys.stderr,
         )

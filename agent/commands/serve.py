@@ -86,6 +86,7 @@ def register(subparsers: Subparsers) -> None:
         metavar="N",
         help="most documents in one ingest request; more get a 413 (default: %(default)s)",
     )
+    parser.add_argument("--no-trace", action="store_true", help="write no traces (for measurements)")
     parser.add_argument("--quiet", action="store_true", help="log warnings and errors only, no access log")
     parser.set_defaults(run=run)
 
@@ -104,7 +105,13 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--port must be from 0 to {MAX_PORT}, not {args.port}")
     if isinstance(index, Path) and not (index / DB_NAME).is_file():
         warn(f"no index at {index} yet: created an empty one; add documents with POST /v1/documents")
-    service = Service.open(index, create=True, traces=args.traces, question_chars=limits.question_chars)
+    service = Service.open(
+        index,
+        create=True,
+        traces=args.traces,
+        tracing_on=not args.no_trace,
+        question_chars=limits.question_chars,
+    )
     log_level = "warning" if args.quiet else "info"
     print(
         f"evloop: serving {shown(index)} on http://{host}:{args.port} ({_who(args.keys, keys)})", flush=True
@@ -119,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
     service.close()  # each worker process opens its own
     os.environ[ENV_INDEX] = str(index.resolve()) if isinstance(index, Path) else index
     os.environ[ENV_KEYS] = str(args.keys.resolve()) if args.keys is not None else ""
-    os.environ[ENV_TRACES] = str(args.traces.resolve()) if args.traces is not None else ""
+    os.environ[ENV_TRACES] = "off" if args.no_trace else str(args.traces.resolve()) if args.traces else ""
     os.environ[ENV_LIMITS] = json.dumps(asdict(limits))
     uvicorn.run(
         "agent.api.app:from_env",
