@@ -59,11 +59,11 @@ def _quiet(window: Window, step: Step) -> None:
 
 
 def default_conflict_check(policy: Policy) -> ConflictCheck:
-    """The full loop checks conflicts with the offline rules; the ablation modes check nothing.
+    """The offline rules when the policy's preset checks conflicts (the full loop), else nothing.
 
     The service wires the LLM adjudicator in when one is configured (``agent.service``).
     """
-    return ConflictChecker() if policy.mode == "adaptive" else no_conflict_check
+    return ConflictChecker() if policy.preset.checks_conflicts else no_conflict_check
 
 
 @dataclass(slots=True)
@@ -285,8 +285,8 @@ class Controller:
         """The lead windows as grown, then the next ones regrown from their seeds under a tight budget,
         so that more short passages fit the outcome beside the best ones."""
         ranked = rank(run.items)
-        if not self.policy.runner_budget or self.policy.mode != "adaptive":
-            return ranked[: self.policy.lead_windows]  # the ablation modes hand back whole windows only
+        if not self.policy.runner_budget or not self.policy.preset.regrows_runners_up:
+            return ranked[: self.policy.lead_windows]  # an ablation hands back whole windows only
         lead, rest = (
             ranked[: self.policy.lead_windows],
             ranked[self.policy.lead_windows : self.policy.max_windows],

@@ -1,7 +1,8 @@
-"""Growing seed windows by mode: seed (as hit), window (fixed radius), parent (whole section), adaptive.
+"""Growing seed windows as the policy's preset says: as hit, to a fixed radius, to the whole section,
+or by sliding (policies.presets).
 
-The adaptive mode is the directional slide: policies propose moves and judge them, this module
-applies them with the window mechanism and reports each kept step.
+Sliding is directional: policies propose moves and judge them, this module applies them with the
+window mechanism and reports each kept step.
 """
 
 from __future__ import annotations
@@ -34,15 +35,15 @@ class Grower:
         return check_window(self.question, window, self.doc, self.best, self.policy)
 
     def grow(self, window: Window) -> Checked:
-        """Grow one seed window as the policy's mode says, and check it."""
-        mode, doc = self.policy.mode, self.doc
-        if mode == "adaptive":
+        """Grow one seed window as the policy's preset says, and check it."""
+        growth, doc = self.policy.preset.growth, self.doc
+        if growth == "slide":
             return self.slide(window)
-        if mode == "window":
+        if growth == "radius":
             lo = max(0, window.first - self.policy.fixed_radius)
             hi = min(len(doc.units) - 1, window.last + self.policy.fixed_radius)
             window = with_units(window, range(lo, hi + 1))
-        elif mode == "parent":
+        elif growth == "section":
             window = with_units(window, section_ordinals(doc, doc.units[window.first].section_id))
         return Checked(window, doc, self.check(window), self.best)
 

@@ -78,10 +78,11 @@ def recorded_policy(trace: Trace) -> Policy:
 def recorded_conflict_check(trace: Trace) -> ConflictCheck:
     """The trace's conflict check with its recorded LLM replies standing in for the model (no network).
 
-    Without recorded LLM calls the offline rules decide, as they did; ablation modes check nothing.
+    Without recorded LLM calls the offline rules decide, as they did; a preset that checks no
+    conflicts (an ablation) checks nothing.
     """
     policy = recorded_policy(trace)
-    if policy.mode != "adaptive":
+    if not policy.preset.checks_conflicts:
         return no_conflict_check
     records = [{"step": e.step, **e.data} for e in trace.events if e.step in LLM_STEPS]
     if not records:

@@ -41,8 +41,9 @@ TRACES_SUBDIR = "traces"
 
 
 def conflict_check_for(policy: Policy, llm: LLMConfig | None) -> ConflictCheck | None:
-    """The LLM-adjudicated conflict check when a model is configured (full loop only), else the default."""
-    if llm is None or policy.mode != "adaptive":
+    """The LLM-adjudicated conflict check when a model is configured and the policy's preset checks
+    conflicts (the full loop), else the default."""
+    if llm is None or not policy.preset.checks_conflicts:
         return None
     # pydantic-ai and openai cost a second or more to import: only a configured model pays for them.
     from agent.llm_adjudicator import build_adjudicator

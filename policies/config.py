@@ -10,12 +10,11 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from policies.judge_model import DEFAULT_JUDGE, JudgeModel
+from policies.presets import PRESETS, Mode, Preset
 
-Mode = Literal["seed", "window", "parent", "adaptive"]
-MODES: tuple[Mode, ...] = ("seed", "window", "parent", "adaptive")
 # Rules added after traces were first recorded, with the value that turns each off: a recorded
 # policy without the field ran without the rule, and replays without it.
 ADDED_LATER: dict[str, object] = {
@@ -40,7 +39,7 @@ ADDED_LATER: dict[str, object] = {
 class Policy:
     """Thresholds and budgets. Defaults are the shipped policy."""
 
-    mode: Mode = "adaptive"
+    mode: Mode = "adaptive"  # the loop's preset (policies.presets): the full loop or an ablation
     # recall (spelling, IDF and BM25 over what the caller may read: see tools.snapshot)
     caller_statistics: bool = True
     seed_k: int = 12
@@ -91,6 +90,11 @@ class Policy:
     screen_directives: bool = True
     # answer
     max_answer_sentences: int = 3
+
+    @property
+    def preset(self) -> Preset:
+        """What the policy's mode switches on (policies.presets)."""
+        return PRESETS[self.mode]
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)

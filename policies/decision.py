@@ -178,8 +178,8 @@ def widen(missing: Sequence[MissingPiece]) -> bool:
 
 
 def should_widen(missing: Sequence[MissingPiece], recalls: int, policy: Policy) -> bool:
-    """One more, wider recall: only in the full loop, within the recall budget, for nameable gaps."""
-    return policy.mode == "adaptive" and recalls < policy.max_recalls and widen(missing)
+    """One more, wider recall: only when the preset widens, within the recall budget, for nameable gaps."""
+    return policy.preset.widens and recalls < policy.max_recalls and widen(missing)
 
 
 def widened_query(question: Question, missing: Sequence[MissingPiece]) -> str:

@@ -22,7 +22,8 @@ from agent.commands.session import add_policy_option, policy_from_args
 from agent.controller import Controller
 from agent.evaluate import Asker, answer_all, ingest_set, read_questions, score, temp_index, write_jsonl
 from agent.runtime import freeze_heap
-from policies.config import MODES, Policy
+from policies.config import Policy
+from policies.presets import MODES
 from tools.errors import InputError
 from tools.pg import is_url
 from tools.stores import Location

@@ -9,7 +9,8 @@ import pytest
 from agent.controller import Controller
 from agent.growth import Grower
 from agent.outcome import Evidence, Outcome
-from policies.config import Mode, Policy
+from policies.config import Policy
+from policies.presets import Mode
 from policies.question import analyse
 from tools.snapshot import Snapshot
 from tools.store import Store
