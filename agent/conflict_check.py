@@ -90,11 +90,11 @@ class ConflictChecker:
 
     def __init__(self, adjudicator: Adjudicator | None = None, rules: ConflictRules | None = None) -> None:
         self.adjudicator = adjudicator or rules_adjudicator
-        self.rules = rules or ConflictRules()
+        self.rules = rules or ConflictRules.of(Policy())
 
     def under(self, policy: Policy) -> ConflictChecker:
-        """The same check with the candidate rules a policy switches (the controller binds its own)."""
-        return ConflictChecker(self.adjudicator, self.rules.under(policy))
+        """The same check with the candidate rules a policy sets (the controller binds its own)."""
+        return ConflictChecker(self.adjudicator, ConflictRules.of(policy))
 
     def __call__(self, question: str, views: Sequence[EvidenceView], recorder: Recorder) -> ConflictReport:
         scan = find_candidates(question, views, self.rules)

@@ -143,7 +143,9 @@ class Controller:
             analyse(
                 question,
                 partial(snapshot.term_weights, groups=readers, scoped=scoped),
-                partial(snapshot.spelled, groups=readers, scoped=scoped),
+                partial(
+                    snapshot.spelled, groups=readers, scoped=scoped, min_chars=self.policy.typo_min_chars
+                ),
                 snapshot.cosines(vector, readers) if vector is not None else None,
             ),
             readers,
@@ -207,6 +209,8 @@ class Controller:
             similarities=cosines.similarities if cosines is not None else None,
             dense_k=policy.dense_k,
             rrf_constant=policy.rrf_constant,
+            fusion_weight=policy.fusion_weight,
+            typo_min_chars=policy.typo_min_chars,
         )
         run.recalls += 1
         run.recorder.record("recalled", events.recalled(query, k, run.recalls, hits))
@@ -274,7 +278,7 @@ class Controller:
 
         def focus(e: Evidence) -> tuple[int, int] | None:
             units = units_within(snapshot.parsed(e.doc_id, e.version), e.start, e.end)
-            return statement_span(run.question, units)
+            return statement_span(run.question, units, self.policy)
 
         views = events.views(pool, snapshot.current_versions(), focus)
         report = self.conflict_check(run.question.text, views, run.recorder)
@@ -319,7 +323,7 @@ class Controller:
         scored = self.rerank(run)
         candidates = on_subject(run.question, self.runners_up(run), self.policy)
         selected = select(candidates, self.policy, factoid=run.question.factoid)
-        pinned = pinned_for_references(selected, run.items)
+        pinned = pinned_for_references(selected, run.items, self.policy)
         if pinned:
             items = on_subject(run.question, run.items, self.policy)
             selected = select(

@@ -38,14 +38,14 @@ def answer_units(question: Question, items: Sequence[Checked], policy: Policy) -
         scored = [(u, _unit_value(question, u, seeds)) for u in units]
         scored = [(u, v) for u, v in scored if v[0] or v[1] or v[2]]
         scored.sort(key=lambda uv: (-uv[1][0], -uv[1][1], -uv[1][2], uv[0].ordinal))
-        for unit, value in scored[:2]:
+        for unit, value in scored[: policy.answer_units_per_window]:
             picked.append((index, unit, value))
     picked.sort(key=lambda p: (-p[2][0], -p[2][1], -p[2][2], p[0], p[1].ordinal))
     if picked:
         # A unit from a weaker window joins only when it says about as much of the question as the best one.
-        top = picked[0][2]
+        top, share = picked[0][2], policy.answer_join_share
         picked = [
-            p for p in picked if p[0] == picked[0][0] or (p[2][0] >= top[0] and p[2][1] >= top[1] * 0.75)
+            p for p in picked if p[0] == picked[0][0] or (p[2][0] >= top[0] and p[2][1] >= top[1] * share)
         ]
     chosen = picked[: policy.max_answer_sentences]
     chosen.sort(key=lambda p: (p[0], p[1].ordinal))

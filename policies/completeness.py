@@ -18,7 +18,7 @@ from policies.answer_type import window_states
 from policies.config import Policy
 from policies.coverage import covered_terms, term_share, uncovered_slots
 from policies.question import Question
-from policies.relevance import bm25_relevance
+from policies.relevance import lexical_relevance
 from policies.types import MissingKind, Slot
 from tools.types import ParsedDocument, Unit
 from tools.windows import Window, neighbour, units_of
@@ -170,7 +170,7 @@ def check_window(
     cosine = question.cosines.best(units) if question.cosines is not None else None
     semantic = question.cosines.similarities.relative(cosine) if question.cosines and cosine else 0.0
     seed_best = max((h.score for h in window.seeds), default=0.0)
-    relevance = bm25_relevance(seed_best, best_score)
+    relevance = lexical_relevance(seed_best, best_score, policy.relevance_half_score)
     coverage = term_share(question.terms, texts, question.weights)
     missing_slots = uncovered_slots(question.slots, texts)
     slot_cov = 1.0 - len(missing_slots) / len(question.slots) if question.slots else 1.0

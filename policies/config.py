@@ -1,7 +1,7 @@
 """Every threshold of the loop in one frozen, hashable policy.
 
-The controller reads numbers only from here; a trace records the policy and its hash so a replay
-runs under the same rules.
+The loop reads numbers only from here; a trace records the policy and its hash so a replay runs
+under the same rules.
 """
 
 from __future__ import annotations
@@ -15,8 +15,28 @@ from typing import Any
 from policies.judge_model import DEFAULT_JUDGE, JudgeModel
 from policies.presets import PRESETS, Mode, Preset
 
-# Rules added after traces were first recorded, with the value that turns each off: a recorded
-# policy without the field ran without the rule, and replays without it.
+# Numbers that were constants in the code before they became fields, with those constants. A
+# recorded policy without one ran with the constant; a policy holding the constant is recorded
+# without the field (``Policy.as_dict``), so every policy keeps the record and the hash it had.
+WERE_CONSTANTS: dict[str, object] = {
+    "fusion_weight": 1.5,
+    "typo_min_chars": 5,
+    "relevance_half_score": 5.0,
+    "answer_units_per_window": 2,
+    "answer_join_share": 0.75,
+    "reference_term_share": 0.8,
+    "statement_term_share": 0.5,
+    "conflict_min_context": 8,
+    "conflict_max_value_atoms": 12,
+    "conflict_merge_gap": 2,
+    "conflict_min_question_terms": 2,
+    "conflict_max_term_mismatch": 1,
+    "conflict_min_statement_words": 3,
+    "conflict_polarity_reach": 2,
+    "conflict_min_sentence_similarity": 0.6,
+}
+# Fields added after traces were first recorded, with the value a record without one ran under:
+# the value that turns a rule added later off, or the constant a number was before it was a field.
 ADDED_LATER: dict[str, object] = {
     "answer_type_penalty": 0.0,
     "fill_chars": 0,
@@ -32,6 +52,7 @@ ADDED_LATER: dict[str, object] = {
     "rerank_k": 0,
     "rerank_chars": 1200,
     "w_rerank": 0.0,
+    **WERE_CONSTANTS,
 }
 
 
@@ -45,6 +66,12 @@ class Policy:
     seed_k: int = 12
     wider_k: int = 24
     max_recalls: int = 2
+    # a unit's recall score is its BM25 over the best unit's plus fusion_weight times its passage's
+    # over the best passage's: a sentence in the section about the question outranks the same
+    # sentence elsewhere (measured on a Chinese help centre and an English manual, top-5 gold
+    # documents: 1.5 is near the best for both)
+    fusion_weight: float = 1.5
+    typo_min_chars: int = 5  # an unknown Latin word this long is read as the known word one edit away
     # hybrid recall when the index has unit vectors: the dense_k best units by BM25 and by cosine,
     # fused by reciprocal rank with this constant (tools.dense.rrf)
     dense_recall: bool = True
@@ -71,6 +98,8 @@ class Policy:
     w_semantic: float = 0.25  # the window's best cosine with the question, on the question's scale
     w_rerank: float = 0.35  # a cross-encoder's 0..1 relevance of the grown window, when one is configured
     gap_penalty: float = 0.25
+    # relevance = recall score / (the query's best + this) (policies.relevance.lexical_relevance)
+    relevance_half_score: float = 5.0
     answer_type_penalty: float = 0.1  # a window that states no value of the kind the question asks for
     # decision: with vectors and a corpus scale the judge decides (policies.judge), else the coverage rule
     judge: JudgeModel | None = DEFAULT_JUDGE
@@ -80,16 +109,34 @@ class Policy:
     window_keep_ratio: float = 0.8
     fill_ratio: float = 0.5  # a factoid question also reads windows this close to the best ...
     fill_chars: int = 500  # ... while its evidence is shorter than this (policies.selection.select)
+    # a reference is resolved by a window whose title, path or text holds this share of its name's terms
+    reference_term_share: float = 0.8
     # conflict check: windows close to the best are read too, so both sides of a disagreement are seen
     conflict_pool_ratio: float = 0.3
     conflict_pool_max: int = 8
+    # a window's statements about the question: its units naming this share of the terms the best
+    # unit names (policies.selection.statement_span); a disagreement is looked for there
+    statement_term_share: float = 0.5
+    # conflict candidates (policies.conflicts.ConflictRules), tuned on counterfactual fact sets and
+    # their clean controls
+    conflict_min_context: int = 8  # aligned atoms around a difference: "the same statement"
+    conflict_max_value_atoms: int = 12  # a value is short
+    conflict_merge_gap: int = 2  # differing runs this close are one value ("Tampa, Florida")
+    conflict_min_question_terms: int = 2  # question terms a window must hold to be compared at all
+    conflict_max_term_mismatch: int = 1  # question terms one window has and the other lacks
+    conflict_min_statement_words: int = 3  # words besides the value in its sentence
+    conflict_polarity_reach: int = 2  # atoms after a negation that belong to the negated value
+    conflict_min_sentence_similarity: float = 0.6  # two sentences of one window compared at all
     slot_values: bool = True  # also compare the values two sources give for the question's identifier
     # evidence: a look-alike identifier ("QUOKKA000X" for "QUOKKA001X") is another subject
     # (policies.slot_scope), a sentence addressed to an AI system is no evidence (policies.directives)
     rival_ids: bool = True
     screen_directives: bool = True
-    # answer
+    # answer: each window's best units, a weaker window's only when they name this share of the
+    # question's terms the best unit names (policies.answer)
     max_answer_sentences: int = 3
+    answer_units_per_window: int = 2
+    answer_join_share: float = 0.75
 
     @property
     def preset(self) -> Preset:
@@ -97,7 +144,13 @@ class Policy:
         return PRESETS[self.mode]
 
     def as_dict(self) -> dict[str, object]:
-        return asdict(self)
+        """The policy as a trace records it: a field that was a constant is left out while it holds
+        that constant (``WERE_CONSTANTS``)."""
+        return {
+            name: value
+            for name, value in asdict(self).items()
+            if name not in WERE_CONSTANTS or value != WERE_CONSTANTS[name]
+        }
 
     def digest(self) -> str:
         """sha256 of the policy's canonical JSON: what a trace pins."""
@@ -122,7 +175,8 @@ class Policy:
     def from_dict(cls, data: dict[str, object]) -> Policy:
         """Rebuild a recorded policy; unknown keys are rejected so a replay never runs on guesses.
 
-        A field the record lacks because its rule came later (``ADDED_LATER``) is read as off.
+        A field the record lacks because it came later (``ADDED_LATER``) is read as it ran: its
+        rule off, or the constant it was.
         """
         known = {f.name for f in fields(cls)}
         unknown = set(data) - known

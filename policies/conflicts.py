@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields
 
 from policies.config import Policy
 from policies.conflict_align import Region, Text, prepare, regions, share_context, text_pairs
@@ -53,26 +53,32 @@ from policies.slot_scope import about_other, asked_identifiers
 from policies.types import ConflictCandidate, EvidenceView, Slot, ValueMention, Verdict
 
 _MAX_WIDEN = 3  # characters a name may grow by at either end to reach a word edge
+_SWITCHES = frozenset({"rival_ids", "slot_values"})
 
 
 @dataclass(frozen=True, slots=True)
 class ConflictRules:
-    """Thresholds of the candidate search, tuned on counterfactual fact sets and their clean controls."""
+    """Thresholds and switches of the candidate search, as a policy sets them (``Policy.conflict_*``,
+    ``Policy.rival_ids``, ``Policy.slot_values``; a policy recorded before a switch has it off)."""
 
-    min_context: int = 8  # aligned atoms around a difference: "the same statement"
-    max_value_atoms: int = 12  # a value is short
-    merge_gap: int = 2  # differing runs this close are one value ("Tampa, Florida")
-    min_question_terms: int = 2  # question terms a window must hold to be compared at all
-    max_term_mismatch: int = 1  # question terms one window has and the other lacks
-    min_statement_words: int = 3  # words besides the value in its sentence
-    polarity_reach: int = 2  # atoms after a negation that belong to the negated value
-    min_sentence_similarity: float = 0.6  # two sentences of one window compared at all
-    rival_ids: bool = True  # a look-alike of the question's identifier is no side (Policy.rival_ids)
-    slot_values: bool = True  # compare the values sources give for the identifier (Policy.slot_values)
+    min_context: int
+    max_value_atoms: int
+    merge_gap: int
+    min_question_terms: int
+    max_term_mismatch: int
+    min_statement_words: int
+    polarity_reach: int
+    min_sentence_similarity: float
+    rival_ids: bool
+    slot_values: bool
 
-    def under(self, policy: Policy) -> ConflictRules:
-        """These rules with the ones a policy switches set (a policy recorded before them has them off)."""
-        return replace(self, rival_ids=policy.rival_ids, slot_values=policy.slot_values)
+    @classmethod
+    def of(cls, policy: Policy) -> ConflictRules:
+        """The rules a policy sets: each threshold from its ``conflict_`` field, the two switches."""
+        thresholds = {
+            f.name: getattr(policy, f"conflict_{f.name}") for f in fields(cls) if f.name not in _SWITCHES
+        }
+        return cls(**thresholds, rival_ids=policy.rival_ids, slot_values=policy.slot_values)
 
     @property
     def run(self) -> int:
@@ -95,9 +101,11 @@ class _Question:
 
 
 def find_candidates(
-    question: str, views: Sequence[EvidenceView], rules: ConflictRules = ConflictRules()
+    question: str, views: Sequence[EvidenceView], rules: ConflictRules | None = None
 ) -> CandidateScan:
-    """Pairs of windows stating different values for what the question asks; pairs a rule settles apart."""
+    """Pairs of windows stating different values for what the question asks; pairs a rule settles
+    apart. ``rules``: the shipped policy's when not given."""
+    rules = rules or ConflictRules.of(Policy())
     asked = _Question(question_terms(question), asked_kinds(question))
     if not asked.kinds:
         return CandidateScan((), ())  # a how-to question asks for no value: no two values can disagree

@@ -26,8 +26,9 @@ def _texts(items: Sequence[Checked]) -> list[str]:
     return [u.text for c in items for u in units_of(c.window, c.doc)]
 
 
-def reference_resolved(name: str, referrer: Checked, items: Sequence[Checked]) -> bool:
-    """A reference is resolved when another window carries the named rule: in its title, path or text."""
+def reference_resolved(name: str, referrer: Checked, items: Sequence[Checked], policy: Policy) -> bool:
+    """A reference is resolved when another window carries the named rule: in its title, path or
+    text (``policy.reference_term_share`` of the name's terms)."""
     wanted = compact(name)
     terms = tuple(dict.fromkeys(index_tokens(name)))
     for item in items:
@@ -36,17 +37,18 @@ def reference_resolved(name: str, referrer: Checked, items: Sequence[Checked]) -
         heads = [item.doc.title, *item.doc.sections[item.doc.units[item.window.first].section_id].path]
         if any(wanted in compact(h) for h in heads):
             return True
-        if terms and term_share(terms, [*heads, *(u.text for u in units_of(item.window, item.doc))]) >= 0.8:
+        texts = [*heads, *(u.text for u in units_of(item.window, item.doc))]
+        if terms and term_share(terms, texts) >= policy.reference_term_share:
             return True
     return False
 
 
-def unresolved_references(items: Sequence[Checked]) -> list[tuple[str, Checked]]:
+def unresolved_references(items: Sequence[Checked], policy: Policy) -> list[tuple[str, Checked]]:
     """References made by the evidence that no other evidence window resolves, once each."""
     out: dict[str, Checked] = {}
     for item in items:
         for name in item.check.references:
-            if name not in out and not reference_resolved(name, item, items):
+            if name not in out and not reference_resolved(name, item, items, policy):
                 out[name] = item
     return list(out.items())
 
@@ -95,9 +97,9 @@ def _slot_pieces(question: Question, items: Sequence[Checked], policy: Policy) -
     ]
 
 
-def _reference_pieces(items: Sequence[Checked]) -> list[MissingPiece]:
+def _reference_pieces(items: Sequence[Checked], policy: Policy) -> list[MissingPiece]:
     pieces = []
-    for name, item in unresolved_references(items):
+    for name, item in unresolved_references(items, policy):
         units = units_of(item.window, item.doc)
         unit = next((u for u in units if referenced_rule(u.text) == name), units[0])
         pieces.append(
@@ -156,7 +158,11 @@ def missing_pieces(
         return pieces
     # runners-up are extra reading; only the lead windows must be whole
     lead = items[: policy.lead_windows]
-    return [*_slot_pieces(question, items, policy), *_reference_pieces(lead), *_gap_pieces(lead, policy)]
+    return [
+        *_slot_pieces(question, items, policy),
+        *_reference_pieces(lead, policy),
+        *_gap_pieces(lead, policy),
+    ]
 
 
 # Uncovered slots worth a second recall: names (a model number, a clause id, a quoted title, a key
@@ -192,12 +198,14 @@ def widened_query(question: Question, missing: Sequence[MissingPiece]) -> str:
     return " ".join([question.text, *dict.fromkeys(extra)])
 
 
-def pinned_for_references(selected: Sequence[Checked], candidates: Sequence[Checked]) -> list[Checked]:
+def pinned_for_references(
+    selected: Sequence[Checked], candidates: Sequence[Checked], policy: Policy
+) -> list[Checked]:
     """For each reference the selected evidence leaves unresolved, the best window that resolves it."""
     pinned: list[Checked] = []
-    for name, referrer in unresolved_references(selected):
+    for name, referrer in unresolved_references(selected, policy):
         for item in sorted(candidates, key=lambda c: -c.check.score):
-            if item not in selected and reference_resolved(name, referrer, [item]):
+            if item not in selected and reference_resolved(name, referrer, [item], policy):
                 pinned.append(item)
                 break
     return pinned

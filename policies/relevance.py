@@ -1,4 +1,4 @@
-"""Relevance signals: the question's content terms, how many of them a text covers, and BM25 scaled to 0..1.
+"""Relevance signals: the question's content terms, how many of them a text covers, recall scores as 0..1.
 
 Content terms are the question's BM25 index tokens (``tools.tokenize.index_tokens``: Chinese
 segmented, English stemmed, stop words gone) minus the words that only make it a question
@@ -33,9 +33,6 @@ QUESTION_WORDS_EN: frozenset[str] = frozenset(
     # what is left of a contraction once its "'t" is split off ("don't" -> "don")
     "don doesn didn isn aren wasn weren won wouldn couldn shouldn".split()
 )
-# One BM25 unit below this score is "half relevant"; typical top scores on the help-centre sets
-# (Chinese and English, sentence units) sit between 4 and 10, median about 5.5.
-BM25_HALF_SCORE = 5.0
 CJK_SUBSTRING_MIN_CHARS = 2
 
 _QUESTION_TOKENS_EN: frozenset[str] = frozenset(t for w in QUESTION_WORDS_EN for t in index_tokens(w))
@@ -62,13 +59,21 @@ def content_terms(question: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(terms))
 
 
-def bm25_relevance(score: float, best: float) -> float:
-    """A raw BM25 score mapped to 0..1: ``score / (best + BM25_HALF_SCORE)``.
+def lexical_relevance(score: float, best: float, half_score: float) -> float:
+    """A recall score mapped to 0..1: ``score / (best + half_score)``, ``best`` the query's best.
 
-    For the best hit of a query this is the saturation ``best / (best + k)`` (a weak best stays
-    weak: a top score of 5 gives 0.5, of 15 gives 0.75); any other hit gets that scaled by its
-    share of the best. Non-positive scores give 0; ``best`` below ``score`` is treated as ``score``.
+    For the best hit of a query this is the saturation ``best / (best + half_score)``; any other hit
+    gets that scaled by its share of the best. Non-positive scores give 0; ``best`` below ``score``
+    is treated as ``score``.
+
+    ``half_score`` (``Policy.relevance_half_score``, 5) was chosen for raw BM25 scores, whose tops
+    sat between 4 and 10 on the help-centre sets, so that a top of 5 gave 0.5. Recall scores are
+    fused now (``tools.snapshot.Snapshot.search``): a unit's BM25 over the best unit's plus
+    ``fusion_weight`` times its passage's over the best passage's, so at most 1 + ``fusion_weight``
+    (2.5). The best hit of a query therefore maps to at most 2.5 / 7.5 = 1/3, and the signal mostly
+    says how close a window's seed came to the query's best. The score weights and the judge were
+    set with it as it is: another ``half_score`` changes outcomes.
     """
     if score <= 0:
         return 0.0
-    return score / (max(best, score) + BM25_HALF_SCORE)
+    return score / (max(best, score) + half_score)

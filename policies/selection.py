@@ -75,12 +75,13 @@ def conflict_pool(items: Sequence[Checked], selected: Sequence[Checked], policy:
     return [*selected, *extra][: max(policy.conflict_pool_max, len(selected))]
 
 
-def statement_span(question: Question, units: Sequence[Unit]) -> tuple[int, int] | None:
-    """Character span of the units that speak to the question (those naming at least half as many of
-    its terms as the best unit does): where a disagreement about the asked value can sit."""
+def statement_span(question: Question, units: Sequence[Unit], policy: Policy) -> tuple[int, int] | None:
+    """Character span of the units that speak to the question (those naming at least
+    ``statement_term_share`` as many of its terms as the best unit does): where a disagreement about
+    the asked value can sit."""
     counts = [len(covered_terms(question.terms, (u.text,))) for u in units]
     best = max(counts, default=0)
     if best == 0:
         return None
-    keep = [u for u, n in zip(units, counts, strict=True) if 2 * n >= best]
+    keep = [u for u, n in zip(units, counts, strict=True) if n >= best * policy.statement_term_share]
     return keep[0].start, keep[-1].end

@@ -70,11 +70,12 @@ class RecallIndex:
     def __init__(self, bm25: bm25s.BM25 | None, size: int) -> None:
         self._bm25 = bm25
         self._vocab: Mapping[str, int] = bm25.vocab_dict if bm25 is not None else {}
-        self._deletes: dict[str, tuple[str, ...]] | None = None
+        # per shortest word corrected: built on the first misspelling, it serves every later one
+        self._deletes: dict[int, dict[str, tuple[str, ...]]] = {}
         self.size = size
 
-    def spelled(self, tokens: Sequence[str], rows: Rows | None = None) -> list[str]:
-        """The tokens with each unknown Latin word of ``TYPO_MIN_CHARS`` or more replaced by the known
+    def spelled(self, tokens: Sequence[str], rows: Rows | None = None, min_chars: int = 5) -> list[str]:
+        """The tokens with each unknown Latin word of ``min_chars`` or more replaced by the known
         word one edit away (insertion, deletion, substitution), the most frequent first; users misspell.
 
         With ``rows``, "known" and "frequent" are read over those rows only: a word that only other
@@ -84,13 +85,13 @@ class RecallIndex:
         for token in tokens:
             if (
                 self.knows(token, rows)
-                or len(token) < TYPO_MIN_CHARS
+                or len(token) < min_chars
                 or not token.isascii()
                 or not token.isalpha()
             ):
                 out.append(token)
                 continue
-            near = self._near(token, rows)
+            near = self._near(token, rows, min_chars)
             out.append(near if near is not None else token)
         return out
 
@@ -100,11 +101,12 @@ class RecallIndex:
             return token in self._vocab
         return self.doc_freq(token, rows) > 0
 
-    def _near(self, token: str, rows: Rows | None) -> str | None:
-        if self._deletes is None:
-            self._deletes = _deletion_index(self._vocab)
+    def _near(self, token: str, rows: Rows | None, min_chars: int) -> str | None:
+        deletes = self._deletes.get(min_chars)
+        if deletes is None:
+            deletes = self._deletes[min_chars] = _deletion_index(self._vocab, min_chars)
         keys = [token, *(token[:i] + token[i + 1 :] for i in range(len(token)))]
-        found = {word for key in keys for word in self._deletes.get(key, ())}
+        found = {word for key in keys for word in deletes.get(key, ())}
         found.discard(token)
         freq = {word: self.doc_freq(word, rows) for word in found}
         known = [word for word, df in freq.items() if df > 0]
@@ -221,15 +223,13 @@ def _length_norm(lengths: Lengths, mean: float, k1: float, b: float) -> npt.NDAr
     return result
 
 
-TYPO_MIN_CHARS = 5
-
-
-def _deletion_index(vocab: Mapping[str, int]) -> dict[str, tuple[str, ...]]:
-    """Each Latin vocabulary word, and each of its one-character deletions, mapped to the words:
-    two words one edit apart share a key (symmetric-delete spelling correction)."""
+def _deletion_index(vocab: Mapping[str, int], min_chars: int) -> dict[str, tuple[str, ...]]:
+    """Each Latin vocabulary word one edit from a word of ``min_chars`` or more, and each of its
+    one-character deletions, mapped to the words: two words one edit apart share a key
+    (symmetric-delete spelling correction)."""
     index: dict[str, list[str]] = {}
     for word in vocab:
-        if len(word) < TYPO_MIN_CHARS - 1 or not word.isascii() or not word.isalpha():
+        if len(word) < min_chars - 1 or not word.isascii() or not word.isalpha():
             continue
         for key in {word, *(word[:i] + word[i + 1 :] for i in range(len(word)))}:
             index.setdefault(key, []).append(word)

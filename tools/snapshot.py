@@ -40,10 +40,6 @@ from tools.types import Hit, ParsedDocument, Unit
 
 _PARSED_CACHE = 4096
 _SCOPE_CACHE = 256
-# Weight of the passage score against the unit score, both scaled to the best readable one:
-# a sentence in the section about the question outranks the same sentence elsewhere. Measured on
-# a Chinese help centre and an English manual (top-5 gold documents), 1.5 is near the best for both.
-FUSION_WEIGHT = 1.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,15 +219,16 @@ class Snapshot:
         return self._fingerprint if scope is None else scope.fingerprint
 
     def spelled(
-        self, terms: Sequence[str], groups: Collection[str] = (), *, scoped: bool = True
+        self, terms: Sequence[str], groups: Collection[str] = (), *, scoped: bool = True, min_chars: int = 5
     ) -> list[str]:
-        """The terms with each unknown English word read as the known word one edit away (see
-        ``RecallIndex.spelled``): users misspell, and recall and coverage should both see the word meant.
+        """The terms with each unknown English word of ``min_chars`` or more read as the known word
+        one edit away (see ``RecallIndex.spelled``): users misspell, and recall and coverage should
+        both see the word meant.
 
         Known means held by a unit ``groups`` may read (``scoped=False``: by any unit).
         """
         scope = self._scope(groups) if scoped else None
-        return self._index.spelled(terms, scope.units if scope else None)
+        return self._index.spelled(terms, scope.units if scope else None, min_chars)
 
     def term_weights(
         self, terms: Sequence[str], groups: Collection[str] = (), *, scoped: bool = True
@@ -261,12 +258,15 @@ class Snapshot:
         similarities: QuestionSimilarities | None = None,
         dense_k: int = 50,
         rrf_constant: int = 60,
+        fusion_weight: float = 1.5,
+        typo_min_chars: int = 5,
     ) -> list[Hit]:
         """The k best units the caller may read for the query, best first (ties: corpus order).
 
-        A unit's score is its BM25 score over units plus ``FUSION_WEIGHT`` times its passage's BM25
+        A unit's score is its BM25 score over units plus ``fusion_weight`` times its passage's BM25
         score over passages, each divided by the best one the caller may read, so it lies in
-        (0, 1 + FUSION_WEIGHT]; only units that match the query themselves are returned.
+        (0, 1 + fusion_weight]; only units that match the query themselves are returned. The
+        query's unknown English words of ``typo_min_chars`` or more are read as spelled (:meth:`spelled`).
         ``exclude`` holds (doc_id, version, ordinal) of units already seen; they score zero, as do
         units and passages of versions whose ACL shares no group with ``groups``. Both BM25 scores
         are those of an index over what ``groups`` may read (``scoped=False``: over every unit).
@@ -275,7 +275,15 @@ class Snapshot:
         the ``dense_k`` best units by BM25 and by cosine are fused by reciprocal rank
         (``rrf_constant``); a unit found only by its vector has lexical score 0.
         """
-        lexical = self._lexical(query, max(k, dense_k) if similarities else k, groups, exclude, scoped)
+        lexical = self._lexical(
+            query,
+            max(k, dense_k) if similarities else k,
+            groups,
+            exclude,
+            scoped,
+            fusion_weight=fusion_weight,
+            typo_min_chars=typo_min_chars,
+        )
         units = self._view.units
         if similarities is None:
             return [Hit(units[pos], score, rank) for rank, (pos, score) in enumerate(lexical)]
@@ -295,11 +303,14 @@ class Snapshot:
         groups: Collection[str],
         exclude: Collection[tuple[str, str, int]],
         scoped: bool,
+        *,
+        fusion_weight: float,
+        typo_min_chars: int,
     ) -> list[tuple[int, float]]:
         """The k best (position, fused BM25 score) pairs, best first."""
         scope = self._scope(groups)
         units, passages = (scope.units, scope.passages) if scope and scoped else (None, None)
-        tokens = self._index.spelled(recall_tokens(query), units)
+        tokens = self._index.spelled(recall_tokens(query), units, typo_min_chars)
         if not tokens or k <= 0:
             return []
         scores = self._index.scores(tokens, units)
@@ -312,17 +323,21 @@ class Snapshot:
         candidates = np.flatnonzero(scores > 0)
         if candidates.size == 0:
             return []
-        lift = self._passages.scores(tokens, passages) if FUSION_WEIGHT > 0 else None
+        lift = self._passages.scores(tokens, passages) if fusion_weight > 0 else None
         if lift is not None and scope is not None and not scoped:
             # A passage the caller may not read must not set the scale for the ones it may.
             np.multiply(lift, scope.passage_mask, out=lift)
-        fused = self._fuse(scores[candidates], candidates, lift)
+        fused = self._fuse(scores[candidates], candidates, lift, fusion_weight)
         # candidates are in corpus order, so top_k's tie-break by index is the corpus-order one.
         picked, values = top_k(fused, k)
         return list(zip(candidates[picked].tolist(), values.tolist(), strict=True))
 
     def _fuse(
-        self, unit_scores: Scores, candidates: npt.NDArray[np.int64], passage_scores: Scores | None
+        self,
+        unit_scores: Scores,
+        candidates: npt.NDArray[np.int64],
+        passage_scores: Scores | None,
+        weight: float,
     ) -> Scores:
         """Scaled unit scores of the candidates plus the weighted, scaled scores of their passages
         (the passages the caller may not read score 0)."""
@@ -332,7 +347,7 @@ class Snapshot:
         best = float(passage_scores.max())
         if best > 0:
             lift = passage_scores[self._view.unit_passage[candidates]]
-            fused += lift * np.float32(FUSION_WEIGHT / best)
+            fused += lift * np.float32(weight / best)
         return fused
 
     def parsed(self, doc_id: str, version: str) -> ParsedDocument:

@@ -217,6 +217,8 @@ def recall(
         similarities=similarities,
         dense_k=policy.dense_k,
         rrf_constant=policy.rrf_constant,
+        fusion_weight=policy.fusion_weight,
+        typo_min_chars=policy.typo_min_chars,
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from policies.config import Policy
 from policies.conflict_slots import unit_of
 from policies.conflicts import ConflictRules, find_candidates
 from policies.slots import extract_slots
@@ -125,7 +126,7 @@ def test_the_candidate_cites_each_value_at_its_offsets() -> None:
 def test_with_the_rule_off_a_disagreement_worded_apart_is_not_seen() -> None:
     views = [view("e1", TABLE_EN), view("e2", "The warranty period of the LM-X200 tablet is 99 years.")]
 
-    scan = find_candidates(QUESTION_EN, views, ConflictRules(slot_values=False))
+    scan = find_candidates(QUESTION_EN, views, ConflictRules.of(Policy(slot_values=False)))
 
     assert scan.candidates == ()
 

@@ -103,19 +103,19 @@ def test_a_reference_is_resolved_by_another_window_whose_text_carries_the_rule()
     question = analyse(RESCHEDULE)
     course = _item(question, _doc("course", COURSE_ZH))
     enrolled = _item(question, _doc("enrolled", ENROLLED_OTHER_TITLE_ZH, title="常见问题"))
-    assert reference_resolved("在读学员改期规则", course, [course, enrolled]) is True
+    assert reference_resolved("在读学员改期规则", course, [course, enrolled], Policy()) is True
 
 
 def test_a_window_never_resolves_its_own_reference() -> None:
     course = _item(analyse(RESCHEDULE), _doc("course", COURSE_ZH))
-    assert reference_resolved("在读学员改期规则", course, [course]) is False
+    assert reference_resolved("在读学员改期规则", course, [course], Policy()) is False
 
 
 def test_a_window_about_something_else_does_not_resolve_the_reference() -> None:
     question = analyse(RESCHEDULE)
     course = _item(question, _doc("course", COURSE_ZH))
     other = _item(question, _doc("w", WARRANTY_ZH, title="保修政策"))
-    assert reference_resolved("在读学员改期规则", course, [course, other]) is False
+    assert reference_resolved("在读学员改期规则", course, [course, other], Policy()) is False
 
 
 def test_the_window_that_resolves_a_reference_is_pinned() -> None:
@@ -123,7 +123,7 @@ def test_the_window_that_resolves_a_reference_is_pinned() -> None:
     course = _item(question, _doc("course", COURSE_ZH))
     enrolled = _item(question, _doc("enrolled", ENROLLED_ZH, title="在读学员改期规则"))
     other = _item(question, _doc("w", WARRANTY_ZH, title="保修政策"))
-    assert pinned_for_references([course], [course, other, enrolled]) == [enrolled]
+    assert pinned_for_references([course], [course, other, enrolled], Policy()) == [enrolled]
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ import pytest
 
 from policies.coverage import covered_terms, term_share
 from policies.question import analyse
-from policies.relevance import BM25_HALF_SCORE, bm25_relevance, content_terms
+from policies.relevance import content_terms, lexical_relevance
 
 CONTENT_TERMS = [
     ("如何设置访客扫脸进门？", ("设置", "访客", "扫脸", "进门")),
@@ -60,8 +60,10 @@ def test_term_coverage_is_one_when_there_are_no_terms() -> None:
     assert term_share((), ["任何文本"]) == 1.0
 
 
-BM25 = [
-    (BM25_HALF_SCORE, BM25_HALF_SCORE, 0.5),  # the best hit at the half score is half relevant
+HALF = 5.0
+RECALL_SCORES = [
+    (HALF, HALF, 0.5),  # the best hit at the half score is half relevant
+    (2.5, 2.5, 1 / 3),  # a fused recall score is at most 2.5
     (15.0, 15.0, 0.75),
     (5.0, 15.0, 0.25),  # a third of a strong best
     (0.0, 10.0, 0.0),
@@ -70,13 +72,13 @@ BM25 = [
 ]
 
 
-@pytest.mark.parametrize(("score", "best", "expected"), BM25)
-def test_bm25_relevance_scales_scores_to_zero_one(score: float, best: float, expected: float) -> None:
-    assert bm25_relevance(score, best) == pytest.approx(expected)
+@pytest.mark.parametrize(("score", "best", "expected"), RECALL_SCORES)
+def test_lexical_relevance_scales_scores_to_zero_one(score: float, best: float, expected: float) -> None:
+    assert lexical_relevance(score, best, HALF) == pytest.approx(expected)
 
 
-def test_bm25_relevance_grows_with_the_score_for_a_fixed_best() -> None:
-    values = [bm25_relevance(s, 12.0) for s in (1.0, 4.0, 8.0, 12.0)]
+def test_lexical_relevance_grows_with_the_score_for_a_fixed_best() -> None:
+    values = [lexical_relevance(s, 12.0, HALF) for s in (1.0, 4.0, 8.0, 12.0)]
     assert values == sorted(values) and values[-1] < 1.0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from policies.config import Policy
 from policies.conflicts import ConflictRules, find_candidates
 from policies.slot_scope import about_other, identifiers, look_alike
 from policies.slots import extract_slots
@@ -87,7 +88,7 @@ def test_with_the_rule_off_the_look_alikes_are_compared_as_before() -> None:
         view("e1", "The QUOKKA000X tablet is covered. The warranty period is 1 year from delivery."),
         view("e2", "The QUOKKA001X tablet is covered. The warranty period is 2 years from delivery."),
     ]
-    rules = ConflictRules(rival_ids=False, slot_values=False)
+    rules = ConflictRules.of(Policy(rival_ids=False, slot_values=False))
 
     scan = find_candidates("How long is the warranty period of the QUOKKA001X tablet?", views, rules)
 

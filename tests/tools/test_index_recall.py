@@ -137,3 +137,10 @@ def test_a_saved_index_loads_with_the_same_scores(tmp_path: Path) -> None:
 def test_a_misspelled_english_word_is_read_as_the_known_word_one_edit_away() -> None:
     index = RecallIndex.build([["schedul", "view"], ["cancel", "record"], ["schedul", "record"]])
     assert index.spelled(["shedul", "view", "xyzzyq", "ab"]) == ["schedul", "view", "xyzzyq", "ab"]
+
+
+def test_a_word_shorter_than_the_typo_length_is_left_as_typed() -> None:
+    index = RecallIndex.build([["view", "record"]])
+    assert index.spelled(["vew"]) == ["vew"]
+    assert index.spelled(["vew"], min_chars=3) == ["view"]
+    assert index.spelled(["recrd"], min_chars=6) == ["recrd"]

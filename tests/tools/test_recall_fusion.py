@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-import tools.snapshot
 from tools.errors import IndexStateError
 from tools.parse import parse_document
 from tools.passages import passage_ids, passage_tokens
@@ -88,13 +87,10 @@ def test_a_unit_in_a_matching_section_outranks_an_equal_unit_elsewhere(tmp_path:
     assert equal == ["b-returns", "a-shipping"]
 
 
-def test_without_the_passage_weight_equal_units_fall_back_to_corpus_order(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(tools.snapshot, "FUSION_WEIGHT", 0.0)
+def test_without_the_passage_weight_equal_units_fall_back_to_corpus_order(tmp_path: Path) -> None:
     with Store.open(tmp_path / "ix", create=True) as store:
         store.ingest([RETURNS_FIRST_IN_SHIPPING, RETURNS_IN_RETURNS])
-        hits = store.snapshot().search("are returns free", 10)
+        hits = store.snapshot().search("are returns free", 10, fusion_weight=0.0)
     equal = [h.unit.doc_id for h in hits if h.unit.text == "Returns are free."]
     assert equal == ["a-shipping", "b-returns"]
 
@@ -109,8 +105,8 @@ def test_a_unit_that_does_not_match_is_not_lifted_in_by_its_passage(tmp_path: Pa
 def test_fused_scores_lie_between_zero_and_one_plus_the_weight(tmp_path: Path) -> None:
     with Store.open(tmp_path / "ix", create=True) as store:
         store.ingest([RETURNS_FIRST_IN_SHIPPING, RETURNS_IN_RETURNS])
-        hits = store.snapshot().search("returns", 10)
-    assert hits[0].score == pytest.approx(1.0 + tools.snapshot.FUSION_WEIGHT)
+        hits = store.snapshot().search("returns", 10, fusion_weight=1.5)
+    assert hits[0].score == pytest.approx(1.0 + 1.5)
     assert all(0.0 < h.score <= hits[0].score for h in hits)
 
 
@@ -125,11 +121,11 @@ def test_a_restricted_passage_neither_displaces_nor_rescales_readable_hits(tmp_p
         store.ingest([RETURNS_FIRST_IN_SHIPPING, RETURNS_IN_RETURNS])
         public_before = store.snapshot().search("are returns free", 10)
         store.ingest([secret])
-        public_after = store.snapshot().search("are returns free", 10, groups=("sales",))
+        public_after = store.snapshot().search("are returns free", 10, groups=("sales",), fusion_weight=1.5)
         staff = store.snapshot().search("are returns free", 1, groups=("staff",))
     assert [h.unit.doc_id for h in staff] == ["c-secret"]
     assert where(public_after) == where(public_before)
-    assert public_after[0].score == pytest.approx(1.0 + tools.snapshot.FUSION_WEIGHT)
+    assert public_after[0].score == pytest.approx(1.0 + 1.5)
 
 
 def test_a_pinned_generation_rebuilds_its_passages_and_searches_as_it_did_then(tmp_path: Path) -> None:

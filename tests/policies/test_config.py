@@ -1,0 +1,69 @@
+"""The policy a trace pins: every outcome-changing number is a field, and old records keep their hash."""
+
+from __future__ import annotations
+
+import pytest
+
+from policies.config import ADDED_LATER, WERE_CONSTANTS, Policy
+from policies.conflicts import ConflictRules
+from policies.presets import MODES
+
+# The hashes policies had before their constants became fields (commit dfe228a): every trace
+# recorded under one of them pins it. A deliberate change of a default changes one of these (and
+# `python -m tests.agent.golden_runs` rewrites the golden traces).
+RECORDED_HASHES = {
+    "adaptive": "4db54ea529f9741b6ad441ad76c64279f4e977d99ce75bada2ee591de57b0ab1",
+    "seed": "19812b3deff891583fb769f04faff5f905ab26fd2b73cf8734973c86d4a03109",
+    "window": "df3aa1e70a47c8e5e5d82f4f0c3dae7cfad5d8163b88e2e1ff00f2a15af59044",
+    "parent": "0ebc0d19b6c2c8abdd2062c08fdbcd51929bfb8b885424be4eb3792bea21a540",
+}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_shipped_policy_keeps_the_hash_it_had_before_its_constants_became_fields(mode: str) -> None:
+    assert Policy(mode=mode).digest() == RECORDED_HASHES[mode]  # type: ignore[arg-type]
+
+
+def test_a_field_that_was_a_constant_is_recorded_only_when_it_is_set_otherwise() -> None:
+    assert set(Policy().as_dict()) & set(WERE_CONSTANTS) == set()
+    assert Policy(fusion_weight=1.0).as_dict()["fusion_weight"] == 1.0
+
+
+def test_a_field_that_was_a_constant_defaults_to_that_constant() -> None:
+    assert {name: getattr(Policy(), name) for name in WERE_CONSTANTS} == WERE_CONSTANTS
+
+
+def test_a_record_rebuilds_the_policy_it_was_made_from() -> None:
+    changed = Policy(fusion_weight=1.0, conflict_min_context=6, window_budget=600)
+    assert Policy.from_dict(changed.as_dict()) == changed
+    assert Policy.from_dict(Policy().as_dict()) == Policy()
+
+
+def test_a_record_from_before_a_constant_became_a_field_runs_with_the_constant() -> None:
+    recorded = {k: v for k, v in Policy().as_dict().items() if k not in ADDED_LATER}
+    rebuilt = Policy.from_dict(recorded)
+    assert {name: getattr(rebuilt, name) for name in WERE_CONSTANTS} == WERE_CONSTANTS
+
+
+def test_a_constant_field_can_be_overridden_from_text() -> None:
+    policy = Policy().with_overrides({"typo_min_chars": "4", "answer_join_share": "0.5"})
+    assert (policy.typo_min_chars, policy.answer_join_share) == (4, 0.5)
+
+
+CONFLICT_FIELDS = (
+    "min_context",
+    "max_value_atoms",
+    "merge_gap",
+    "min_question_terms",
+    "max_term_mismatch",
+    "min_statement_words",
+    "polarity_reach",
+    "min_sentence_similarity",
+)
+
+
+def test_the_conflict_candidate_rules_are_the_policys() -> None:
+    policy = Policy(**{f"conflict_{n}": i + 20 for i, n in enumerate(CONFLICT_FIELDS)}, rival_ids=False)  # type: ignore[arg-type]
+    rules = ConflictRules.of(policy)
+    assert [getattr(rules, n) for n in CONFLICT_FIELDS] == [i + 20 for i in range(len(CONFLICT_FIELDS))]
+    assert (rules.rival_ids, rules.slot_values) == (False, True)
