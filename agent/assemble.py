@@ -6,19 +6,22 @@ Every evidence text and every quote is cut from the document text by its offsets
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 
-from agent.outcome import Answer, Citation, Evidence, GrowthStep, Missing, SeedHit
-from policies.selection import Checked
+from agent.outcome import Answer, Citation, Evidence, GrowthStep, Missing, SeedHit, Signals, Suspicious
+from policies.completeness import Checked
+from policies.signals import EvidenceSignals
 from policies.types import MissingPiece
 from tools.parse.html import visible_text
 from tools.types import ParsedDocument, Unit
 from tools.windows import runs
 
 
-def evidence_items(items: Sequence[Checked]) -> list[Evidence]:
-    """One Evidence per contiguous run of each window; seeds and steps go with the run holding them."""
+def evidence_items(items: Sequence[Checked], first_id: int = 1) -> list[Evidence]:
+    """One Evidence per contiguous run of each window; seeds and steps go with the run holding them.
+
+    Ids count from ``first_id`` (``e1``, ``e2``, ...): items assembled after others continue their ids."""
     out: list[Evidence] = []
     for item in items:
         doc, window = item.doc, item.window
@@ -44,7 +47,7 @@ def evidence_items(items: Sequence[Checked]) -> list[Evidence]:
             ]
             out.append(
                 Evidence(
-                    evidence_id=f"e{len(out) + 1}",
+                    evidence_id=f"e{first_id + len(out)}",
                     doc_id=window.doc_id,
                     version=window.version,
                     title=doc.title,
@@ -107,3 +110,24 @@ def readable(quote: str, fmt: str) -> str:
 def missing(pieces: Sequence[MissingPiece]) -> list[Missing]:
     """Missing pieces as API values (the same fields; the slot's kind is already in the detail)."""
     return [Missing(**{k: v for k, v in asdict(p).items() if k != "slot_kind"}) for p in pieces]
+
+
+def signals(
+    evidence: EvidenceSignals,
+    recalls: int,
+    slides: int,
+    llm_calls: int,
+    suspicious: Iterable[tuple[Unit, str]],
+) -> Signals:
+    """The outcome's signals: the evidence's, the run's counts, and the sentences it set aside as
+    addressed to a model (with their families), in document order."""
+    return Signals(
+        **asdict(evidence),
+        recalls=recalls,
+        slides=slides,
+        llm_calls=llm_calls,
+        suspicious=[
+            Suspicious(doc_id=u.doc_id, version=u.version, start=u.start, end=u.end, family=family)
+            for u, family in sorted(suspicious, key=lambda f: (f[0].doc_id, f[0].version, f[0].start))
+        ],
+    )

@@ -1,33 +1,44 @@
-"""The evidence loop. It reads like the data flow in DESIGN.md and only orchestrates:
+"""The evidence loop: the data flow of the README in code. It only orchestrates:
 
-    seed recall -> completeness check -> directional sliding -> wider retrieval (if incomplete)
-    -> rerank (with a cross-encoder configured) -> conflict check -> decision -> outcome
+    embed the question -> seed recall -> grow each seed window (directional sliding)
+    -> check: rerank, select the evidence, judge it, list what is missing
+    -> wider recall and check again while a query can name what is missing
+    -> conflict check -> decision -> outcome
 
-Every threshold and rule lives in ``policies``; every mechanism in ``tools``.
+Every threshold and rule lives in ``policies`` (the mode's preset in ``policies.presets``); every
+mechanism in ``tools``.
 """
 
 from __future__ import annotations
 
-import math
 import time
-from collections.abc import Callable, Collection
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass, field
 from functools import partial
 
 from agent import assemble, events
 from agent.conflict_check import ConflictChecker
 from agent.growth import Grower
-from agent.outcome import Evidence, Outcome, Signals, Suspicious
+from agent.outcome import Evidence, Outcome
 from agent.runtime import ConflictCheck, ConflictReport, Deps, NullRecorder, Recorder, no_conflict_check
+from policies.absorption import absorb
 from policies.answer import answer_units
-from policies.completeness import check_window, with_rerank
+from policies.completeness import Checked
 from policies.config import Policy
-from policies.decision import missing_pieces, pinned_for_references, should_widen, status_of, widened_query
-from policies.directives import addressed_ordinals, addressed_units
+from policies.decision import missing_pieces, should_widen, status_of, widened_query
+from policies.directives import addressed_units, screened_window
 from policies.judge import Verdict, judge, judge_signals
 from policies.question import Question, analyse
 from policies.rerank import rerank_pool, rerank_text, reranked
-from policies.selection import Checked, conflict_pool, rank, select, statement_span
+from policies.selection import (
+    conflict_extras,
+    regrown,
+    runner_policy,
+    select_evidence,
+    shortlist,
+    statement_span,
+)
+from policies.signals import evidence_signals
 from policies.slot_scope import on_subject
 from policies.types import MissingPiece
 from tools.calibration import CorpusScale
@@ -36,22 +47,7 @@ from tools.errors import DeadlineExceeded, EmbedderError
 from tools.reranker import Reranker, RerankerIdentity
 from tools.snapshot import Snapshot
 from tools.types import Hit, Unit
-from tools.windows import (
-    Step,
-    Window,
-    merge_windows,
-    mergeable,
-    runs,
-    seed_window,
-    seeds_of,
-    units_of,
-    units_within,
-    without_units,
-)
-
-
-def _probability(logit: float) -> float:
-    return round(1.0 / (1.0 + math.exp(-logit)), 6)
+from tools.windows import Step, Window, merge_windows, seed_window, seeds_of, units_within
 
 
 def _quiet(window: Window, step: Step) -> None:
@@ -84,6 +80,11 @@ class Run:
     deadline: float | None = None  # on the deps clock; checked at every step boundary
     clock: Callable[[], float] = time.perf_counter
 
+    def set_aside(self, found: Iterable[tuple[Unit, str]]) -> None:
+        """Note sentences addressed to a model (with their families), once each, for the outcome."""
+        for unit, family in found:
+            self.suspicious.setdefault((unit.doc_id, unit.version, unit.ordinal), (unit, family))
+
     def on_time(self, step: str) -> None:
         """Raise ``DeadlineExceeded`` once the run's time is up (cooperative: between steps, never inside)."""
         if self.deadline is not None and self.clock() > self.deadline:
@@ -107,11 +108,10 @@ class Controller:
         self.embedder = embedder
         self.reranker = reranker
         check = conflict_check or default_conflict_check(self.policy)
-        # the conflict rules this policy switches on or off (an old trace's policy has the later ones off)
+        # the conflict rules this policy sets (an old trace's policy has the later switches off)
         self.conflict_check = check.under(self.policy) if isinstance(check, ConflictChecker) else check
         self.deps = deps or Deps()
-        # runners-up are regrown from their seeds under this tighter budget (see ``runners_up``)
-        self._tight = replace(self.policy, window_budget=self.policy.runner_budget, parent_free_chars=0)
+        self._runner_policy = runner_policy(self.policy)  # once: a policy has many fields to copy
 
     def ask(
         self,
@@ -220,25 +220,26 @@ class Controller:
             run.on_time("growing the next window")
             doc = snapshot.parsed(window.doc_id, window.version)
             grower = Grower(run.question, doc, best, self.policy, self.reporter(run))
-            self.absorb(run, self.screened(run, grower, grower.grow(window)))
+            run.items = absorb(
+                run.question, run.items, self.screened(run, grower, grower.grow(window)), self.policy
+            )
 
     def screened_hits(self, run: Run, hits: list[Hit]) -> list[Hit]:
         """The hits that may seed a window: a sentence addressed to a model does not."""
         if not self.policy.screen_directives:
             return hits
-        found = {unit: family for unit, family in addressed_units(h.unit for h in hits)}
-        for unit, family in found.items():
-            run.suspicious.setdefault((unit.doc_id, unit.version, unit.ordinal), (unit, family))
+        found = dict(addressed_units(h.unit for h in hits))
+        run.set_aside(found.items())
         return [h for h in hits if h.unit not in found]
 
     def screened(self, run: Run, grower: Grower, item: Checked) -> Checked:
         """A grown window without the sentences its document addresses to a model (and re-checked)."""
-        hidden = addressed_ordinals(item.doc) if self.policy.screen_directives else frozenset()
-        if not hidden or hidden.isdisjoint(item.window.ordinals) or hidden.issuperset(item.window.ordinals):
+        if not self.policy.screen_directives:
             return item
-        for unit, family in addressed_units(units_of(item.window, item.doc)):
-            run.suspicious.setdefault((unit.doc_id, unit.version, unit.ordinal), (unit, family))
-        window = without_units(item.window, hidden)
+        window, found = screened_window(item.window, item.doc)
+        if window is item.window:
+            return item
+        run.set_aside(found)
         return Checked(window, item.doc, grower.check(window), item.best)
 
     def reporter(self, run: Run) -> events.StepReport:
@@ -248,61 +249,32 @@ class Controller:
 
         return report
 
-    def absorb(self, run: Run, item: Checked) -> None:
-        """Add a grown window; windows of one document that touch or overlap merge (and are re-checked)."""
-        items = [*run.items, item]
-        merged = True
-        while merged:
-            merged = False
-            for i, j in ((a, b) for a in range(len(items)) for b in range(a + 1, len(items))):
-                a, b = items[i], items[j]
-                if mergeable(a.window, b.window, a.doc):
-                    window = merge_windows([a.window, b.window])[0]
-                    best = max(a.best, b.best)
-                    items[i] = Checked(
-                        window, a.doc, check_window(run.question, window, a.doc, best, self.policy), best
-                    )
-                    del items[j]
-                    merged = True
-                    break
-        run.items = items
-
     def conflicts(
         self, snapshot: Snapshot, run: Run, selected: list[Checked]
     ) -> tuple[list[Evidence], ConflictReport]:
-        """Check the evidence and its close runners-up for disagreements; cited runners-up join it."""
-        # the pool starts with the selected windows, so its first items are the evidence proper
-        candidates = on_subject(run.question, run.items, self.policy)
-        pool = assemble.evidence_items(conflict_pool(candidates, selected, self.policy))
-        chosen = sum(len(runs(c.window)) for c in selected)
+        """Check the evidence and other windows close to it for disagreements; cited ones join it."""
+        evidence = assemble.evidence_items(selected)
+        others = conflict_extras(on_subject(run.question, run.items, self.policy), selected, self.policy)
+        extras = assemble.evidence_items(others, first_id=len(evidence) + 1)
 
         def focus(e: Evidence) -> tuple[int, int] | None:
             units = units_within(snapshot.parsed(e.doc_id, e.version), e.start, e.end)
             return statement_span(run.question, units, self.policy)
 
-        views = events.views(pool, snapshot.current_versions(), focus)
+        views = events.views([*evidence, *extras], snapshot.current_versions(), focus)
         report = self.conflict_check(run.question.text, views, run.recorder)
         cited = {side.citation.evidence_id for c in report.conflicts for side in c.values}
-        return [e for i, e in enumerate(pool) if i < chosen or e.evidence_id in cited], report
+        return [*evidence, *(e for e in extras if e.evidence_id in cited)], report
 
-    def runners_up(self, run: Run) -> list[Checked]:
-        """The lead windows as grown, then the next ones regrown from their seeds under a tight budget,
-        so that more short passages fit the outcome beside the best ones."""
-        ranked = rank(run.items)
-        if not self.policy.runner_budget or not self.policy.preset.regrows_runners_up:
-            return ranked[: self.policy.lead_windows]  # an ablation hands back whole windows only
-        lead, rest = (
-            ranked[: self.policy.lead_windows],
-            ranked[self.policy.lead_windows : self.policy.max_windows],
-        )
-        regrown = []
-        for c in rest:
-            grower = Grower(run.question, c.doc, c.best, self._tight, _quiet)
-            item = self.screened(run, grower, grower.grow(seeds_of(c.window)))
-            if c.check.rerank is not None:  # the passage's score as grown stays with it, shortened
-                item = replace(item, check=with_rerank(item.check, c.check.rerank, self.policy))
-            regrown.append(item)
-        return [*lead, *regrown]
+    def shortlist(self, run: Run) -> list[Checked]:
+        """The lead windows as grown, then the runners-up regrown from their seeds (policies.selection)."""
+        lead, runners = shortlist(run.items, self.policy)
+        return [*lead, *(self.regrow(run, c) for c in runners)]
+
+    def regrow(self, run: Run, item: Checked) -> Checked:
+        """One runner-up grown again from its seeds under the runner policy (its steps not reported)."""
+        grower = Grower(run.question, item.doc, item.best, self._runner_policy, _quiet)
+        return regrown(item, self.screened(run, grower, grower.grow(seeds_of(item.window))), self.policy)
 
     def rerank(self, run: Run) -> bool:
         """Expand first, rerank after: the best grown windows read by the cross-encoder in one
@@ -319,16 +291,9 @@ class Controller:
         return True
 
     def check(self, run: Run) -> tuple[list[Checked], list[MissingPiece]]:
-        """Select the evidence (windows resolving its references first) and list what it still lacks."""
+        """Rerank, select the evidence, judge it and list what it still lacks."""
         scored = self.rerank(run)
-        candidates = on_subject(run.question, self.runners_up(run), self.policy)
-        selected = select(candidates, self.policy, factoid=run.question.factoid)
-        pinned = pinned_for_references(selected, run.items, self.policy)
-        if pinned:
-            items = on_subject(run.question, run.items, self.policy)
-            selected = select(
-                items, self.policy, pinned=(*selected[:1], *pinned), factoid=run.question.factoid
-            )
+        selected = select_evidence(run.question, self.shortlist(run), run.items, self.policy)
         signals = judge_signals(run.question, selected, self.policy.w_rerank if scored else None)
         run.verdict = judge(signals, self.policy, run.scale)
         missing = missing_pieces(run.question, selected, self.policy, run.verdict)
@@ -346,26 +311,12 @@ class Controller:
     ) -> Outcome:
         """The outcome: status from the decision policy, evidence cut from the documents."""
         status = status_of(missing, report.blocking)
-        best = selected[0].check if selected else None
-        signals = Signals(
-            relevance=best.relevance if best else 0.0,
-            bm25=max((h.score for c in selected for h in c.window.seeds), default=0.0),
-            coverage=best.coverage if best else 0.0,
-            slot_coverage=best.slot_coverage if best else 0.0,
-            boundary=best.boundary if best else 0.0,
-            score=best.score if best else 0.0,
-            recalls=run.recalls,
-            slides=run.slides,
-            llm_calls=report.llm_calls,
-            semantic=best.cosine if best and run.question.cosines is not None else None,
-            judge=run.verdict.probability if run.verdict else None,
-            judge_threshold=_probability(run.verdict.threshold) if run.verdict else None,
-            suspicious=[
-                Suspicious(doc_id=u.doc_id, version=u.version, start=u.start, end=u.end, family=family)
-                for u, family in sorted(
-                    run.suspicious.values(), key=lambda f: (f[0].doc_id, f[0].version, f[0].start)
-                )
-            ],
+        signals = assemble.signals(
+            evidence_signals(run.question, selected, run.verdict),
+            run.recalls,
+            run.slides,
+            report.llm_calls,
+            run.suspicious.values(),
         )
         answer = None
         if status == "answered":

@@ -9,8 +9,8 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from agent.outcome import Evidence, Outcome
+from policies.completeness import Checked
 from policies.judge import Verdict
-from policies.selection import Checked
 from policies.types import EvidenceView, MissingPiece
 from tools.embedder import EmbedderIdentity, Vectors
 from tools.types import Hit

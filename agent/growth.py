@@ -10,10 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from policies.completeness import WindowCheck, check_window
+from policies.completeness import Checked, WindowCheck, check_window
 from policies.config import Policy
 from policies.question import Question
-from policies.selection import Checked
 from policies.sliding import Move, coverage_moves, gap_moves, keep, keep_parent, parent_move
 from tools.types import ParsedDocument
 from tools.windows import Step, Window, char_count, section_ordinals, with_units

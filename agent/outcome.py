@@ -114,8 +114,15 @@ class Suspicious(_Frozen):
 class Signals(_Frozen):
     """The scores that decided the outcome, and the sentences the run set aside as addressed to a model."""
 
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", validate_by_name=True, validate_by_alias=True, serialize_by_alias=True
+    )
+
     relevance: float
-    bm25: float
+    # The best fused lexical recall score of a seed in the evidence (policies.signals), not raw BM25.
+    # It is read and written as "bm25", the name outcomes, traces and the API have always recorded:
+    # written traces replay identical and API clients (and the OpenAPI schema) see the same field.
+    lexical_score: float = Field(alias="bm25")
     coverage: float
     slot_coverage: float
     boundary: float

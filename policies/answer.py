@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from policies.completeness import Checked
 from policies.config import Policy
 from policies.coverage import covered_terms, uncovered_slots
 from policies.directives import addressed_to_model
 from policies.question import Question
-from policies.selection import Checked
 from tools.types import Unit
 from tools.windows import units_of
 

@@ -65,6 +65,16 @@ class WindowCheck:
     rerank: float | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """A window with its document, its latest check, and the best score of the recall that found it."""
+
+    window: Window
+    doc: ParsedDocument
+    check: WindowCheck
+    best: float = 0.0
+
+
 def _left_gaps(doc: ParsedDocument, window: Window) -> list[Gap]:
     """A scope or condition stated just before the window, or an opening that needs what came before."""
     first = doc.units[window.first]

@@ -6,12 +6,11 @@ import math
 from collections.abc import Sequence
 from typing import Literal
 
-from policies.completeness import referenced_rule
+from policies.completeness import Checked, referenced_rule
 from policies.config import Policy
 from policies.coverage import covered_terms, term_share, uncovered_slots
 from policies.judge import Verdict
 from policies.question import Question
-from policies.selection import Checked
 from policies.slots import compact
 from policies.types import MissingPiece, SlotKind
 from tools.tokenize import index_tokens
@@ -196,19 +195,6 @@ def widened_query(question: Question, missing: Sequence[MissingPiece]) -> str:
         if p.value and p.kind in {"unresolved_reference", "uncovered_slot"} and searchable(p)
     ]
     return " ".join([question.text, *dict.fromkeys(extra)])
-
-
-def pinned_for_references(
-    selected: Sequence[Checked], candidates: Sequence[Checked], policy: Policy
-) -> list[Checked]:
-    """For each reference the selected evidence leaves unresolved, the best window that resolves it."""
-    pinned: list[Checked] = []
-    for name, referrer in unresolved_references(selected, policy):
-        for item in sorted(candidates, key=lambda c: -c.check.score):
-            if item not in selected and reference_resolved(name, referrer, [item], policy):
-                pinned.append(item)
-                break
-    return pinned
 
 
 def status_of(missing: Sequence[MissingPiece], conflict: bool) -> Status:

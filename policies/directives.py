@@ -21,6 +21,7 @@ from functools import lru_cache
 
 from tools.tokenize import normalize
 from tools.types import ParsedDocument, Unit
+from tools.windows import Window, units_of, without_units
 
 
 def _any(words: str) -> str:
@@ -117,3 +118,13 @@ def addressed_ordinals(doc: ParsedDocument) -> frozenset[int]:
             _BY_DOCUMENT.clear()
         _BY_DOCUMENT[key] = found
     return found
+
+
+def screened_window(window: Window, doc: ParsedDocument) -> tuple[Window, list[tuple[Unit, str]]]:
+    """The window without the units its document addresses to an AI system, and those units with
+    their families; the window itself when it holds none, or nothing else (no window is emptied:
+    such a window never seeds, ``addressed_units`` keeps its hits out)."""
+    hidden = addressed_ordinals(doc)
+    if not hidden or hidden.isdisjoint(window.ordinals) or hidden.issuperset(window.ordinals):
+        return window, []
+    return without_units(window, hidden), addressed_units(units_of(window, doc))

@@ -25,9 +25,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from policies.completeness import Checked
 from policies.config import Policy
 from policies.question import Question
-from policies.selection import Checked
 from tools.calibration import CorpusScale
 
 
@@ -74,6 +74,9 @@ def judge(signals: dict[str, float] | None, policy: Policy, scale: CorpusScale |
     model = policy.judge
     logit = model.logit({name: scale.z(name, value) for name, value in signals.items()})
     threshold = model.threshold(policy.answer_rate) + policy.refusal_bias
-    return Verdict(
-        round(1.0 / (1.0 + math.exp(-logit)), 6), round(logit, 6), round(threshold, 6), logit >= threshold
-    )
+    return Verdict(probability(logit), round(logit, 6), round(threshold, 6), logit >= threshold)
+
+
+def probability(logit: float) -> float:
+    """The probability a log-odds stands for, rounded as outcomes and traces record it."""
+    return round(1.0 / (1.0 + math.exp(-logit)), 6)

@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from policies.completeness import with_rerank
+from policies.completeness import Checked, with_rerank
 from policies.config import Policy
-from policies.selection import Checked, rank
+from policies.selection import rank
 from tools.windows import units_of
 
 

@@ -1,26 +1,25 @@
-"""Which grown windows become the outcome's evidence, within the outcome budget."""
+"""Which grown windows become the outcome's evidence, within the outcome budget.
+
+shortlist(items, policy)                           the lead windows, and the runners-up to regrow
+runner_policy(policy), regrown(original, item, p)  how a runner-up is regrown, and what it keeps
+select_evidence(question, shortlisted, items, p)   the evidence, windows resolving its references first
+conflict_extras(items, selected, policy)           windows the conflict check reads beside it
+statement_span(question, units, policy)            where in a window a disagreement can sit
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 
-from policies.completeness import WindowCheck
+from policies.completeness import Checked, with_rerank
 from policies.config import Policy
 from policies.coverage import covered_terms
+from policies.decision import reference_resolved, unresolved_references
 from policies.question import Question
-from tools.types import ParsedDocument, Unit
-from tools.windows import Window, char_count
-
-
-@dataclass(frozen=True, slots=True)
-class Checked:
-    """A window with its document, its latest check, and the best score of the recall that found it."""
-
-    window: Window
-    doc: ParsedDocument
-    check: WindowCheck
-    best: float = 0.0
+from policies.slot_scope import on_subject
+from tools.types import Unit
+from tools.windows import char_count
 
 
 def rank(items: Sequence[Checked]) -> list[Checked]:
@@ -31,6 +30,30 @@ def rank(items: Sequence[Checked]) -> list[Checked]:
         return (-c.check.score, -seed, c.window.doc_id, c.window.version, c.window.first)
 
     return sorted(items, key=key)
+
+
+def shortlist(items: Sequence[Checked], policy: Policy) -> tuple[list[Checked], list[Checked]]:
+    """The ``lead_windows`` best windows, kept as grown, and the runners-up after them (up to
+    ``max_windows``), to be regrown from their seeds under ``runner_policy`` so that more short
+    passages fit the outcome beside the best ones. No runners-up when the preset does not regrow
+    them (an ablation hands back whole windows only) or ``runner_budget`` is 0."""
+    ranked = rank(items)
+    lead = ranked[: policy.lead_windows]
+    if not policy.preset.regrows_runners_up or not policy.runner_budget:
+        return lead, []
+    return lead, ranked[policy.lead_windows : policy.max_windows]
+
+
+def runner_policy(policy: Policy) -> Policy:
+    """The policy a runner-up is regrown under: the runner budget, and no section read whole for free."""
+    return replace(policy, window_budget=policy.runner_budget, parent_free_chars=0)
+
+
+def regrown(original: Checked, item: Checked, policy: Policy) -> Checked:
+    """A runner-up regrown from its seeds: the reranker's score of the passage as grown stays with it."""
+    if original.check.rerank is None:
+        return item
+    return replace(item, check=with_rerank(item.check, original.check.rerank, policy))
 
 
 def select(
@@ -63,16 +86,47 @@ def select(
     return chosen
 
 
-def conflict_pool(items: Sequence[Checked], selected: Sequence[Checked], policy: Policy) -> list[Checked]:
-    """The selected evidence first, then other windows scoring close to the best, for the conflict check."""
+def pinned_for_references(
+    selected: Sequence[Checked], candidates: Sequence[Checked], policy: Policy
+) -> list[Checked]:
+    """For each reference the selected evidence leaves unresolved, the best window that resolves it."""
+    pinned: list[Checked] = []
+    for name, referrer in unresolved_references(selected, policy):
+        for item in sorted(candidates, key=lambda c: -c.check.score):
+            if item not in selected and reference_resolved(name, referrer, [item], policy):
+                pinned.append(item)
+                break
+    return pinned
+
+
+def select_evidence(
+    question: Question, shortlisted: Sequence[Checked], items: Sequence[Checked], policy: Policy
+) -> list[Checked]:
+    """The evidence, selected from the ``shortlisted`` windows that are about the question's subject.
+
+    When it refers to a rule that it does not carry and another grown window of ``items`` does, the
+    best such window is pinned beside the lead one and the evidence is selected again, from the
+    windows as grown: the reference and what it refers to are read together.
+    """
+    selected = select(on_subject(question, shortlisted, policy), policy, factoid=question.factoid)
+    pinned = pinned_for_references(selected, items, policy)
+    if not pinned:
+        return selected
+    pins = (*selected[:1], *pinned)
+    return select(on_subject(question, items, policy), policy, pinned=pins, factoid=question.factoid)
+
+
+def conflict_extras(items: Sequence[Checked], selected: Sequence[Checked], policy: Policy) -> list[Checked]:
+    """Other windows scoring close to the best, read by the conflict check after the selected evidence
+    (together at most ``conflict_pool_max``, never fewer than the evidence)."""
     ranked = rank(items)
     if not ranked:
-        return list(selected)
+        return []
     floor = ranked[0].check.score * policy.conflict_pool_ratio
     # a runner-up is selected regrown from its seeds: its full-size original is the same passage
     chosen = {(c.window.key, c.window.seeds) for c in selected}
     extra = [c for c in ranked if (c.window.key, c.window.seeds) not in chosen and c.check.score >= floor]
-    return [*selected, *extra][: max(policy.conflict_pool_max, len(selected))]
+    return extra[: max(policy.conflict_pool_max - len(selected), 0)]
 
 
 def statement_span(question: Question, units: Sequence[Unit], policy: Policy) -> tuple[int, int] | None:

@@ -14,9 +14,9 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
+from policies.completeness import Checked
 from policies.config import Policy
 from policies.question import Question
-from policies.selection import Checked
 from policies.slots import extract_slots, slot_in_text
 from policies.types import Slot
 from tools.windows import units_of

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from policies.completeness import check_window
+from policies.completeness import Checked, check_window
 from policies.config import Policy
 from policies.decision import (
     missing_pieces,
-    pinned_for_references,
     reference_resolved,
     should_widen,
     status_of,
@@ -16,7 +15,7 @@ from policies.decision import (
     widened_query,
 )
 from policies.question import Question, analyse
-from policies.selection import Checked
+from policies.selection import pinned_for_references, select_evidence
 from policies.types import MissingPiece
 from tools.parse import parse_document
 from tools.types import DocFormat, DocumentInput, ParsedDocument
@@ -124,6 +123,17 @@ def test_the_window_that_resolves_a_reference_is_pinned() -> None:
     enrolled = _item(question, _doc("enrolled", ENROLLED_ZH, title="在读学员改期规则"))
     other = _item(question, _doc("w", WARRANTY_ZH, title="保修政策"))
     assert pinned_for_references([course], [course, other, enrolled], Policy()) == [enrolled]
+
+
+def test_the_evidence_is_selected_again_with_the_resolving_window_beside_the_lead() -> None:
+    question = analyse(RESCHEDULE)
+    course = _item(question, _doc("course", COURSE_ZH))
+    enrolled = _item(question, _doc("enrolled", ENROLLED_ZH, title="在读学员改期规则"))
+    other = _item(question, _doc("w", WARRANTY_ZH, title="保修政策"))
+    assert select_evidence(question, [course, other], [course, other, enrolled], Policy())[:2] == [
+        course,
+        enrolled,
+    ]
 
 
 @pytest.mark.parametrize(

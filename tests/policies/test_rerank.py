@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from policies.completeness import WindowCheck, with_rerank
+from policies.completeness import Checked, WindowCheck, with_rerank
 from policies.config import ADDED_LATER, Policy
 from policies.rerank import rerank_pool, rerank_text, reranked
-from policies.selection import Checked
 from tools.parse import parse_document
 from tools.types import DocumentInput, ParsedDocument
 from tools.windows import Window

@@ -7,10 +7,10 @@ from dataclasses import replace
 import pytest
 
 from policies.answer import answer_units
-from policies.completeness import WindowCheck, check_window
+from policies.completeness import Checked, WindowCheck, check_window, with_rerank
 from policies.config import Policy
 from policies.question import Question, analyse
-from policies.selection import Checked, select
+from policies.selection import conflict_extras, regrown, select, shortlist, statement_span
 from tools.parse import parse_document
 from tools.types import DocumentInput, Hit, ParsedDocument
 from tools.windows import Window
@@ -44,6 +44,12 @@ ANSWER = Policy(max_answer_sentences=3)
 def _scored(doc: ParsedDocument, score: float, *ordinals: int) -> Checked:
     check = WindowCheck(1.0, 1.0, 1.0, 1.0, score, (), (), ())
     return Checked(Window(doc.doc_id, doc.version, ordinals), doc, check, 1.0)
+
+
+def _seeded(doc: ParsedDocument, score: float, *ordinals: int) -> Checked:
+    """A scored window seeded by its first unit."""
+    item = _scored(doc, score, *ordinals)
+    return replace(item, window=replace(item.window, seeds=(Hit(doc.units[ordinals[0]], 1.0, 0),)))
 
 
 def _firsts(items: list[Checked]) -> list[int]:
@@ -121,6 +127,57 @@ def test_a_factoid_question_does_not_read_windows_below_the_fill_ratio(filler: P
 
 def test_select_of_nothing_is_nothing() -> None:
     assert select([], SELECT) == []
+
+
+SHORTLIST = Policy(lead_windows=2, max_windows=4, runner_budget=200)
+
+
+def test_the_lead_windows_are_kept_as_grown_and_the_next_ones_are_runners_up(filler: ParsedDocument) -> None:
+    items = [_scored(filler, 0.9 - i / 10, i * 2) for i in range(5)]
+    lead, runners = shortlist(items, SHORTLIST)
+    assert (_firsts(lead), _firsts(runners)) == ([0, 2], [4, 6])
+
+
+@pytest.mark.parametrize("policy", [replace(SHORTLIST, mode="parent"), replace(SHORTLIST, runner_budget=0)])
+def test_an_ablation_or_no_runner_budget_shortlists_the_lead_windows_only(
+    filler: ParsedDocument, policy: Policy
+) -> None:
+    items = [_scored(filler, 0.9 - i / 10, i * 2) for i in range(5)]
+    assert [_firsts(part) for part in shortlist(items, policy)] == [[0, 2], []]
+
+
+def test_a_regrown_runner_up_keeps_the_rerank_score_of_its_passage_as_grown(filler: ParsedDocument) -> None:
+    grown = _scored(filler, 0.5, 4, 5, 6)
+    grown = replace(grown, check=with_rerank(grown.check, 0.8, Policy()))
+    short = regrown(grown, _scored(filler, 0.4, 5), Policy())
+    assert short.check.rerank == 0.8
+    assert short.check.score == with_rerank(_scored(filler, 0.4, 5).check, 0.8, Policy()).score
+
+
+def test_the_conflict_check_also_reads_close_windows_up_to_the_pool_size(filler: ParsedDocument) -> None:
+    items = [_seeded(filler, score, i * 2) for i, score in enumerate((0.9, 0.8, 0.5, 0.2))]
+    policy = Policy(conflict_pool_ratio=0.3, conflict_pool_max=3)
+    # 0.2 is below 0.9 * 0.3; the pool holds the selected window and two more
+    assert _firsts(conflict_extras(items, items[:1], policy)) == [2, 4]
+    assert _firsts(conflict_extras(items, items[:1], replace(policy, conflict_pool_max=1))) == []
+
+
+def test_the_conflict_check_does_not_read_a_selected_runner_ups_original_again(
+    filler: ParsedDocument,
+) -> None:
+    original, other = _seeded(filler, 0.9, 2, 3), _seeded(filler, 0.8, 6)
+    short = _seeded(filler, 0.5, 2)  # the runner-up regrown from the same seed
+    assert _firsts(conflict_extras([original, other], [short], Policy())) == [6]
+
+
+def test_a_disagreement_is_looked_for_where_a_window_speaks_to_the_question(warranty: ParsedDocument) -> None:
+    question = analyse("Does the warranty cover repairs?")  # 2: warranty; 3: warranty, covers; 4: repairs
+    units = warranty.units[1:6]
+    assert statement_span(question, units, Policy()) == (warranty.units[2].start, warranty.units[4].end)
+    assert statement_span(question, units, Policy(statement_term_share=1.0)) == (
+        warranty.units[3].start,
+        warranty.units[3].end,
+    )
 
 
 def test_answer_units_prefer_the_unit_that_holds_the_asked_slot(warranty: ParsedDocument) -> None:
