@@ -18,10 +18,12 @@ from functools import lru_cache
 import rjieba
 import Stemmer
 
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_RUN_RE = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+(?:[.\-][^\W_{_CJK}]+)*")
-_CJK_RUN_RE = re.compile(rf"[{_CJK}]+")
-_WORD_RE = re.compile(rf"[^\W_{_CJK}]+")
+# The CJK ideographs (extension A, the unified block, compatibility ideographs): the one definition
+# of "Chinese script" that parsing, tokenizing and every policy read.
+CJK_CHARS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_RUN_RE = re.compile(rf"[{CJK_CHARS}]+|[^\W_{CJK_CHARS}]+(?:[.\-][^\W_{CJK_CHARS}]+)*")
+_CJK_RUN_RE = re.compile(rf"[{CJK_CHARS}]+")
+_WORD_RE = re.compile(rf"[^\W_{CJK_CHARS}]+")
 
 STOPWORDS_EN: frozenset[str] = frozenset(
     "a an and are as at be but by for from has have how i if in into is it its me my of on or our so "

@@ -28,9 +28,10 @@ from __future__ import annotations
 
 import re
 
+from tools.tokenize import CJK_CHARS
+
 MAX_SENTENCE_CHARS = 300
 
-CJK_CHARS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _CLOSERS = "”’\"'）)\\]」』】》〉｝}"
 _OPENERS = "“‘\"'（(\\[「『【《〈"
 
