@@ -164,10 +164,10 @@ def missing_pieces(
     ]
 
 
-# Uncovered slots worth a second recall: names (a model number, a clause id, a quoted title, a key
-# phrase). A missing value (a year, an amount, a duration, a percentage, a count) is the scope the
-# question asks about; searching for the bare value finds passages that mention it about something else.
-SEARCHABLE_SLOTS: frozenset[SlotKind] = frozenset({"model", "clause", "quoted", "phrase"})
+# Uncovered slots worth a second recall: names (a model number, a clause id, a quoted title). A
+# missing value (a year, an amount, a duration, a percentage, a count) is the scope the question
+# asks about; searching for the bare value finds passages that mention it about something else.
+SEARCHABLE_SLOTS: frozenset[SlotKind] = frozenset({"model", "clause", "quoted"})
 
 
 def searchable(piece: MissingPiece) -> bool:

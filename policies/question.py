@@ -1,4 +1,4 @@
-"""What a question asks for: its slots, its content terms and its key phrases, computed once."""
+"""What a question asks for: its slots and its content terms, computed once."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from policies.answer_type import asked_values, is_factoid, own_numbers
 from policies.conflict_values import ValueKind
 from policies.relevance import content_terms
-from policies.slots import extract_slots, key_phrases
+from policies.slots import extract_slots
 from policies.types import Slot
 from tools.dense import UnitCosines
 
@@ -20,7 +20,6 @@ class Question:
     text: str
     slots: tuple[Slot, ...]
     terms: tuple[str, ...]
-    phrases: tuple[str, ...]
     weights: tuple[float, ...] = ()
     asks: frozenset[ValueKind] = frozenset()  # numeric kinds of value asked for (policies.answer_type)
     own_numbers: frozenset[str] = frozenset()
@@ -36,7 +35,7 @@ Weigh = Callable[[Sequence[str]], Mapping[str, float]]
 def analyse(
     text: str, weigh: Weigh | None = None, spell: Spell | None = None, cosines: UnitCosines | None = None
 ) -> Question:
-    """Slots, content terms and key phrases of a question; ``weigh`` gives each term its corpus IDF,
+    """Slots and content terms of a question; ``weigh`` gives each term its corpus IDF,
     ``spell`` reads a misspelled term as the corpus word meant ("shedule" as "schedule"), ``cosines``
     says how close each unit is to the question's meaning."""
     terms = content_terms(text)
@@ -47,7 +46,6 @@ def analyse(
         text,
         extract_slots(text),
         terms,
-        key_phrases(text),
         tuple(weights.get(t, 1.0) for t in terms) if weights else (),
         asked_values(text),
         own_numbers(text),

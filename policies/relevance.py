@@ -33,7 +33,6 @@ QUESTION_WORDS_EN: frozenset[str] = frozenset(
     # what is left of a contraction once its "'t" is split off ("don't" -> "don")
     "don doesn didn isn aren wasn weren won wouldn couldn shouldn".split()
 )
-CJK_SUBSTRING_MIN_CHARS = 2
 
 _QUESTION_TOKENS_EN: frozenset[str] = frozenset(t for w in QUESTION_WORDS_EN for t in index_tokens(w))
 

@@ -13,20 +13,16 @@ must sit on a boundary: a number does not match inside a longer number ("3年" i
 longer code ("X200" is not in "X2000"). Whitespace in the original text is a boundary, so a bare
 model in the question matches a longer variant only when a hyphen, space or non-alphanumeric
 character follows: "X200" matches "X200-Pro" and "X200 Pro" but not "X200Pro".
-
-Key phrases (:func:`key_phrases`) are the soft counterpart: content words and simple noun phrases
-the evidence should mention; they are scored, never required.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from policies.relevance import is_question_word
 from policies.slot_forms import (
     CN_NUMERAL_CHARS,
     EN_NUMBER_WORDS,
@@ -41,7 +37,7 @@ from policies.slot_forms import (
     to_int,
 )
 from policies.types import Slot, SlotKind
-from tools.tokenize import STOPWORDS_EN, STOPWORDS_ZH, is_cjk, normalize, words
+from tools.tokenize import STOPWORDS_EN, normalize
 
 Forms = tuple[str, list[str]]  # the surface value and every spelling that counts (norm first)
 Builder = Callable[[re.Match[str]], Forms | None]
@@ -67,13 +63,6 @@ _UNIT_AHEAD_RE = re.compile(
     r"\s*-?\s*(?:%|percent|years?|months?|weeks?|days?|hours?|minutes?|seconds?|times|usd|dollars?|"
     r"euros?|inch(?:es)?|cm|mm|km|kg|gb|mb|tb|st|nd|rd|th)\b",
     re.IGNORECASE,
-)
-# Generic help-centre verbs and nouns left out of key phrases: they are in almost every article.
-GENERIC_WORDS_ZH: frozenset[str] = frozenset(
-    "设置 操作 使用 进行 办理 处理 查看 解决 问题 方法 步骤 情况 看 做 弄 用 去 来 说 请 您好 你好".split()
-)
-GENERIC_WORDS_EN: frozenset[str] = frozenset(
-    "step steps way ways procedure method find use using get make tell explain please".split()
 )
 
 
@@ -341,72 +330,3 @@ def slot_in_text(slot: Slot, text: str) -> bool:
     """True when the text contains the slot's norm or one of its alternatives, on a boundary."""
     compacted, gaps = _compact_with_gaps(text)
     return any(_occurs(form, compacted, gaps) for form in (slot.norm, *slot.alternatives) if form)
-
-
-def uncovered(slots: Sequence[Slot], text: str) -> tuple[Slot, ...]:
-    """The slots the text does not contain, in their order."""
-    return tuple(s for s in slots if not slot_in_text(s, text))
-
-
-def slot_coverage(slots: Sequence[Slot], text: str) -> float:
-    """Share of the slots the text contains (1.0 when there are none)."""
-    if not slots:
-        return 1.0
-    return 1.0 - len(uncovered(slots, text)) / len(slots)
-
-
-_LATIN = r"[0-9a-z\u00c0-\u024f]+(?:['’.\-+&][0-9a-z\u00c0-\u024f]+)*"
-_PHRASE_TOKEN_RE = re.compile(rf"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|{_LATIN}|\S")
-_LATIN_RE = re.compile(_LATIN)
-
-
-def _dropped(word: str) -> bool:
-    if is_cjk(word):
-        return word in STOPWORDS_ZH or word in GENERIC_WORDS_ZH or is_question_word(word)
-    return word in STOPWORDS_EN or word in GENERIC_WORDS_EN or is_question_word(word)
-
-
-def _cjk_phrases(run: str) -> list[str]:
-    """Content words of a CJK run; a single character joins its neighbour ("小"+"程序" -> "小程序")."""
-    out: list[str] = []
-    adjacent = False
-    for word in words(run):
-        if _dropped(word):
-            adjacent = False
-            continue
-        if adjacent and (len(word) == 1 or len(out[-1]) == 1):
-            out[-1] += word
-        else:
-            out.append(word)
-        adjacent = True
-    return [p for p in out if len(p) > 1]
-
-
-def _flush(run: list[str], phrases: list[str]) -> None:
-    """A maximal run of English content words is a phrase; its last word is the head."""
-    if run and not all(w.isdigit() for w in run):
-        phrases.append(" ".join(run))
-        if len(run) > 1:
-            phrases.append(run[-1])
-    run.clear()
-
-
-def key_phrases(question: str) -> tuple[str, ...]:
-    """Content words and phrases the evidence should mention, normalised, deduplicated in order.
-
-    Chinese: segmented words minus stop, question and generic help-centre words (设置, 操作 ...).
-    English: maximal runs of non-stop words ("samsung account") and the run's last word ("account").
-    """
-    phrases: list[str] = []
-    run: list[str] = []
-    for match in _PHRASE_TOKEN_RE.finditer(normalize(question)):
-        token = match.group()
-        if is_cjk(token):
-            _flush(run, phrases)
-            phrases.extend(_cjk_phrases(token))
-        elif _LATIN_RE.fullmatch(token) and not _dropped(token := re.sub("['’]s$", "", token)):
-            run.append(token)
-        else:
-            _flush(run, phrases)
-    _flush(run, phrases)
-    return tuple(dict.fromkeys(phrases))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-SlotKind = Literal["model", "amount", "duration", "date", "percentage", "clause", "quoted", "phrase", "count"]
+SlotKind = Literal["model", "amount", "duration", "date", "percentage", "clause", "quoted", "count"]
 
 MissingKind = Literal[
     "uncovered_slot",

@@ -158,7 +158,6 @@ def test_a_second_recall_is_tried_only_for_what_a_query_can_name(kinds: list[str
         ("model", True),  # LM-S20: a name worth searching for
         ("clause", True),
         ("quoted", True),
-        ("phrase", True),
         ("date", False),  # 2022年: the scope asked about; a search finds it said of something else
         ("amount", False),
         ("duration", False),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from policies.slot_forms import cn_to_int, int_to_cn
-from policies.slots import extract_slots, key_phrases, slot_coverage, slot_in_text, uncovered
+from policies.slots import extract_slots, slot_in_text
 from policies.types import Slot
 
 
@@ -224,48 +224,6 @@ def test_slot_in_text_matches_on_number_and_code_boundaries(question: str, text:
 
 def test_slot_in_text_ignores_case_width_and_spacing() -> None:
     assert slot_in_text(Slot("model", "SM-G973F", "sm-g973f"), "型号 ＳＭ－Ｇ９７３Ｆ 支持")
-
-
-def test_slot_coverage_is_one_when_there_are_no_slots() -> None:
-    assert slot_coverage((), "任何文本") == 1.0
-
-
-def test_slot_coverage_is_the_share_of_slots_found() -> None:
-    slots = extract_slots("X200 保修3年吗")
-    assert slot_coverage(slots, "X200 的保修期为一年。") == 0.5
-
-
-def test_uncovered_lists_missing_slots_in_question_order() -> None:
-    slots = extract_slots("2021年买的X200，保修3年，花了299元")
-    assert [s.norm for s in uncovered(slots, "X200 保修一年")] == ["2021年", "3年", "299元"]
-
-
-KEY_PHRASES = [
-    ("如何设置访客扫脸进门？", ("访客", "扫脸", "进门")),
-    ("审批人离职了如何操作？", ("审批人", "离职")),
-    ("钉邮可以撤回吗？", ("钉邮", "撤回")),
-    ("小程序的基础库版本怎么设置", ("小程序", "基础库", "版本")),
-    ("群直播有哪几种模式？", ("群直播", "模式")),
-    (
-        "How to change the information to a samsung account?",
-        ("change", "information", "samsung account", "account"),
-    ),
-    (
-        "What are the steps to connect my mobile device to the TV?",
-        ("connect", "mobile device", "device", "tv"),
-    ),
-    ("Can I update TV’s software through Internet?", ("update tv software", "software", "internet")),
-    ("X200 保修几年", ("x200", "保修")),
-]
-
-
-@pytest.mark.parametrize(("question", "expected"), KEY_PHRASES, ids=[q for q, _ in KEY_PHRASES])
-def test_key_phrases_keep_content_words_and_noun_phrases(question: str, expected: tuple[str, ...]) -> None:
-    assert key_phrases(question) == expected
-
-
-def test_key_phrases_of_a_bare_question_are_empty() -> None:
-    assert key_phrases("怎么办？") == ()
 
 
 NUMERALS = [
