@@ -8,30 +8,21 @@ a section's scope sentence). Sliding (policies/sliding.py) follows the gaps; the
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Literal
 
-from policies import boundary
 from policies.answer_type import window_states
+from policies.boundary import exception_clause, is_cut_sentence, opens_dangling, scope_condition
 from policies.config import Policy
 from policies.coverage import covered_terms, term_share, uncovered_slots
 from policies.question import Question
+from policies.references import referenced_rule, window_references
 from policies.relevance import lexical_relevance
 from policies.types import MissingKind, Slot
 from tools.types import ParsedDocument, Unit
 from tools.windows import Window, neighbour, units_of
 
 Direction = Literal["left", "right", "anchor", "none"]
-
-# The boundary predicates are pure functions of a unit's text; a question checks the same units
-# many times while windows slide, so each unit is judged once.
-scope_condition = lru_cache(maxsize=100_000)(boundary.scope_condition)
-opens_dangling = lru_cache(maxsize=100_000)(boundary.opens_dangling)
-exception_clause = lru_cache(maxsize=100_000)(boundary.exception_clause)
-cross_reference = lru_cache(maxsize=100_000)(boundary.cross_reference)
-is_cut_sentence = lru_cache(maxsize=100_000)(boundary.is_cut_sentence)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,39 +125,6 @@ def _section_scope_unit(doc: ParsedDocument, unit: Unit) -> Unit | None:
 def window_gaps(doc: ParsedDocument, window: Window) -> tuple[Gap, ...]:
     """Every boundary gap of a window, left first, then anchors, then right."""
     return (*_left_gaps(doc, window), *_anchor_gaps(doc, window), *_right_gaps(doc, window))
-
-
-RULE_NOUNS = re.compile(
-    r"(规则|规定|政策|办法|条款|协议|细则|章程|制度|须知|第[0-9一二三四五六七八九十百]+[条节章款])$"
-    r"|\b(polic(y|ies)|rules?|terms|agreement|terms and conditions"
-    r"|section \d[\d.]*|clause \d[\d.]*|chapter \d+)\b",
-    re.IGNORECASE,
-)
-
-
-def names_a_rule(name: str) -> bool:
-    """A reference the answer may depend on names a rule, policy, clause or section, not any page or step."""
-    return bool(RULE_NOUNS.search(name.strip()))
-
-
-RULES_APPLY = re.compile(
-    r"\b(?:[Tt]he\s+)?((?:[A-Z][\w-]*\s+){1,6}(?:Rules|Policy|Terms|Regulations|Conditions))\s+(?:apply|applies)\b"
-)
-
-
-@lru_cache(maxsize=100_000)
-def referenced_rule(text: str) -> str | None:
-    """The rule a unit sends the reader to: a cross-reference, or "the X Rules apply"."""
-    name = cross_reference(text)
-    if name is None and (match := RULES_APPLY.search(text)):
-        name = match.group(1).strip()
-    return name
-
-
-def window_references(doc: ParsedDocument, window: Window) -> tuple[str, ...]:
-    """Names of the rules, policies or sections the window's units send the reader to."""
-    names = (referenced_rule(u.text) for u in units_of(window, doc))
-    return tuple(dict.fromkeys(n for n in names if n and names_a_rule(n)))
 
 
 def check_window(

@@ -6,14 +6,13 @@ import math
 from collections.abc import Sequence
 from typing import Literal
 
-from policies.completeness import Checked, referenced_rule
+from policies.completeness import Checked
 from policies.config import Policy
-from policies.coverage import covered_terms, term_share, uncovered_slots
+from policies.coverage import covered_terms, uncovered_slots
 from policies.judge import Verdict
 from policies.question import Question
-from policies.slots import compact
+from policies.references import referring_unit, unresolved_references
 from policies.types import MissingPiece, SlotKind
-from tools.tokenize import index_tokens
 from tools.windows import char_count, units_of, with_units
 
 Status = Literal["answered", "insufficient_evidence", "conflicting_evidence"]
@@ -23,33 +22,6 @@ BLOCKING_GAPS = frozenset({"missing_scope", "orphan_row", "orphan_item", "trunca
 
 def _texts(items: Sequence[Checked]) -> list[str]:
     return [u.text for c in items for u in units_of(c.window, c.doc)]
-
-
-def reference_resolved(name: str, referrer: Checked, items: Sequence[Checked], policy: Policy) -> bool:
-    """A reference is resolved when another window carries the named rule: in its title, path or
-    text (``policy.reference_term_share`` of the name's terms)."""
-    wanted = compact(name)
-    terms = tuple(dict.fromkeys(index_tokens(name)))
-    for item in items:
-        if item is referrer:
-            continue
-        heads = [item.doc.title, *item.doc.sections[item.doc.units[item.window.first].section_id].path]
-        if any(wanted in compact(h) for h in heads):
-            return True
-        texts = [*heads, *(u.text for u in units_of(item.window, item.doc))]
-        if terms and term_share(terms, texts) >= policy.reference_term_share:
-            return True
-    return False
-
-
-def unresolved_references(items: Sequence[Checked], policy: Policy) -> list[tuple[str, Checked]]:
-    """References made by the evidence that no other evidence window resolves, once each."""
-    out: dict[str, Checked] = {}
-    for item in items:
-        for name in item.check.references:
-            if name not in out and not reference_resolved(name, item, items, policy):
-                out[name] = item
-    return list(out.items())
 
 
 def _relevance_pieces(
@@ -99,8 +71,7 @@ def _slot_pieces(question: Question, items: Sequence[Checked], policy: Policy) -
 def _reference_pieces(items: Sequence[Checked], policy: Policy) -> list[MissingPiece]:
     pieces = []
     for name, item in unresolved_references(items, policy):
-        units = units_of(item.window, item.doc)
-        unit = next((u for u in units if referenced_rule(u.text) == name), units[0])
+        unit = referring_unit(name, item)
         pieces.append(
             MissingPiece(
                 "unresolved_reference",

@@ -15,8 +15,8 @@ from dataclasses import replace
 from policies.completeness import Checked, with_rerank
 from policies.config import Policy
 from policies.coverage import covered_terms
-from policies.decision import reference_resolved, unresolved_references
 from policies.question import Question
+from policies.references import reference_resolved, unresolved_references
 from policies.slot_scope import on_subject
 from tools.types import Unit
 from tools.windows import char_count

@@ -1,11 +1,10 @@
-"""Boundary signals on one unit's text: cut sentences, scopes, dangling openings, exceptions, references."""
+"""Boundary signals on one unit's text: cut sentences, scopes, dangling openings, exceptions."""
 
 from __future__ import annotations
 
 import pytest
 
 from policies.boundary import (
-    cross_reference,
     exception_clause,
     heading_like,
     is_cut_sentence,
@@ -211,67 +210,3 @@ NO_EXCEPTION = [
 @pytest.mark.parametrize("text", NO_EXCEPTION)
 def test_exception_clause_ignores_look_alikes(text: str) -> None:
     assert exception_clause(text) is None
-
-
-REFERENCES = [
-    ("须按另一份《在读学员改期规则》处理。", "在读学员改期规则"),
-    ("须按照在读学员改期规则处理。", "在读学员改期规则"),
-    ("详见第3条。", "第3条"),
-    ("见第三条。", "第三条"),
-    ("具体请参见退款政策。", "退款政策"),
-    ("详见《会员服务协议》。", "会员服务协议"),
-    ("适用《消费者权益保护法》相关规定。", "消费者权益保护法"),
-    ("以《用户协议》为准。", "用户协议"),
-    ("详情请参考开放平台文档：", "开放平台文档"),
-    ("See Wireless PowerShare .", "Wireless PowerShare"),
-    ("For more information, see Transfer data from an old device .", "Transfer data from an old device"),
-    ("see section 3.2 for details", "section 3.2"),
-    ("Please refer to the refund policy.", "refund policy"),
-    ("Fees are as described in the Terms of Service.", "Terms of Service"),
-    ("Refunds are governed by the Returns Policy.", "Returns Policy"),
-    ("Students must see the rules for enrolled students.", "rules for enrolled students"),
-    ("Refunds are handled according to the Refund Policy.", "Refund Policy"),
-    ("(see §4)", "§4"),
-]
-
-
-@pytest.mark.parametrize(("text", "expected"), REFERENCES, ids=[t for t, _ in REFERENCES])
-def test_cross_reference_returns_a_searchable_name(text: str, expected: str) -> None:
-    assert cross_reference(text) == expected
-
-
-NO_REFERENCE = [
-    "See your carrier for more information.",
-    "- Analyze storage : See what’s taking up space in your storage.",
-    "Tap See all to open the complete list of apps.",
-    "Tap Payment to see the default payment app.",
-    "See if Sleep Timer has been enabled.",
-    "See how to list the channels available on your TV.",
-    "See below for some useful tips about your camera.",
-    "For more information, visit samsung.com/us/support/frp .",
-    "Settings are restored as described above.",
-    "Videos are played according to the TV settings.",
-    "Prices are subject to change.",
-    "供您参考。",
-    "请参考以下步骤检查。",
-    "可参考上方配置步骤。",
-    "请按照以下步骤注册沙箱账号。",
-    "按照页面提示操作即可。",
-    "员工按照考勤规则打卡即可。",
-    "请参考：",  # the link text was stripped
-    "开放平台支持的签名算法，详见由于计算能力的飞速发展，新增了签名算法。",  # the next sentence ran on
-    "验签详见同步通知参数和同步响应参数是不一样的。",
-    "按照“设置”-“通用”操作。",  # UI labels, not documents
-    "以“会员日”为例。",
-    "梁冠华在《相逢时节》中演的谁",  # a title, but nothing sends the reader to it
-    "而根据网传的数字计算，《三体》动画的制作成本更高。",  # 根据 governs another clause
-    "具体详见正文。",
-    "请参考第1点群文件的批量删除方法。",  # a point of the same article
-    "按照有关规定执行。",  # names no rule
-    "详情参考小程序建议将页面栈深度控制在10层以内。",
-]
-
-
-@pytest.mark.parametrize("text", NO_REFERENCE)
-def test_cross_reference_ignores_pointers_that_name_no_other_rule(text: str) -> None:
-    assert cross_reference(text) is None

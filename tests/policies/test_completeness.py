@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from policies.completeness import Gap, check_window, names_a_rule, window_gaps, window_references
+from policies.completeness import Gap, check_window, window_gaps
 from policies.config import Policy
 from policies.question import analyse
 from tools.parse import parse_document
@@ -154,38 +154,6 @@ def test_a_rule_reference_right_after_gives_a_right_gap(course: ParsedDocument) 
 
 def test_a_next_sections_heading_is_no_right_gap(course: ParsedDocument) -> None:
     assert window_gaps(course, _w(1, 2, 3, 4)) == ()
-
-
-@pytest.mark.parametrize(
-    ("name", "expected"),
-    [
-        ("在读学员改期规则", True),
-        ("第3条", True),
-        ("退款政策", True),
-        ("Refund Policy", True),
-        ("section 3.2", True),
-        ("Terms of Service", True),
-        ("Wireless PowerShare", False),
-        ("设置页面", False),
-        ("the settings screen", False),
-    ],
-)
-def test_a_reference_counts_only_when_it_names_a_rule_policy_or_section(name: str, expected: bool) -> None:
-    assert names_a_rule(name) is expected
-
-
-def test_window_references_lists_the_rules_its_units_send_the_reader_to(course: ParsedDocument) -> None:
-    assert window_references(course, _w(2, 3, 4)) == ("在读学员改期规则",)
-
-
-def test_window_references_ignores_pointers_that_name_no_rule() -> None:
-    doc = _parse("Wireless charging works on the back. See Wireless PowerShare.\n", "text")
-    assert window_references(doc, _w(0, 1)) == ()
-
-
-def test_english_rules_that_apply_count_as_a_reference() -> None:
-    doc = _parse("Enrolled students are different. The Enrolled Student Rules apply.\n", "text")
-    assert window_references(doc, _w(0, 1)) == ("Enrolled Student Rules",)
 
 
 def test_closing_a_left_scope_gap_raises_the_score(course: ParsedDocument) -> None:

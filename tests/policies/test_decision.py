@@ -8,7 +8,6 @@ from policies.completeness import Checked, check_window
 from policies.config import Policy
 from policies.decision import (
     missing_pieces,
-    reference_resolved,
     should_widen,
     status_of,
     widen,
@@ -26,7 +25,6 @@ COURSE_ZH = (
     "已开课的学员须按另一份《在读学员改期规则》处理。\n"
 )
 ENROLLED_ZH = "在读学员如需改期，须在开课后7天内申请，且只能改期一次。\n"
-ENROLLED_OTHER_TITLE_ZH = "在读学员改期规则：已开课学员可改期一次，须提前3天申请。\n"
 WARRANTY_ZH = "LM-S10 整机保修期为3年。电池保修期为1年。\n"
 RESCHEDULE = "常规班可以免费改期吗？"
 
@@ -96,25 +94,6 @@ def test_a_reference_is_resolved_by_another_window_whose_title_names_the_rule() 
     course = _item(question, _doc("course", COURSE_ZH))
     enrolled = _item(question, _doc("enrolled", ENROLLED_ZH, title="在读学员改期规则"))
     assert missing_pieces(question, [course, enrolled], Policy()) == []
-
-
-def test_a_reference_is_resolved_by_another_window_whose_text_carries_the_rule() -> None:
-    question = analyse(RESCHEDULE)
-    course = _item(question, _doc("course", COURSE_ZH))
-    enrolled = _item(question, _doc("enrolled", ENROLLED_OTHER_TITLE_ZH, title="常见问题"))
-    assert reference_resolved("在读学员改期规则", course, [course, enrolled], Policy()) is True
-
-
-def test_a_window_never_resolves_its_own_reference() -> None:
-    course = _item(analyse(RESCHEDULE), _doc("course", COURSE_ZH))
-    assert reference_resolved("在读学员改期规则", course, [course], Policy()) is False
-
-
-def test_a_window_about_something_else_does_not_resolve_the_reference() -> None:
-    question = analyse(RESCHEDULE)
-    course = _item(question, _doc("course", COURSE_ZH))
-    other = _item(question, _doc("w", WARRANTY_ZH, title="保修政策"))
-    assert reference_resolved("在读学员改期规则", course, [course, other], Policy()) is False
 
 
 def test_the_window_that_resolves_a_reference_is_pinned() -> None:
