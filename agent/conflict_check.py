@@ -16,6 +16,7 @@ from agent.runtime import ConflictReport, Recorder
 from policies.adjudication import adjudicate_by_rules, conflict_outcome
 from policies.config import Policy
 from policies.conflicts import ConflictRules, find_candidates
+from policies.question import Question
 from policies.types import ConflictCandidate, EvidenceView, ValueMention, Verdict
 
 
@@ -96,10 +97,12 @@ class ConflictChecker:
         """The same check with the candidate rules a policy sets (the controller binds its own)."""
         return ConflictChecker(self.adjudicator, ConflictRules.of(policy))
 
-    def __call__(self, question: str, views: Sequence[EvidenceView], recorder: Recorder) -> ConflictReport:
+    def __call__(
+        self, question: Question, views: Sequence[EvidenceView], recorder: Recorder
+    ) -> ConflictReport:
         scan = find_candidates(question, views, self.rules)
         adjudication = (
-            self.adjudicator(question, scan.candidates, views) if scan.candidates else Adjudication(())
+            self.adjudicator(question.text, scan.candidates, views) if scan.candidates else Adjudication(())
         )
         for record in adjudication.records:
             recorder.record(str(record.get("step", "llm_reply")), record)

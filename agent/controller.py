@@ -262,7 +262,7 @@ class Controller:
             return statement_span(run.question, units, self.policy)
 
         views = events.views([*evidence, *extras], snapshot.current_versions(), focus)
-        report = self.conflict_check(run.question.text, views, run.recorder)
+        report = self.conflict_check(run.question, views, run.recorder)
         cited = {side.citation.evidence_id for c in report.conflicts for side in c.values}
         return [*evidence, *(e for e in extras if e.evidence_id in cited)], report
 

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from agent.outcome import Conflict
+from policies.question import Question
 from policies.types import EvidenceView
 
 
@@ -40,14 +41,16 @@ class ConflictReport:
 
 
 class ConflictCheck(Protocol):
-    """The seam between sliding and the decision."""
+    """The seam between sliding and the decision: it reads the question as the run analysed it."""
 
     def __call__(
-        self, question: str, views: Sequence[EvidenceView], recorder: Recorder
+        self, question: Question, views: Sequence[EvidenceView], recorder: Recorder
     ) -> ConflictReport: ...
 
 
-def no_conflict_check(question: str, views: Sequence[EvidenceView], recorder: Recorder) -> ConflictReport:
+def no_conflict_check(
+    question: Question, views: Sequence[EvidenceView], recorder: Recorder
+) -> ConflictReport:
     """A conflict check that finds nothing (the loop's ablation modes use it)."""
     return ConflictReport()
 

@@ -23,6 +23,7 @@ import bm25s
 from agent.evaluate import read_questions
 from policies.adjudication import adjudicate_by_rules, conflict_outcome
 from policies.conflicts import find_candidates
+from policies.question import analyse
 from policies.types import EvidenceView
 from tools.sources import read_corpus_jsonl
 from tools.tokenize import index_tokens
@@ -62,7 +63,7 @@ def measure(set_dir: Path, k: int, show: int) -> tuple[int, int]:
         text = str(question["question"])
         indices, _ = retriever.retrieve([index_tokens(text)], k=k, show_progress=False)
         views = views_for(docs, [int(i) for i in indices[0]])
-        scan = find_candidates(text, views)
+        scan = find_candidates(analyse(text), views)
         verdicts = [adjudicate_by_rules(candidate, views) for candidate in scan.candidates]
         if conflict_outcome(verdicts):
             hits += 1

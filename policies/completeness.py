@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from policies.answer_type import window_states
 from policies.boundary import exception_clause, is_cut_sentence, opens_dangling, scope_condition
 from policies.config import Policy
 from policies.coverage import covered_terms, term_share, uncovered_slots
@@ -19,6 +18,7 @@ from policies.question import Question
 from policies.references import referenced_rule, window_references
 from policies.relevance import lexical_relevance
 from policies.types import MissingKind, Slot
+from policies.values import window_states
 from tools.types import ParsedDocument, Unit
 from tools.windows import Window, neighbour, units_of
 

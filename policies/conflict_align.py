@@ -1,6 +1,6 @@
 """Aligning evidence texts atom by atom, for the conflict check: which pairs, and where they differ.
 
-A window becomes a ``Text``: its atoms (``policies.conflict_values``), the sentence of each, the
+A window becomes a ``Text``: its atoms (``policies.values``), the sentence of each, the
 question terms it holds and its runs of consecutive atoms. ``text_pairs`` yields what is worth
 aligning (near-identical sentences inside one window, then every two windows); ``share_context``
 drops a pair that cannot hold a candidate before any alignment is built; ``regions`` are the
@@ -16,8 +16,9 @@ from itertools import combinations
 
 from cydifflib import SequenceMatcher  # difflib's algorithm compiled: the same matches, faster
 
-from policies.conflict_values import Atom, Sentence, sentences, terms_in
+from policies.conflict_spans import terms_in
 from policies.types import EvidenceView
+from policies.values import Atom, Sentence, sentences
 
 
 @dataclass(frozen=True, slots=True)

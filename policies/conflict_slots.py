@@ -26,11 +26,12 @@ from functools import lru_cache
 from itertools import combinations
 
 from policies.conflict_align import Text
-from policies.conflict_values import STATEMENT_END_RE, ValueKind, asked_kinds, atoms, question_terms, terms_in
-from policies.slot_forms import CN_NUMERAL_CHARS, EN_NUMBER_WORDS, to_int
-from policies.slot_scope import asked_identifiers, asked_slots
+from policies.conflict_spans import terms_in
+from policies.lexicon import CN_NUMERAL_CHARS, EN_NUMBER_WORDS
+from policies.question import Question
 from policies.slots import compact, extract_slots, slot_in_text
 from policies.types import ConflictCandidate, EvidenceView, Slot, SlotKind, ValueMention
+from policies.values import ValueKind, atoms, statements, to_int
 
 _VALUE_KINDS: dict[SlotKind, ValueKind] = {
     "duration": "duration",
@@ -81,17 +82,6 @@ def unit_of(slot: Slot) -> frozenset[str]:
     return frozenset(u for u in (_NUMBER_RE.sub("", form).strip(" -") for form in forms) if u)
 
 
-def _statements(text: str) -> Iterator[tuple[int, int]]:
-    """Offsets of the statements of a text (sentences, table rows), trimmed of blanks."""
-    start = 0
-    for end in [*(m.end() for m in STATEMENT_END_RE.finditer(text)), len(text)]:
-        piece = text[start:end]
-        if piece.strip():
-            lead = start + len(piece) - len(piece.lstrip())
-            yield lead, lead + len(piece.strip())
-        start = end
-
-
 def _place(text: str, value: str) -> tuple[int, int] | None:
     """Where a slot's value stands in a statement (its spaces may be any whitespace)."""
     found = re.search(r"\s+".join(map(re.escape, value.split())), text, re.IGNORECASE)
@@ -101,7 +91,7 @@ def _place(text: str, value: str) -> tuple[int, int] | None:
 def _with_headers(text: str) -> Iterator[tuple[int, int, str]]:
     """Each statement's offsets and what it says: a table row is read with its table's header row."""
     header: str | None = None
-    for start, end in _statements(text):
+    for start, end in statements(text):
         statement = text[start:end]
         if not _TABLE_LINE_RE.match(statement):
             header = None
@@ -156,21 +146,19 @@ def _disagreement(left: Sequence[_Stated], right: Sequence[_Stated]) -> tuple[_S
     return None
 
 
-@lru_cache(maxsize=4096)
-def _asked(question: str) -> _Asked | None:
+def _asked(question: Question) -> _Asked | None:
     """What the question asks of which code, or None when it names no code or asks for no such value."""
-    codes = tuple(s for s in asked_identifiers(question) if s.kind == "clause" or _CODE_RE.fullmatch(s.value))
-    kinds = asked_kinds(question) & _SLOT_KINDS
+    codes = tuple(s for s in question.identifiers if s.kind == "clause" or _CODE_RE.fullmatch(s.value))
+    kinds = question.kinds & _SLOT_KINDS
     if not codes or not kinds:
         return None
-    slots = asked_slots(question)
-    own = frozenset(form for s in slots if s not in codes for form in (s.norm, *s.alternatives))
+    own = frozenset(form for s in question.slots if s not in codes for form in (s.norm, *s.alternatives))
     names = [compact(slot.value) for slot in codes]
-    subject = frozenset(t for t in question_terms(question) if not any(t in name for name in names))
+    subject = frozenset(t for t in question.subject_terms if not any(t in name for name in names))
     return _Asked(codes, kinds, own, subject) if subject else None
 
 
-def slot_candidates(question: str, texts: Sequence[Text]) -> Iterator[ConflictCandidate]:
+def slot_candidates(question: Question, texts: Sequence[Text]) -> Iterator[ConflictCandidate]:
     """Pairs of windows from two sources whose values for the question's code disagree."""
     asked = _asked(question)
     if asked is None:

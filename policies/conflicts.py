@@ -33,24 +33,13 @@ from dataclasses import dataclass, fields
 from policies.config import Policy
 from policies.conflict_align import Region, Text, prepare, regions, share_context, text_pairs
 from policies.conflict_slots import slot_candidates
-from policies.conflict_values import (
-    CURRENCIES,
-    MONTHS,
-    NEGATIONS,
-    NUMERIC_KINDS,
-    UNIT_ATOMS,
-    ValueKind,
-    asked_kinds,
-    canonical,
-    cjk_word_bounds,
-    is_scope,
-    number_kind,
-    question_terms,
-    terms_in,
-    value_kind,
-)
-from policies.slot_scope import about_other, asked_identifiers
+from policies.conflict_spans import cjk_word_bounds, is_scope, terms_in, value_kind
+from policies.lexicon import CURRENCY_SIGNS, MONTHS, NEGATIONS, UNIT_ATOMS
+from policies.question import Question
+from policies.slot_scope import about_other
 from policies.types import ConflictCandidate, EvidenceView, Slot, ValueMention, Verdict
+from policies.values import NUMERIC_KINDS, canonical, number_kind
+from tools.tokenize import is_cjk
 
 _MAX_WIDEN = 3  # characters a name may grow by at either end to reach a word edge
 _SWITCHES = frozenset({"rival_ids", "slot_values"})
@@ -94,34 +83,27 @@ class CandidateScan:
     resolved: tuple[Verdict, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class _Question:
-    terms: frozenset[str]
-    kinds: frozenset[ValueKind]
-
-
 def find_candidates(
-    question: str, views: Sequence[EvidenceView], rules: ConflictRules | None = None
+    question: Question, views: Sequence[EvidenceView], rules: ConflictRules | None = None
 ) -> CandidateScan:
     """Pairs of windows stating different values for what the question asks; pairs a rule settles
     apart. ``rules``: the shipped policy's when not given."""
     rules = rules or ConflictRules.of(Policy())
-    asked = _Question(question_terms(question), asked_kinds(question))
-    if not asked.kinds:
+    if not question.kinds:
         return CandidateScan((), ())  # a how-to question asks for no value: no two values can disagree
-    named = asked_identifiers(question) if rules.rival_ids else ()
-    need = min(rules.min_question_terms, (len(asked.terms) + 1) // 2)
+    named = question.identifiers if rules.rival_ids else ()
+    need = min(rules.min_question_terms, (len(question.subject_terms) + 1) // 2)
     ordered = sorted(
         (view for view in views if not about_other(named, (*view.section, view.text))),
         key=lambda view: view.evidence_id,
     )
-    texts = [prepare(view, asked.terms, rules.run) for view in ordered]
+    texts = [prepare(view, question.subject_terms, rules.run) for view in ordered]
     relevant = [text for text in texts if len(text.terms) >= need]
     found: dict[tuple[str, str, str, str], tuple[ConflictCandidate, EvidenceView, EvidenceView]] = {}
     for left, right in text_pairs(relevant, rules.run, rules.min_sentence_similarity):
         if len(left.terms ^ right.terms) > rules.max_term_mismatch or not share_context(left, right):
             continue
-        for candidate in _candidates(left, right, asked, rules):
+        for candidate in _candidates(left, right, question, rules):
             if not _about_other_side(candidate, left, right, named):
                 key = (
                     left.view.evidence_id,
@@ -148,7 +130,7 @@ def _about_other_side(candidate: ConflictCandidate, left: Text, right: Text, nam
 
 
 def _add_slot_candidates(
-    question: str,
+    question: Question,
     texts: Sequence[Text],
     found: dict[tuple[str, str, str, str], tuple[ConflictCandidate, EvidenceView, EvidenceView]],
 ) -> None:
@@ -197,7 +179,7 @@ def settle_by_rule(candidate: ConflictCandidate, left: EvidenceView, right: Evid
 
 
 def _candidates(
-    left: Text, right: Text, asked: _Question, rules: ConflictRules
+    left: Text, right: Text, asked: Question, rules: ConflictRules
 ) -> Iterator[ConflictCandidate]:
     lnorms, rnorms = [a.norm for a in left.atoms], [a.norm for a in right.atoms]
     if (Counter(lnorms) & Counter(rnorms)).total() < rules.min_context:
@@ -262,7 +244,7 @@ def _has_context(region: Region, left_len: int, right_len: int, rules: ConflictR
 
 
 def _classify(
-    region: Region, left: Text, right: Text, asked: _Question, rules: ConflictRules
+    region: Region, left: Text, right: Text, asked: Question, rules: ConflictRules
 ) -> ConflictCandidate | None:
     """The candidate a differing run makes, or None: no value, not what is asked, a scope, or off-topic."""
     lnorms, rnorms = [a.norm for a in left.atoms], [a.norm for a in right.atoms]
@@ -270,8 +252,8 @@ def _classify(
     lspan, rspan = left.atoms[i1:i2], right.atoms[j1:j2]
     if not lspan or not rspan or max(len(lspan), len(rspan)) > rules.max_value_atoms:
         return None
-    kind = value_kind(lspan, rspan)
-    if kind != "polarity" and (is_scope(lspan, asked.terms) or is_scope(rspan, asked.terms)):
+    kind, terms = value_kind(lspan, rspan), asked.subject_terms
+    if kind != "polarity" and (is_scope(lspan, terms) or is_scope(rspan, terms)):
         return None  # a yes/no question names one of its answers; other values made of its terms are scopes
     if kind in NUMERIC_KINDS:
         i1, j1 = _with_currency(lnorms, rnorms, i1, j1)
@@ -282,7 +264,7 @@ def _classify(
         j1, j2 = _whole_words(right, j1, j2)
     if kind is None or kind not in asked.kinds:
         return None
-    if not (_near_question(left, i1, i2, asked.terms) or _near_question(right, j1, j2, asked.terms)):
+    if not (_near_question(left, i1, i2, terms) or _near_question(right, j1, j2, terms)):
         return None
     if _words_besides(left, i1, i2) < rules.min_statement_words:
         return None
@@ -334,7 +316,7 @@ def _whole_words(text: Text, start: int, end: int) -> tuple[int, int]:
 
 def _joins(text: Text, index: int, sentence: int) -> bool:
     atom = text.atoms[index]
-    return text.sentence_of[index] == sentence and len(atom.norm) == 1 and "\u3400" <= atom.norm <= "\u9fff"
+    return text.sentence_of[index] == sentence and len(atom.norm) == 1 and is_cjk(atom.norm)
 
 
 def _word_after(norms: list[str], end: int) -> list[str]:
@@ -349,7 +331,7 @@ def _word_after(norms: list[str], end: int) -> list[str]:
 
 def _with_currency(left: list[str], right: list[str], i1: int, j1: int) -> tuple[int, int]:
     """Take in a currency sign both sides put before the value ("$" + "1.65")."""
-    if i1 and j1 and left[i1 - 1] == right[j1 - 1] and left[i1 - 1] in CURRENCIES:
+    if i1 and j1 and left[i1 - 1] == right[j1 - 1] and left[i1 - 1] in CURRENCY_SIGNS:
         return i1 - 1, j1 - 1
     return i1, j1
 

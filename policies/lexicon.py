@@ -1,11 +1,14 @@
-"""Chinese and English word lists the policies read, in one place.
+"""Every Chinese and English word list and table the policies read, in one place.
 
-A word that changes a decision lives here, so that adding one is one edit that every reader of it
-sees. Patterns that are syntax rather than vocabulary (a list marker, "第…条") stay with the rule
-that reads them. Stop words are the tokenizer's (``tools.tokenize``).
+A word that changes a decision lives here, so that adding a spelling ("sept", "港元") or a word
+that only asks ("哪儿") is one edit that every reader of it sees. Patterns that are syntax rather
+than vocabulary (a list marker, "第…条") stay with the rule that reads them. Stop words are the
+tokenizer's (``tools.tokenize``): recall and coverage must drop the same ones.
 
-Groups: the words of boundaries (connectives, dangling openings); the words of cross-references
-(rule nouns and what a referenced name is not).
+Groups: numerals and months; units of duration, measure and money; clause words; words that only
+ask; the vocabulary of compared values (negations, opposites, unit atoms, particles); the words of
+boundaries (connectives, dangling openings); the words of cross-references (rule nouns and what a
+referenced name is not).
 """
 
 from __future__ import annotations
@@ -15,6 +18,150 @@ def _words(text: str) -> frozenset[str]:
     """A set of words written as one line of text: a list reads better as the words themselves."""
     return frozenset(text.split())
 
+
+CN_DIGITS: dict[str, int] = {
+    "零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3,
+    "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9,
+}  # fmt: skip
+CN_UNITS: dict[str, int] = {"十": 10, "百": 100, "千": 1000, "万": 10000}
+CN_NUMERAL_CHARS = "".join(CN_DIGITS) + "".join(CN_UNITS)
+CN_DIGIT_BY_VALUE = "零一二三四五六七八九"
+EN_NUMBER_WORDS: dict[str, int] = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+}  # fmt: skip
+EN_ORDINAL_QUARTERS = ("first", "second", "third", "fourth")
+MONTH_NAMES = "january february march april may june july august september october november december".split()
+# Every English spelling of a month: the name, its first three letters, and "sept".
+MONTHS: dict[str, int] = {
+    **{name: i for i, name in enumerate(MONTH_NAMES, 1)},
+    **{name[:3]: i for i, name in enumerate(MONTH_NAMES, 1)},
+    "sept": 9,
+}
+# Characters a Chinese amount of time or a count is not preceded by: "哪一年" asks, "每一天" and
+# "第一年" are no amounts of time.
+NOT_BEFORE_CN_NUMBER = "哪几每这那同某第"
+
+# canonical unit -> (Chinese spellings, English (singular, plural) pairs)
+DURATIONS: dict[str, tuple[tuple[str, ...], tuple[tuple[str, str], ...]]] = {
+    "year": (("年",), (("year", "years"),)),
+    "month": (("个月",), (("month", "months"),)),
+    "week": (("周", "个星期"), (("week", "weeks"),)),
+    "day": (("天",), (("day", "days"),)),
+    "hour": (("小时", "个小时"), (("hour", "hours"),)),
+    "minute": (("分钟",), (("minute", "minutes"),)),
+    "second": (("秒", "秒钟"), (("second", "seconds"),)),
+    "workday": (("个工作日", "工作日"), (("business day", "business days"), ("working day", "working days"))),
+}
+DURATION_ZH: dict[str, str] = {
+    "年": "year", "月": "month", "周": "week", "星期": "week", "天": "day", "小时": "hour",
+    "分钟": "minute", "秒": "second", "秒钟": "second", "工作日": "workday",
+}  # fmt: skip
+MEASURE_ZH_TO_EN: dict[str, str] = {
+    "米": "m", "公里": "km", "千米": "km", "厘米": "cm", "毫米": "mm", "公斤": "kg", "千克": "kg",
+    "英寸": "inch", "寸": "inch",
+}  # fmt: skip
+MEASURE_EN_TO_ZH: dict[str, tuple[str, ...]] = {
+    "cm": ("厘米",), "mm": ("毫米",), "km": ("公里", "千米"), "kg": ("公斤", "千克"),
+    "inch": ("英寸", "寸"), "inches": ("英寸", "寸"),
+}  # fmt: skip
+CURRENCY_OF: dict[str, str] = {
+    "¥": "CNY", "元": "CNY", "块钱": "CNY", "rmb": "CNY", "cny": "CNY", "yuan": "CNY",
+    "$": "USD", "us$": "USD", "usd": "USD", "美元": "USD", "美金": "USD", "dollar": "USD", "dollars": "USD",
+    "€": "EUR", "eur": "EUR", "欧元": "EUR", "euro": "EUR", "euros": "EUR",
+    "£": "GBP", "gbp": "GBP", "英镑": "GBP",
+    "hk$": "HKD", "hkd": "HKD", "港币": "HKD", "港元": "HKD",
+    "jpy": "JPY", "日元": "JPY", "yen": "JPY",
+}  # fmt: skip
+CURRENCY_FORMS: dict[str, tuple[str, ...]] = {
+    "CNY": ("{n}元", "¥{n}", "{n}rmb", "rmb{n}", "{n}cny", "cny{n}", "{n}块", "{n}块钱", "{n}yuan"),
+    "USD": ("${n}", "{n}usd", "usd{n}", "{n}美元", "{n}美金", "{n} dollars"),
+    "EUR": ("€{n}", "{n}eur", "eur{n}", "{n}欧元", "{n} euros"),
+    "GBP": ("£{n}", "{n}gbp", "gbp{n}", "{n}英镑"),
+    "HKD": ("hk${n}", "{n}hkd", "hkd{n}", "{n}港币", "{n}港元"),
+    "JPY": ("{n}jpy", "jpy{n}", "{n}日元", "{n} yen"),
+}
+# The signs money is written with (the full-width yen is "¥" once NFKC-normalised).
+CURRENCY_SIGNS: frozenset[str] = frozenset(k for k in CURRENCY_OF if len(k) == 1 and not k.isalpha())
+
+CLAUSE_WORDS: dict[str, str] = {
+    "section": "section", "sec.": "section", "§": "section", "clause": "clause", "article": "article",
+    "art.": "article", "chapter": "chapter", "ch.": "chapter", "part": "part",
+}  # fmt: skip
+CLAUSE_EN_TO_ZH: dict[str, str] = {
+    "section": "节",
+    "article": "条",
+    "clause": "条",
+    "chapter": "章",
+    "part": "部分",
+}
+CLAUSE_ZH_TO_EN: dict[str, str] = {"条": "article", "章": "chapter", "节": "section", "部分": "part"}
+# Capitalised words that precede a number without naming a product ("Within 30", "Top 5").
+NOT_MODEL_NAMES: frozenset[str] = _words(
+    "within after before about over under up top step steps page pages only every last next first since "
+    "until around nearly almost least more less than per section sec chapter article clause part "
+    "version level grade number no room"
+)
+
+# Whole Chinese words that only ask (the tokenizer's STOPWORDS_ZH already drops 怎么/如何/什么/吗/...).
+QUESTION_WORDS_ZH: frozenset[str] = _words(
+    "多久 多长 多长时间 哪里 哪儿 哪些 哪个 哪种 哪家 哪位 哪几种 几 几个 几种 几次 几年 几天 多少 多少钱 "
+    "为何 为啥 咋 咋办 啥 谁 何时 何地 什么时候 怎么办 怎么样 怎样 能不能 可不可以 是不是 有没有 请问 "
+    "到底 呢 么 可 可否 如何 是否 能否 介绍 一下"
+)
+# Chinese words opening with these ask rather than name ("几年", "哪几种", "多少人", "怎么回事").
+QUESTION_PREFIXES_ZH: tuple[str, ...] = ("几", "哪", "多少", "多久", "多长", "怎", "什么", "为什么")
+QUESTION_WORDS_EN: frozenset[str] = _words(
+    "how what which who whom whose when where why can could would should may might must shall "
+    "please explain tell know want need able possible s t am any some not no also just through via "
+    # help-desk framing: "how do I fix the X issue" asks about X
+    "fix fixing solve resolve issue issues problem problems trouble help "
+    # "what does X mean", "explain briefly", "what types of things can X do": the framing, not X
+    "mean means meaning brief briefly particular specific thing things type types kind kinds sort "
+    "different exactly actually basically about "
+    # what is left of a contraction once its "'t" is split off ("don't" -> "don")
+    "don doesn didn isn aren wasn weren won wouldn couldn shouldn"
+)
+# The asking words left out of a question's subject terms (``policies.question.subject_terms``), which
+# the conflict check compares texts by. The conflict rules were tuned with this shorter list; it also
+# drops "多大" and "时候", which the coverage terms keep.
+ASKING_WORDS_ZH: frozenset[str] = _words(
+    "多少 多久 多长 多大 几 几个 几次 什么 哪 哪里 哪个 哪些 哪年 谁 是否 时候 何时 为什么"
+)
+
+NEGATIONS: frozenset[str] = _words(
+    "不 没 没有 无 未 非 禁止 勿 not no never cannot can't isn't aren't doesn't don't won't"
+)
+# Opposite words (normalised); either order counts.
+OPPOSITES: frozenset[frozenset[str]] = frozenset(
+    frozenset(pair.split("/"))
+    for pair in (
+        "free/charged free/paid free/fee allowed/prohibited allowed/forbidden permitted/prohibited yes/no "
+        "enabled/disabled 免费/收费 可以/不能 可以/禁止 允许/禁止 支持/不支持 能/不能 开启/关闭"
+    ).split()
+)
+# Atoms that follow a number as its unit; a shared one is taken into the value ("1361" + "万").
+UNIT_ATOMS: frozenset[str] = _words(
+    "万 亿 千 百 个 人 次 位 名 席 届 级 % ‰ 元 年 月 日 号 天 时 分 秒 周 "
+    "km kg million billion thousand percent"
+)
+# Unit words that tell what kind a compared number is: (English words, Chinese spellings) a kind.
+# Narrower than the unit tables above, on purpose: a year is a date ("2021年"), and the singular
+# "week", "month", "second" are left out ("a week before", "for the second straight year").
+PERCENT_CUES = (_words("% ‰ percent"), ("百分点",))
+AMOUNT_CUES = (CURRENCY_SIGNS | _words("usd rmb dollars yuan"), ("元",))
+DURATION_CUES = (
+    _words("days day hours hour minutes weeks months seconds"),
+    ("工作日", "天", "小时", "分钟", "秒", "个月", "周"),
+)
+DATE_CUES = (frozenset(MONTHS), ("年", "月", "日", "号"))
+# Punctuation inside a written value ("1,000", "Oct 19, 2021", "1.5") and words inside a name.
+CONNECTORS: frozenset[str] = _words("· • - ' ’ . , &")
+NAME_LINKS: frozenset[str] = _words("of the de da van von der la le and & ii iii")
+# Particles a name neither starts nor ends with: "报表的", "或应用网关" are phrases, not names.
+CJK_EDGE_PARTICLES: frozenset[str] = frozenset("的了或与與及在把被将將")
+# CJK grammar characters a value is compared without: "与" / "與" and "在男子3" / "男子三" are no new value.
+CJK_FUNCTION_CHARS: frozenset[str] = frozenset("的了之与與和及或在于於是為为由被把将將也都又而其这這那此该該")
 
 CONNECTIVES_ZH: frozenset[str] = _words(
     "以及 并且 而且 或者 但是 因为 由于 如果 包括 例如 比如 即 和 与 及 或 并 且 但 而 跟 还有"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from policies.relevance import content_terms
+from policies.question import content_terms
 from tools.tokenize import is_cjk
 from tools.types import Unit
 

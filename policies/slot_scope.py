@@ -17,35 +17,11 @@ from functools import lru_cache
 from policies.completeness import Checked
 from policies.config import Policy
 from policies.question import Question
-from policies.slots import extract_slots, slot_in_text
+from policies.slots import extract_slots, identifiers, slot_in_text
 from policies.types import Slot
 from tools.windows import units_of
 
-IDENTIFIER_KINDS = frozenset({"model", "clause"})
 _PART_RE = re.compile(r"[^\W\d_]+|\d+|[^\w\s]|_")
-
-
-@lru_cache(maxsize=4096)
-def asked_slots(question: str) -> tuple[Slot, ...]:
-    """A question's slots (cached: the conflict scan asks for them twice)."""
-    return extract_slots(question)
-
-
-@lru_cache(maxsize=4096)
-def asked_identifiers(question: str) -> tuple[Slot, ...]:
-    """The identifiers a question names."""
-    return identifiers(asked_slots(question))
-
-
-def identifiers(slots: Sequence[Slot]) -> tuple[Slot, ...]:
-    """The identifiers among slots: model or part numbers, clause ids, versions (a digit in each)."""
-    return tuple(
-        s for s in slots if s.kind in IDENTIFIER_KINDS and any(map(_has_digit, (s.norm, *s.alternatives)))
-    )
-
-
-def _has_digit(form: str) -> bool:
-    return any(c.isdigit() for c in form)
 
 
 @lru_cache(maxsize=100_000)
@@ -98,7 +74,7 @@ def on_subject(question: Question, items: Sequence[Checked], policy: Policy) -> 
 
     All of them when none is left: the refusal then names the identifier no evidence mentions.
     """
-    asked = identifiers(question.slots)
+    asked = question.identifiers
     if not policy.rival_ids or not asked:
         return list(items)
     kept = [item for item in items if not about_other(asked, window_texts(item))]

@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from policies.slot_forms import (
-    CN_NUMERAL_CHARS,
-    EN_NUMBER_WORDS,
-    MONTHS,
+from policies.lexicon import CN_NUMERAL_CHARS, EN_NUMBER_WORDS, MONTHS, NOT_BEFORE_CN_NUMBER, NOT_MODEL_NAMES
+from policies.types import Slot, SlotKind
+from policies.value_forms import (
     amount_forms,
     clause_forms,
     count_forms,
@@ -34,9 +33,8 @@ from policies.slot_forms import (
     duration_forms,
     percent_forms,
     quarter_forms,
-    to_int,
 )
-from policies.types import Slot, SlotKind
+from policies.values import to_int
 from tools.tokenize import STOPWORDS_EN, normalize
 
 Forms = tuple[str, list[str]]  # the surface value and every spelling that counts (norm first)
@@ -46,24 +44,18 @@ _CN = f"[{CN_NUMERAL_CHARS}]+"
 _EN_NUM = "|".join(EN_NUMBER_WORDS)
 _MON = "|".join(sorted(MONTHS, key=len, reverse=True))
 _YEAR = "(?:19|20)[0-9]{2}"
-_NOT_BEFORE_CN = "哪几每这那同某第"  # "哪一年" asks, "每一天" and "第一年" are no amounts of time
 _LB = rf"(?<![A-Za-z0-9.{CN_NUMERAL_CHARS}])"  # a number starts here, not inside another one
 _QUOTES: tuple[tuple[str, str], ...] = (
     ("“", "”"), ('"', '"'), ("《", "》"), ("「", "」"), ("『", "』"), ("【", "】"), ("‘", "’"),
 )  # fmt: skip
 QUOTED_MAX_CHARS = 40
 CN_COUNT_MIN = 10  # counts in Chinese numerals below this are words ("两个企业"), not asked values
-# Capitalised words that precede a number without naming a product ("Within 30", "Top 5").
-NOT_MODEL_NAMES: frozenset[str] = frozenset(
-    "within after before about over under up top step steps page pages only every last next first since "
-    "until around nearly almost least more less than per section sec chapter article clause part "
-    "version level grade number no room".split()
-)
 _UNIT_AHEAD_RE = re.compile(
     r"\s*-?\s*(?:%|percent|years?|months?|weeks?|days?|hours?|minutes?|seconds?|times|usd|dollars?|"
     r"euros?|inch(?:es)?|cm|mm|km|kg|gb|mb|tb|st|nd|rd|th)\b",
     re.IGNORECASE,
 )
+IDENTIFIER_KINDS = frozenset({"model", "clause"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,7 +172,7 @@ _RULES: tuple[_Rule, ...] = (
     _rule("percentage", rf"百分之(?P<n>{_CN}(?:点[{CN_NUMERAL_CHARS}]+)?)", _with(percent_forms, "n")),
     _rule(
         "duration",
-        rf"{_LB}(?!{_YEAR}\s*年)(?P<n>[0-9]+(?:\.[0-9]+)?|(?<![{_NOT_BEFORE_CN}]){_CN})\s*"
+        rf"{_LB}(?!{_YEAR}\s*年)(?P<n>[0-9]+(?:\.[0-9]+)?|(?<![{NOT_BEFORE_CN_NUMBER}]){_CN})\s*"
         r"(?P<u>个月|个?小时|个?工作日|个?星期|周(?!年)|天|年|分钟|秒钟?)",
         _with(duration_forms, "n", "u"),
     ),
@@ -208,7 +200,7 @@ _RULES: tuple[_Rule, ...] = (
     _rule("count", r"(?<![A-Za-z0-9])[0-9]+(?:st|nd|rd|th)\b", _with(lambda: [])),
     _rule(
         "count",
-        rf"{_LB}(?P<n>[0-9]+(?:\.[0-9]+)?|(?<![{_NOT_BEFORE_CN}]){_CN})\s*"
+        rf"{_LB}(?P<n>[0-9]+(?:\.[0-9]+)?|(?<![{NOT_BEFORE_CN_NUMBER}]){_CN})\s*"
         r"(?P<u>平方米|公里|千米|厘米|毫米|公斤|千克|毫升|英寸|次|遍|个|位|名|人|台|张|份|件|笔|条|项|种|家|款|部|篇|场|辆|架|本|页|米|克|吨|升|寸)",
         _count,
     ),
@@ -330,3 +322,14 @@ def slot_in_text(slot: Slot, text: str) -> bool:
     """True when the text contains the slot's norm or one of its alternatives, on a boundary."""
     compacted, gaps = _compact_with_gaps(text)
     return any(_occurs(form, compacted, gaps) for form in (slot.norm, *slot.alternatives) if form)
+
+
+def identifiers(slots: Sequence[Slot]) -> tuple[Slot, ...]:
+    """The identifiers among slots: model or part numbers, clause ids, versions (a digit in each)."""
+    return tuple(
+        s for s in slots if s.kind in IDENTIFIER_KINDS and any(map(_has_digit, (s.norm, *s.alternatives)))
+    )
+
+
+def _has_digit(form: str) -> bool:
+    return any(c.isdigit() for c in form)

@@ -13,6 +13,7 @@ from agent.api import Limits
 from agent.outcome import Citation, Conflict, ConflictSide, Outcome
 from agent.runtime import ConflictReport, Recorder
 from agent.service import Service
+from policies.question import Question
 from policies.types import EvidenceView
 from tests.agent.api_support import ADMIN, INGEST_PUBLIC, PUBLIC, STAFF, Key, Reply, api_client, open_sample
 
@@ -60,7 +61,9 @@ def test_a_refusal_is_a_200_that_names_the_missing_piece(client: TestClient) -> 
 
 
 def test_conflicting_evidence_is_a_200_citing_both_sides(tmp_path: Path) -> None:
-    def always_conflict(question: str, views: Sequence[EvidenceView], recorder: Recorder) -> ConflictReport:
+    def always_conflict(
+        question: Question, views: Sequence[EvidenceView], recorder: Recorder
+    ) -> ConflictReport:
         sides = [ConflictSide(value=v.text[:8], citation=_citation(v)) for v in views[:2]]
         conflict = Conflict(
             slot="duration", values=sides, verdict="conflict", adjudicator="rules", reason="test"

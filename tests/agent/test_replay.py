@@ -12,6 +12,7 @@ import pytest
 from agent.replay import replay
 from agent.runtime import ConflictReport, Recorder
 from agent.service import Service
+from policies.question import Question
 from policies.types import EvidenceView
 from tests.agent.golden_runs import EDITED_SHIPPING, GOLDEN, RUNS, sample_store
 from tools.errors import TamperedTraceError, TraceError
@@ -102,7 +103,7 @@ def test_replaying_a_tampered_trace_says_tampered_at_the_event_not_a_divergence(
         replay(read_trace(path), service.store)  # the library call verifies too
 
 
-def _exploding_check(question: str, views: Sequence[EvidenceView], recorder: Recorder) -> ConflictReport:
+def _exploding_check(question: Question, views: Sequence[EvidenceView], recorder: Recorder) -> ConflictReport:
     raise RuntimeError("killed mid-run")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from policies.adjudication import adjudicate_by_rules, conflict_outcome
 from policies.conflicts import find_candidates
+from policies.question import analyse
 from policies.types import ConflictCandidate, EvidenceView, ValueMention, Verdict
 
 QUESTION = "会员每月可以免费退货几次？"
@@ -35,7 +36,7 @@ def mention(source: EvidenceView, value: str) -> ValueMention:
 
 
 def only_candidate(views: list[EvidenceView], question: str = QUESTION) -> ConflictCandidate:
-    (candidate,) = find_candidates(question, views).candidates
+    (candidate,) = find_candidates(analyse(question), views).candidates
     return candidate
 
 

@@ -211,3 +211,29 @@ def test_the_score_is_the_weighted_sum_of_the_four_signals(course: ParsedDocumen
         + policy.w_boundary * c.boundary
     )
     assert c.score == round(expected, 6)
+
+
+def _check(question: str, text: str) -> float:
+    doc = _parse(text, "text")
+    window = Window("d", "1", tuple(range(len(doc.units))), (Hit(doc.units[0], 5.0, 0),))
+    return check_window(analyse(question), window, doc, 5.0, Policy()).score
+
+
+def test_a_window_stating_the_asked_date_outscores_one_that_does_not() -> None:
+    stating = _check("美网开始时间", "美网开始时间定于8月31日，地点在纽约。")
+    silent = _check("美网开始时间", "美网开始时间尚未公布，地点在纽约。")
+    assert stating - silent == pytest.approx(Policy().answer_type_penalty)
+
+
+def test_a_how_to_question_is_scored_without_the_answer_type() -> None:
+    with_value = _check("如何设置美网提醒", "设置美网提醒：打开应用，在8月31日前点击提醒。")
+    without = _check("如何设置美网提醒", "设置美网提醒：打开应用，在比赛开始前点击提醒。")
+    assert with_value == pytest.approx(without)
+
+
+def test_a_policy_recorded_before_the_answer_type_rules_replays_without_them() -> None:
+    recorded = Policy().as_dict()
+    del recorded["answer_type_penalty"], recorded["fill_chars"]
+    assert Policy.from_dict(recorded).answer_type_penalty == 0.0
+    assert Policy.from_dict(recorded).fill_chars == 0
+    assert Policy.from_dict(Policy().as_dict()) == Policy()

@@ -7,6 +7,7 @@ import pytest
 from policies.config import Policy
 from policies.conflict_slots import unit_of
 from policies.conflicts import ConflictRules, find_candidates
+from policies.question import analyse
 from policies.slots import extract_slots
 from policies.types import EvidenceView
 
@@ -28,7 +29,7 @@ def view(evidence_id: str, text: str, doc_id: str | None = None) -> EvidenceView
 
 
 def sides(question: str, left: str, right: str, **kwargs: str) -> list[tuple[str, str]]:
-    scan = find_candidates(question, [view("e1", left), view("e2", right, **kwargs)])
+    scan = find_candidates(analyse(question), [view("e1", left), view("e2", right, **kwargs)])
     return [(c.left.value, c.right.value) for c in (*scan.candidates, *(v.candidate for v in scan.resolved))]
 
 
@@ -103,7 +104,7 @@ def test_no_candidate_when_the_sources_share_the_value_or_speak_of_something_els
 
 def test_one_source_stating_two_values_is_two_scopes_not_a_conflict() -> None:
     scan = find_candidates(
-        QUESTION_EN,
+        analyse(QUESTION_EN),
         [
             view("e1", TABLE_EN, doc_id="warranty"),
             view("e2", "The LM-X200 tablet is covered for 99 years.", "warranty"),
@@ -115,7 +116,7 @@ def test_one_source_stating_two_values_is_two_scopes_not_a_conflict() -> None:
 
 def test_the_candidate_cites_each_value_at_its_offsets() -> None:
     right = "The warranty period of the LM-X200 tablet is 99 years."
-    scan = find_candidates(QUESTION_EN, [view("e1", TABLE_EN), view("e2", right)])
+    scan = find_candidates(analyse(QUESTION_EN), [view("e1", TABLE_EN), view("e2", right)])
 
     (candidate,) = scan.candidates
     assert TABLE_EN[candidate.left.start : candidate.left.end] == "1 year"
@@ -126,7 +127,7 @@ def test_the_candidate_cites_each_value_at_its_offsets() -> None:
 def test_with_the_rule_off_a_disagreement_worded_apart_is_not_seen() -> None:
     views = [view("e1", TABLE_EN), view("e2", "The warranty period of the LM-X200 tablet is 99 years.")]
 
-    scan = find_candidates(QUESTION_EN, views, ConflictRules.of(Policy(slot_values=False)))
+    scan = find_candidates(analyse(QUESTION_EN), views, ConflictRules.of(Policy(slot_values=False)))
 
     assert scan.candidates == ()
 

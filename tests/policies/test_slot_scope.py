@@ -6,8 +6,8 @@ import pytest
 
 from policies.config import Policy
 from policies.conflicts import ConflictRules, find_candidates
-from policies.slot_scope import about_other, identifiers, look_alike
-from policies.slots import extract_slots
+from policies.question import analyse
+from policies.slot_scope import about_other, look_alike
 from policies.types import EvidenceView
 
 
@@ -58,7 +58,7 @@ def test_look_alikes_share_a_pattern_and_differ_in_numbers_or_one_part(
 def test_a_text_naming_only_a_look_alike_of_the_asked_identifier_is_about_something_else(
     question: str, text: str, other: bool
 ) -> None:
-    assert about_other(identifiers(extract_slots(question)), [text]) is other
+    assert about_other(analyse(question).identifiers, [text]) is other
 
 
 def test_two_pages_on_look_alike_models_are_no_conflict_about_the_asked_one() -> None:
@@ -67,7 +67,7 @@ def test_two_pages_on_look_alike_models_are_no_conflict_about_the_asked_one() ->
         view("e2", "The QUOKKA001X tablet is covered. The warranty period is 2 years from delivery."),
     ]
 
-    scan = find_candidates("How long is the warranty period of the QUOKKA001X tablet?", views)
+    scan = find_candidates(analyse("How long is the warranty period of the QUOKKA001X tablet?"), views)
 
     assert (scan.candidates, scan.resolved) == ((), ())
 
@@ -78,7 +78,7 @@ def test_a_page_about_a_look_alike_is_no_side_even_when_only_its_heading_names_i
         view("e2", "整机保修期为2年，自签收之日起计算。", section=("QUOKKA001X 保修说明",)),
     ]
 
-    scan = find_candidates("QUOKKA001X 的整机保修期是多久？", views)
+    scan = find_candidates(analyse("QUOKKA001X 的整机保修期是多久？"), views)
 
     assert scan.candidates == ()
 
@@ -90,6 +90,6 @@ def test_with_the_rule_off_the_look_alikes_are_compared_as_before() -> None:
     ]
     rules = ConflictRules.of(Policy(rival_ids=False, slot_values=False))
 
-    scan = find_candidates("How long is the warranty period of the QUOKKA001X tablet?", views, rules)
+    scan = find_candidates(analyse("How long is the warranty period of the QUOKKA001X tablet?"), views, rules)
 
     assert [(c.left.value, c.right.value) for c in scan.candidates] == [("000", "001")]

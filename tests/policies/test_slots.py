@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from policies.slot_forms import cn_to_int, int_to_cn
 from policies.slots import extract_slots, slot_in_text
 from policies.types import Slot
 
@@ -224,28 +223,3 @@ def test_slot_in_text_matches_on_number_and_code_boundaries(question: str, text:
 
 def test_slot_in_text_ignores_case_width_and_spacing() -> None:
     assert slot_in_text(Slot("model", "SM-G973F", "sm-g973f"), "型号 ＳＭ－Ｇ９７３Ｆ 支持")
-
-
-NUMERALS = [
-    ("十", 10),
-    ("十五", 15),
-    ("三十", 30),
-    ("二十四", 24),
-    ("一百零五", 105),
-    ("两", 2),
-    ("二〇二一", 2021),
-]
-
-
-@pytest.mark.parametrize(("chinese", "value"), NUMERALS)
-def test_chinese_numerals_read_as_numbers(chinese: str, value: int) -> None:
-    assert cn_to_int(chinese) == value
-
-
-@pytest.mark.parametrize(("chinese", "value"), [(c, v) for c, v in NUMERALS if c not in {"两", "二〇二一"}])
-def test_numbers_write_as_chinese_numerals(chinese: str, value: int) -> None:
-    assert int_to_cn(value) == chinese
-
-
-def test_a_run_of_chinese_digits_without_zero_is_a_range_not_a_number() -> None:
-    assert cn_to_int("三五") is None
