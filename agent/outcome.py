@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Status = Literal["answered", "insufficient_evidence", "conflicting_evidence"]
+from policies.types import Status
 
 
 class _Frozen(BaseModel):

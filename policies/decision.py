@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Literal
 
 from policies.completeness import Checked
 from policies.config import Policy
@@ -12,10 +11,8 @@ from policies.coverage import covered_terms, uncovered_slots
 from policies.judge import Verdict
 from policies.question import Question
 from policies.references import referring_unit, unresolved_references
-from policies.types import MissingPiece, SlotKind
+from policies.types import MissingPiece, SlotKind, Status
 from tools.windows import char_count, units_of, with_units
-
-Status = Literal["answered", "insufficient_evidence", "conflicting_evidence"]
 
 BLOCKING_GAPS = frozenset({"missing_scope", "orphan_row", "orphan_item", "truncated_unit"})
 

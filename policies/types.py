@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+Status = Literal["answered", "insufficient_evidence", "conflicting_evidence"]
+"""The three outcomes of a question (``policies.decision.status_of`` picks one)."""
+
 SlotKind = Literal["model", "amount", "duration", "date", "percentage", "clause", "quoted", "count"]
 
 MissingKind = Literal[
