@@ -18,7 +18,7 @@ from functools import partial
 
 from agent import assemble, events
 from agent.conflict_check import ConflictChecker
-from agent.growth import Grower
+from agent.growth import Grower, StepReport
 from agent.outcome import Evidence, Outcome
 from agent.runtime import ConflictCheck, ConflictReport, Deps, NullRecorder, Recorder, no_conflict_check
 from policies.absorption import absorb
@@ -242,7 +242,7 @@ class Controller:
         run.set_aside(found)
         return Checked(window, item.doc, grower.check(window), item.best)
 
-    def reporter(self, run: Run) -> events.StepReport:
+    def reporter(self, run: Run) -> StepReport:
         def report(window: Window, step: Step) -> None:
             run.slides += 1
             run.recorder.record("slid", events.slid(window, step))

@@ -16,8 +16,6 @@ from tools.embedder import EmbedderIdentity, Vectors
 from tools.types import Hit
 from tools.windows import Step, Window
 
-StepReport = Callable[[Window, Step], None]
-
 
 def _r(x: float) -> float:
     return round(x, 6)

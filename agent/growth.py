@@ -17,7 +17,8 @@ from policies.sliding import Move, coverage_moves, gap_moves, keep, keep_parent,
 from tools.types import ParsedDocument
 from tools.windows import Step, Window, char_count, section_ordinals, with_units
 
-Report = Callable[[Window, Step], None]
+StepReport = Callable[[Window, Step], None]
+"""Told of each step a window's growth keeps (the controller records it as a ``slid`` step)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +29,7 @@ class Grower:
     doc: ParsedDocument
     best: float
     policy: Policy
-    report: Report
+    report: StepReport
 
     def check(self, window: Window) -> WindowCheck:
         return check_window(self.question, window, self.doc, self.best, self.policy)
