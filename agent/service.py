@@ -26,7 +26,7 @@ from policies.config import Policy
 from tools.calibration import CorpusScale
 from tools.embed_config import EmbedConfig
 from tools.embedder import Embedder, build_embedder
-from tools.errors import InputError
+from tools.errors import InputError, QuestionTooLongError
 from tools.llm_config import LLMConfig
 from tools.pg import is_url
 from tools.rerank_config import RerankConfig
@@ -51,7 +51,7 @@ def conflict_check_for(policy: Policy, llm: LLMConfig | None) -> ConflictCheck |
     return ConflictChecker(build_adjudicator(config=llm))
 
 
-MAX_QUESTION_CHARS = 2000
+MAX_QUESTION_CHARS = 2000  # the default of the service and of the HTTP API's limit
 
 
 def _trace_store(index: Location, folder: Path | None) -> TraceStore:
@@ -69,7 +69,7 @@ def check_question(question: str, limit: int = MAX_QUESTION_CHARS) -> None:
     if not question.strip():
         raise InputError("the question is empty")
     if len(question) > limit:
-        raise InputError(f"the question is {len(question)} characters; the limit is {limit}")
+        raise QuestionTooLongError(f"the question has {len(question)} characters; the limit is {limit}")
 
 
 class Service:

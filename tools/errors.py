@@ -6,6 +6,7 @@
     │   ├── UnsupportedFormatError    a file type or document format we do not parse
     │   ├── DecodeError               bytes that are not UTF-8
     │   ├── DocumentTooLargeError     over the configured size limit
+    │   ├── QuestionTooLongError      a question over the configured length limit
     │   └── VersionClashError         same doc_id and version, different text, without --replace
     ├── NotFoundError                 an unknown document, version, run id or trace
     ├── IndexStateError               the index folder is missing, corrupt or from another schema
@@ -51,6 +52,10 @@ class DecodeError(InputError):
 
 class DocumentTooLargeError(InputError):
     """A document over the configured size limit."""
+
+
+class QuestionTooLongError(InputError):
+    """A question over the configured length limit."""
 
 
 class VersionClashError(InputError):

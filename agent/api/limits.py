@@ -12,13 +12,14 @@ from dataclasses import dataclass
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agent.api.problems import PROBLEM_JSON
+from agent.service import MAX_QUESTION_CHARS
 
 
 @dataclass(frozen=True, slots=True)
 class Limits:
     """Bounds on one request. Defaults suit a help-centre chatbot."""
 
-    question_chars: int = 2_000  # handed to the Service, whose own default (MAX_QUESTION_CHARS) it equals
+    question_chars: int = MAX_QUESTION_CHARS  # the server hands it to its Service too
     body_bytes: int = 8_000_000
     batch_documents: int = 1_000
     timeout_s: float = 30.0

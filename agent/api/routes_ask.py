@@ -10,6 +10,7 @@ from agent.api.context import ApiContext, require
 from agent.api.problems import PROBLEM_RESPONSES, ApiProblem
 from agent.api.schemas import AskOptions, AskRequest, Health, Ready
 from agent.outcome import Outcome
+from agent.service import check_question
 from tools.errors import EvidenceLoopError
 
 READY_PROBE = "ready"
@@ -26,13 +27,7 @@ def ask_router(ctx: ApiContext) -> APIRouter:
 
         The caller's key bounds the groups the question is read with; ``groups`` may only narrow them.
         """
-        if len(body.question) > ctx.limits.question_chars:
-            raise ApiProblem(
-                422,
-                "question-too-long",
-                "Question too long",
-                f"the question has {len(body.question)} characters; the limit is {ctx.limits.question_chars}",
-            )
+        check_question(body.question, ctx.limits.question_chars)  # refused before it takes a thread
         groups = reading_groups(caller, body.groups)
         timeout = min(body.options.timeout_s or ctx.limits.timeout_s, ctx.limits.timeout_s)
         # The run stops itself at its next step once the time is up, so an abandoned thread is freed too.

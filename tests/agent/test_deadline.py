@@ -11,7 +11,7 @@ import pytest
 from agent.api import Limits
 from agent.controller import Controller
 from agent.runtime import Deps
-from agent.service import MAX_QUESTION_CHARS, Service
+from agent.service import Service
 from policies.config import Policy
 from tests.agent.api_support import PUBLIC, api_client, open_sample
 from tools.errors import DeadlineExceeded, InputError
@@ -78,5 +78,13 @@ def test_the_service_limit_on_question_length_is_configurable(tmp_path: Path) ->
         store.close()
 
 
-def test_the_servers_default_question_limit_is_the_services() -> None:
-    assert Limits().question_chars == MAX_QUESTION_CHARS
+def test_the_service_and_the_api_refuse_a_long_question_in_the_same_words(tmp_path: Path) -> None:
+    sample = open_sample(tmp_path)
+    try:
+        with pytest.raises(InputError) as refused:
+            Service(sample.store, question_chars=10).ask("保修" * 6)
+        client = api_client(sample, Limits(question_chars=10))
+        response = client.post("/v1/ask", json={"question": "保修" * 6}, headers=PUBLIC.headers)
+    finally:
+        sample.close()
+    assert (response.status_code, response.json()["detail"]) == (422, str(refused.value))
