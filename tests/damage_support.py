@@ -1,10 +1,37 @@
-"""Shared by the index-damage tests: the same-size damage a disk or a stray write does to a file."""
+"""Shared by the index-damage tests: the same-size damage a disk or a stray write does to a file, and a
+process killed at a stage of its write."""
 
 from __future__ import annotations
 
+import os
+import signal
 import sqlite3
+import subprocess
+import sys
 from contextlib import closing
 from pathlib import Path
+
+from tools.store import Checkpoint
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def kill_at(stage: str) -> Checkpoint:
+    """A store's checkpoint that kills its own process (kill -9) once a write reaches ``stage``."""
+
+    def checkpoint(reached: str) -> None:
+        if reached == stage:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return checkpoint
+
+
+def killed_at(stage: str, script: str, folder: Path) -> int:
+    """The exit code of ``script`` run in a child process that is killed when a write reaches
+    ``stage``; the script opens ``Store.open(sys.argv[1], checkpoint=kill_at(sys.argv[2]))``."""
+    prelude = "import sys\nfrom tests.damage_support import kill_at\n"
+    command = [sys.executable, "-c", prelude + script, str(folder), stage]
+    return subprocess.run(command, cwd=ROOT, timeout=120, check=False).returncode
 
 
 def flip_byte(path: Path, offset: int | None = None) -> None:

@@ -37,7 +37,7 @@ from tools.pg_schema import CHANNEL, WRITE_LOCK, check_schema
 from tools.schema import read_generation, write_generation
 from tools.snapshot import CorpusView, Snapshot, VersionInfo, VersionSource
 from tools.sql import Db
-from tools.store import EmbedProgress, Store, _crash_point
+from tools.store import Checkpoint, EmbedProgress, Store
 from tools.types import ParsedDocument, Section, Unit
 from tools.views import _LIVE, read_parsed, read_version_info
 
@@ -144,8 +144,14 @@ def live_parsed(conn: Db, view: CorpusView) -> dict[tuple[str, str], ParsedDocum
 class PgStore(Store):
     """A knowledge base in PostgreSQL; the same operations as :class:`tools.store.Store`."""
 
-    def __init__(self, url: str, source: PgSource, embedder: Embedder | None = None) -> None:
-        super().__init__(Path(redact(url)), None, source, 0, embedder)
+    def __init__(
+        self,
+        url: str,
+        source: PgSource,
+        embedder: Embedder | None = None,
+        checkpoint: Checkpoint | None = None,
+    ) -> None:
+        super().__init__(Path(redact(url)), None, source, 0, embedder, checkpoint)
         self._url = url
         self._shown = redact(url)
         self._watcher: _Watcher | None = None
@@ -158,13 +164,14 @@ class PgStore(Store):
         embedder: Embedder | None = None,
         reembed: bool = False,
         embed_progress: EmbedProgress | None = None,
+        checkpoint: Checkpoint | None = None,
     ) -> PgStore:
         """Open the store at ``url``; IndexStateError (with the command) unless it is migrated.
 
-        ``embedder`` and ``reembed`` as for :meth:`tools.store.Store.open`.
+        ``embedder``, ``reembed`` and ``checkpoint`` as for :meth:`tools.store.Store.open`.
         """
         source = PgSource(url)
-        store = cls(url, source, embedder)
+        store = cls(url, source, embedder, checkpoint)
         try:
             source.read(lambda conn: check_schema(conn, url))
             store._generation = source.read(read_generation)
@@ -222,10 +229,10 @@ class PgStore(Store):
                 snapshot = self._built(conn, generation)
                 write_generation(conn, generation)
                 conn.execute("SELECT pg_notify(?, ?)", (CHANNEL, str(generation)))
-                _crash_point("index")
+                self._checkpoint("index")
             if snapshot is None:
                 return generation - 1
-            _crash_point("commit")
+            self._checkpoint("commit")
             self._adopt(generation, snapshot)
             return generation
 

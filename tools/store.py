@@ -24,9 +24,7 @@ answered while an ingest runs sees one consistent corpus from start to end.
 
 from __future__ import annotations
 
-import os
 import shutil
-import signal
 import sqlite3
 import threading
 import time
@@ -61,8 +59,9 @@ from tools.views import DbSource, DocumentInfo, load_view, read_documents
 __all__ = ["BM25_DIR", "PASSAGES_DIR", "DocumentInfo", "IngestReport", "Snapshot", "Store", "gen_dir"]
 
 EmbedProgress = Callable[[int, int], None]
-# Test hook: a kill -9 of the ingesting process at a named stage ("rows", "index", "commit").
-CRASH_ENV = "EVLOOP_TEST_CRASH_AT"
+Checkpoint = Callable[[str], None]
+"""Told each stage a write reaches: "rows" (an ingest's first document written), "index" (the new
+generation's files saved, not committed), "commit". The crash tests pass one that kills the process."""
 _PAST_SNAPSHOTS = 4
 
 
@@ -79,9 +78,8 @@ class IngestReport:
     generation: int
 
 
-def _crash_point(stage: str) -> None:
-    if os.environ.get(CRASH_ENV) == stage:
-        os.kill(os.getpid(), signal.SIGKILL)
+def _no_checkpoint(stage: str) -> None:
+    return None
 
 
 class Store:
@@ -94,10 +92,12 @@ class Store:
         source: Source,
         generation: int,
         embedder: Embedder | None = None,
+        checkpoint: Checkpoint | None = None,
     ) -> None:
         self._folder = folder
         self._shown: Path | str = folder  # how messages name the store
         self._embedder = embedder
+        self._checkpoint = checkpoint or _no_checkpoint
         self._writer = writer
         self._source = source
         self._generation = generation
@@ -123,6 +123,7 @@ class Store:
         embedder: Embedder | None = None,
         reembed: bool = False,
         embed_progress: EmbedProgress | None = None,
+        checkpoint: Checkpoint | None = None,
     ) -> Store:
         """Open the store in ``path`` (``create``: make an empty one if there is none).
 
@@ -130,6 +131,7 @@ class Store:
         ``embedder`` makes recall hybrid: the store's vectors must be that embedder's (EmbedderError
         otherwise, with the hint), unless ``reembed`` embeds every stored version anew with it, in a
         new generation. Without an embedder the store is searched lexically, vectors or not.
+        ``checkpoint`` is told each stage of every write (``Checkpoint``).
         """
         folder = Path(path)
         db_path = folder / DB_NAME
@@ -151,7 +153,7 @@ class Store:
         except BaseException:
             writer.close()
             raise
-        store = cls(folder, writer, source, 0, embedder)
+        store = cls(folder, writer, source, 0, embedder, checkpoint)
         try:
             store._generation = source.read(read_generation)
             with database_errors(folder):
@@ -203,7 +205,7 @@ class Store:
             for count, doc in enumerate(docs, start=1):
                 apply_document(conn, doc, generation, replace=replace, max_bytes=max_bytes, tally=tally)
                 if count == 1:
-                    _crash_point("rows")
+                    self._checkpoint("rows")
                 if progress is not None:
                     progress(count)
             if tally.changed:
@@ -304,7 +306,7 @@ class Store:
                     conn.execute("ROLLBACK")
                     return generation - 1
                 snapshot = self._publish(conn, generation)
-                _crash_point("index")
+                self._checkpoint("index")
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
@@ -313,7 +315,7 @@ class Store:
                     if generation > 0:
                         shutil.rmtree(gen_dir(self._folder, generation), ignore_errors=True)
                 raise
-            _crash_point("commit")
+            self._checkpoint("commit")
             with self._lock:
                 self._generation = generation
                 self._current = snapshot

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,16 +53,22 @@ def add_key(keys: Path, name: str, capsys: pytest.CaptureFixture[str], *args: st
 
 
 def start(
-    tmp_path: Path, *args: str, key: str = "", workers: int = 1, env: dict[str, str] | None = None
+    tmp_path: Path,
+    *args: str,
+    key: str = "",
+    workers: int = 1,
+    env: dict[str, str] | None = None,
+    program: Sequence[str] = ("-m", "agent.cli", "serve"),
 ) -> Iterator[Server]:
-    """Run ``evloop serve`` with ``args`` until the test ends; wait until every worker is ready."""
+    """Run ``evloop serve`` (or ``program``) with ``args`` until the test ends; wait until every
+    worker is ready."""
     port = free_port()
     log = tmp_path / f"serve-{port}.log"
     # Several workers log at info level: each says when it is up, which is how the wait knows.
     flags = ["--quiet"] if workers == 1 else ["--workers", str(workers)]
     with log.open("wb") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "agent.cli", "serve", "--port", str(port), *flags, *args],
+            [sys.executable, *program, "--port", str(port), *flags, *args],
             stdout=out,
             stderr=subprocess.STDOUT,
             env={**os.environ, **(env or {})},

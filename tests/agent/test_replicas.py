@@ -20,7 +20,6 @@ from tests.agent.test_api_server import Server, add_key
 from tests.agent.test_api_server import start as start_server
 from tests.pg_server import PgServer
 from tools.pg_store import PgStore
-from tools.store import CRASH_ENV
 
 REPO = Path(__file__).resolve().parents[2]
 # Bounds on waiting (never a measurement): a busy 2-core machine meets them.
@@ -82,25 +81,27 @@ def replicas(
     url: str,
     keys: tuple[Path, str],
     count: int,
-    env: dict[str, str] | None = None,
     file_traces: tuple[int, ...] = (),
+    program: tuple[str, ...] = ("-m", "agent.cli", "serve"),
 ) -> Iterator[list[Server]]:
-    """``count`` replicas of `evloop serve --store URL`; those in ``file_traces`` keep their traces in
-    a folder of their own, the others in the store."""
+    """``count`` replicas of `evloop serve --store URL` (or ``program``); those in ``file_traces``
+    keep their traces in a folder of their own, the others in the store."""
     path, key = keys
-    environ = {"PYTHONPATH": str(REPO), **(env or {})}
+    environ = {"PYTHONPATH": str(REPO)}
     with ExitStack() as stack:
         servers = []
         for n in range(count):
             args: tuple[str, ...] = ("--store", url, "--keys", str(path))
             if n in file_traces:
                 args += ("--traces", str(tmp_path / f"traces-{n}"))
-            servers.append(stack.enter_context(_started(tmp_path, args, key, environ)))
+            servers.append(stack.enter_context(_started(tmp_path, args, key, environ, program)))
         yield servers
 
 
-def _started(tmp_path: Path, args: tuple[str, ...], key: str, env: dict[str, str]) -> ContextManager[Server]:
-    return contextmanager(start_server)(tmp_path, *args, key=key, env=env)
+def _started(
+    tmp_path: Path, args: tuple[str, ...], key: str, env: dict[str, str], program: tuple[str, ...]
+) -> ContextManager[Server]:
+    return contextmanager(start_server)(tmp_path, *args, key=key, env=env, program=program)
 
 
 def test_a_batch_ingested_through_one_replica_is_answered_by_all_three(
@@ -119,7 +120,7 @@ def test_a_replica_killed_mid_ingest_leaves_the_batch_all_there_or_not_at_all(
 ) -> None:
     for stage, expected in (("rows", 0), ("index", 0), ("commit", 30)):
         tag = f"osprey{stage}"
-        crashing = replicas(tmp_path, pg_url, keys, 1, env={CRASH_ENV: stage})
+        crashing = replicas(tmp_path, pg_url, keys, 1, program=("-m", "tests.agent.crashing_replica", stage))
         with pytest.raises(httpx.TransportError), crashing as doomed:  # gone before it replies
             ingest(doomed[0], batch(tag))
         with PgStore.open(pg_url) as store:

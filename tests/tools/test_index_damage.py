@@ -4,22 +4,19 @@ finds, what a rebuild repairs, and a damaged database as IndexStateError rather 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import sqlite3
-import subprocess
-import sys
 from contextlib import closing
 from pathlib import Path
 
 import pytest
 
-from tests.damage_support import flip_byte, flip_units_page
+from tests.damage_support import flip_byte, flip_units_page, killed_at
 from tools.errors import IndexStateError
 from tools.integrity import check_index
 from tools.manifest import MANIFEST_FILE, verify_manifest, write_manifest
-from tools.store import CRASH_ENV, Store
+from tools.store import Store
 from tools.types import DocumentInput
 
 WARRANTY = DocumentInput("warranty-en", "# Device Warranty\n\nThe LM-S10 is covered for 1 year.\n")
@@ -183,10 +180,9 @@ def test_a_rebuild_repairs_damaged_index_files_from_the_database(index: Path, da
 # --- the manifest is written before the commit -------------------------------------------------------
 
 KILLED_INGEST = """
-import sys
 from tools.store import Store
 from tools.types import DocumentInput
-with Store.open(sys.argv[1]) as store:
+with Store.open(sys.argv[1], checkpoint=kill_at(sys.argv[2])) as store:
     store.ingest([DocumentInput("fresh", "A new page about shipping.")])
 """
 
@@ -194,13 +190,10 @@ with Store.open(sys.argv[1]) as store:
 def test_a_kill_between_writing_the_index_and_the_commit_leaves_a_manifest_and_generation_1_valid(
     index: Path,
 ) -> None:
-    env = {**os.environ, CRASH_ENV: "index"}
-    done = subprocess.run(
-        [sys.executable, "-c", KILLED_INGEST, str(index)], env=env, timeout=120, check=False
-    )
+    returncode = killed_at("index", KILLED_INGEST, index)
     uncommitted = index / "bm25" / "gen-000002"
 
-    assert done.returncode == -signal.SIGKILL
+    assert returncode == -signal.SIGKILL
     assert (uncommitted / MANIFEST_FILE).is_file()
     assert verify_manifest(uncommitted, hashes=True) == []
     assert (check_index(index).generation, check_index(index).damage) == (1, ())

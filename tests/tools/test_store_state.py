@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import signal
 import sqlite3
-import subprocess
-import sys
 import threading
 from contextlib import closing
 from pathlib import Path
 
 import pytest
 
+from tests.damage_support import killed_at
 from tools.errors import IndexStateError, NotFoundError
 from tools.parse import parse_document
-from tools.store import CRASH_ENV, Store
+from tools.store import Store
 from tools.types import DocFormat, DocumentInput
 
 CORPUS = [
@@ -103,10 +101,9 @@ def test_opening_removes_index_folders_of_other_generations(tmp_path: Path) -> N
 
 
 KILLED_INGEST = """
-import sys
 from tools.store import Store
 from tools.types import DocumentInput
-with Store.open(sys.argv[1]) as store:
+with Store.open(sys.argv[1], checkpoint=kill_at(sys.argv[2])) as store:
     store.ingest([
         DocumentInput("fresh", "全新的文档。\\n第二句话。"),
         DocumentInput("refund", "售后说明\\n购买后三十天内可以申请全额退款。", version="2"),
@@ -115,11 +112,7 @@ with Store.open(sys.argv[1]) as store:
 
 
 def ingest_and_die(folder: Path, stage: str) -> int:
-    env = {**os.environ, CRASH_ENV: stage}
-    done = subprocess.run(
-        [sys.executable, "-c", KILLED_INGEST, str(folder)], env=env, timeout=120, check=False
-    )
-    return done.returncode
+    return killed_at(stage, KILLED_INGEST, folder)
 
 
 def stored_format(value: str) -> DocFormat:
@@ -162,6 +155,15 @@ def test_a_kill_right_after_commit_keeps_the_new_state(tmp_path: Path) -> None:
         assert (store.generation, current) == (2, {"fresh": "1", "refund": "2", "ship": "1"})
     assert half_written(tmp_path / "ix") == []
     assert [p.name for p in (tmp_path / "ix" / "bm25").iterdir()] == ["gen-000002"]
+
+
+def test_the_checkpoint_is_told_each_stage_of_a_write_in_order(tmp_path: Path) -> None:
+    make_store(tmp_path / "ix")
+    stages: list[str] = []
+    with Store.open(tmp_path / "ix", checkpoint=stages.append) as store:
+        store.ingest([DocumentInput("fresh", "全新的文档。")])
+        store.delete("fresh")
+    assert stages == ["rows", "index", "commit", "index", "commit"]
 
 
 def test_a_snapshot_taken_before_an_ingest_keeps_answering_from_its_generation(tmp_path: Path) -> None:
