@@ -24,7 +24,7 @@ ones whose gold documents are all there, refusals up to the last of those, in fi
    snapshot loaded and one question answered, for the hybrid and the lexical store, each in a
    fresh child (the growth over several copies, divided); the difference scaled to 100k units.
    The hybrid child then loads the engine: its fixed cost per process.
-4. with ``--base TREE`` (the commit before the vectors, e.g. ``git worktree add /tmp/base-f3ae445
+4. with ``--base TREE`` (the commit before the vectors, e.g. ``git worktree add ../base-f3ae445
    f3ae445``): the lexical loop of this tree against TREE's over the set's whole corpus, each in a
    worker process (benchmarks/compare_trees.py, timed inside), the same questions alternately; and
    each tree's ``benchmarks/bench_ingest.py --child SET_DIR`` run alternately. Bars: this/base <= 1.05x.

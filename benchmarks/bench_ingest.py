@@ -2,8 +2,8 @@
 
     .venv/bin/python benchmarks/bench_ingest.py [SET_DIR ...] [--k 10] [--max-questions N]
 
-For each evaluation set (default: /work/shared/eval/tara_zh and /work/shared/eval/rgb_zh_reject;
-absent sets are skipped) a fresh child process:
+For each evaluation set (default: tara_zh and rgb_zh_reject in ../shared/eval beside the clone, or
+in EVLOOP_EVAL_DIR; absent sets are skipped) a fresh child process:
 
 1. ingests ``corpus.jsonl`` into a temporary index with ``Store.ingest`` (parse + segment +
    tokenise + SQLite + bm25s index files), timed around the call;

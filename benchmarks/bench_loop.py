@@ -2,9 +2,9 @@
 
     .venv/bin/python benchmarks/bench_loop.py [SET_DIR ...] [--rounds 2] [--warmup 50] [--max-questions N]
 
-For each evaluation set (default: /work/shared/eval/tara_zh; absent sets are skipped) the script
-ingests ``corpus.jsonl`` once into a temporary store, then times every question of
-``questions.jsonl`` (each with its own ``groups``) six ways, on the same store object:
+For each evaluation set (default: tara_zh in ../shared/eval beside the clone, or in EVLOOP_EVAL_DIR;
+absent sets are skipped) the script ingests ``corpus.jsonl`` once into a temporary store, then times
+every question of ``questions.jsonl`` (each with its own ``groups``) six ways, on the same store object:
 
 a. seed recall alone: ``snapshot.search(question, policy.seed_k, groups=...)``;
 b. the full loop: ``Controller(Policy()).ask(snapshot, question, groups)``, no tracing;

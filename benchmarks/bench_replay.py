@@ -2,8 +2,8 @@
 
     .venv/bin/python benchmarks/bench_replay.py [SET_DIR ...] [--max-questions N] [--show 5]
 
-For each evaluation set (default: /work/shared/eval/tara_zh and /work/shared/eval/rgb_fact_zh;
-absent sets are skipped) the script, in one process:
+For each evaluation set (default: tara_zh and rgb_fact_zh in ../shared/eval beside the clone, or in
+EVLOOP_EVAL_DIR; absent sets are skipped) the script, in one process:
 
 1. opens a ``Service`` on a temporary index with tracing on (traces in ``INDEX/traces``) and ingests
    ``corpus.jsonl`` through it;

@@ -2,10 +2,10 @@
 
     .venv/bin/python benchmarks/bench_scoped.py [SET_DIR ...] [--k 12] [--every 3] [--max-questions N]
 
-For each evaluation set (default: /work/shared/eval/rgb_fact_en_clean and /work/shared/eval/tara_zh;
-absent sets are skipped) the script ingests ``corpus.jsonl`` with every ``--every``-th document
-restricted to the group ``staff``, then times every question four ways, after one untimed pass
-over them all, interleaved per question in a rotating order:
+For each evaluation set (default: rgb_fact_en_clean and tara_zh in ../shared/eval beside the clone,
+or in EVLOOP_EVAL_DIR; absent sets are skipped) the script ingests ``corpus.jsonl`` with every
+``--every``-th document restricted to the group ``staff``, then times every question four ways, after
+one untimed pass over them all, interleaved per question in a rotating order:
 
 a. direct: ``snapshot.search(q, k, groups=["staff"])``: the caller reads everything, so the
    snapshot takes the direct path (bm25s's own scores), as for a corpus without restrictions;

@@ -4,7 +4,7 @@
 
 SET_DIR's corpus.jsonl is the index served (default: the bundled sample help centre). Each
 ``--root`` is a source tree of the project (default: this one) and gets a column, so that two trees
-(say ``git archive HEAD`` unpacked in /tmp/before, and the working tree) are measured in one run on
+(say ``git archive HEAD | tar -x -C ../before``, and the working tree) are measured in one run on
 the same machine. Every figure is the median of ``--rounds`` fresh processes, the trees taking turns:
 
 - import: a fresh interpreter importing the CLI and the HTTP app (what each worker process pays),

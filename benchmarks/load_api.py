@@ -4,7 +4,8 @@
                                             [--workers 1] [--json OUT.json] [--no-trace]
                                             [--store URL [--replicas N]] [--phases quiet]
 
-SET_DIR (default /work/shared/eval/tara_zh) holds corpus.jsonl and questions.jsonl. The script
+SET_DIR (default ../shared/eval/tara_zh beside the clone, or in EVLOOP_EVAL_DIR) holds corpus.jsonl
+and questions.jsonl. The script
 
 1. holds ``--ingest-docs`` documents of the corpus back (every n-th by doc_id, so deterministic),
    ingests the rest into a temporary index, writes a one-key KEYS.json;
