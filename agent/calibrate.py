@@ -25,6 +25,7 @@ from policies.pseudo import pseudo_questions
 from tools.calibration import CorpusScale
 from tools.snapshot import Snapshot
 from tools.store import Store
+from traces.steps import CheckedStep, TraceStep
 
 SAMPLES = 200
 MIN_SAMPLES = 20  # fewer readable sentences than this: no scale, the lexical rule decides
@@ -41,10 +42,9 @@ class _LastSignals:
     def __init__(self) -> None:
         self.signals: dict[str, float] | None = None
 
-    def record(self, step: str, data: Mapping[str, object]) -> None:
-        if step == "checked":
-            found = data.get("signals")
-            self.signals = {str(k): float(v) for k, v in found.items()} if isinstance(found, dict) else None
+    def record(self, step: TraceStep) -> None:
+        if isinstance(step, CheckedStep):
+            self.signals = dict(step.signals) if step.signals is not None else None
 
 
 def run_signals(

@@ -18,6 +18,7 @@ from policies.config import Policy
 from policies.conflicts import ConflictRules, find_candidates
 from policies.question import Question
 from policies.types import ConflictCandidate, EvidenceView, ValueMention, Verdict
+from traces.steps import ConflictStep, ValueRecord, parse_step
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,20 +71,27 @@ def as_conflict(verdict: Verdict, views: Mapping[str, EvidenceView]) -> Conflict
     )
 
 
-def _event(verdict: Verdict) -> dict[str, object]:
-    c = verdict.candidate
+def _value(side: ValueMention) -> ValueRecord:
     return {
-        "slot": c.slot,
-        "kind": c.kind,
-        "values": [
-            {"value": s.value, "doc_id": s.doc_id, "version": s.version, "start": s.start, "end": s.end}
-            for s in (c.left, c.right)
-        ],
-        "verdict": verdict.verdict,
-        "adjudicator": verdict.adjudicator,
-        "reason": verdict.reason,
-        "scope": verdict.scope,
+        "value": side.value,
+        "doc_id": side.doc_id,
+        "version": side.version,
+        "start": side.start,
+        "end": side.end,
     }
+
+
+def _step(verdict: Verdict) -> ConflictStep:
+    c = verdict.candidate
+    return ConflictStep(
+        slot=c.slot,
+        kind=c.kind,
+        values=[_value(c.left), _value(c.right)],
+        verdict=verdict.verdict,
+        adjudicator=verdict.adjudicator,
+        reason=verdict.reason,
+        scope=verdict.scope,
+    )
 
 
 class ConflictChecker:
@@ -104,11 +112,11 @@ class ConflictChecker:
         adjudication = (
             self.adjudicator(question.text, scan.candidates, views) if scan.candidates else Adjudication(())
         )
-        for record in adjudication.records:
-            recorder.record(str(record.get("step", "llm_reply")), record)
+        for record in adjudication.records:  # requests and replies as tools.llm_client keeps them
+            recorder.record(parse_step(str(record["step"]), dict(record)))
         verdicts = (*scan.resolved, *adjudication.verdicts)
         for verdict in verdicts:
-            recorder.record("conflict", _event(verdict))
+            recorder.record(_step(verdict))
         by_id = {v.evidence_id: v for v in views}
         return ConflictReport(
             conflicts=tuple(as_conflict(v, by_id) for v in verdicts),

@@ -164,7 +164,7 @@ class Controller:
         evidence, report = self.conflicts(snapshot, run, selected)
         outcome = self.decide(run, selected, evidence, missing, report, run_id or self.deps.new_run_id())
         latency = round((self.deps.clock() - started) * 1000, 3)
-        run.recorder.record("decided", events.decided(outcome))
+        run.recorder.record(events.decided(outcome))
         return outcome.model_copy(update={"latency_ms": latency})
 
     def embedder_for(self, snapshot: Snapshot) -> EmbedderIdentity | None:
@@ -194,7 +194,7 @@ class Controller:
                     f"the index's vectors were made by {made_by.key}, not {self.embedder.identity.key}"
                 )
             vector = self.embedder.queries([question])[0]
-        recorder.record("embedded", events.embedded(made_by, vector))
+        recorder.record(events.embedded(made_by, vector))
         return vector
 
     def recall(self, snapshot: Snapshot, run: Run, query: str, k: int) -> None:
@@ -213,7 +213,7 @@ class Controller:
             typo_min_chars=policy.typo_min_chars,
         )
         run.recalls += 1
-        run.recorder.record("recalled", events.recalled(query, k, run.recalls, hits))
+        run.recorder.record(events.recalled(query, k, run.recalls, hits))
         run.seen.update((h.unit.doc_id, h.unit.version, h.unit.ordinal) for h in hits)
         best = max((h.score for h in hits), default=0.0)
         for window in merge_windows([seed_window(h) for h in self.screened_hits(run, hits)]):
@@ -245,7 +245,7 @@ class Controller:
     def reporter(self, run: Run) -> StepReport:
         def report(window: Window, step: Step) -> None:
             run.slides += 1
-            run.recorder.record("slid", events.slid(window, step))
+            run.recorder.record(events.slid(window, step))
 
         return report
 
@@ -285,8 +285,8 @@ class Controller:
         run.on_time("the rerank")
         pool = rerank_pool(on_subject(run.question, run.items, self.policy), self.policy)
         reply = self.reranker.rerank(run.question.text, [rerank_text(c, self.policy) for c in pool])
-        run.recorder.record("rerank_request", reply.request)
-        run.recorder.record("rerank_reply", reply.reply)
+        run.recorder.record(events.rerank_request(reply))
+        run.recorder.record(events.rerank_reply(reply))
         run.items = reranked(run.items, pool, reply.scores, self.policy)
         return True
 
@@ -297,7 +297,7 @@ class Controller:
         signals = judge_signals(run.question, selected, self.policy.w_rerank if scored else None)
         run.verdict = judge(signals, self.policy, run.scale)
         missing = missing_pieces(run.question, selected, self.policy, run.verdict)
-        run.recorder.record("checked", events.checked(selected, missing, signals, run.verdict))
+        run.recorder.record(events.checked(selected, missing, signals, run.verdict))
         return selected, missing
 
     def decide(

@@ -10,7 +10,7 @@ import json
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from agent.controller import Controller
@@ -22,6 +22,7 @@ from tools.snapshot import Snapshot
 from tools.sources import collect
 from tools.store import Store
 from tools.stores import Location, open_store
+from traces.steps import RecalledStep, TraceStep
 
 Progress = Callable[[int], None]
 
@@ -136,11 +137,9 @@ class _RecallRecorder:
     def __init__(self) -> None:
         self.docs: dict[str, None] = {}
 
-    def record(self, step: str, data: Mapping[str, object]) -> None:
-        if step == "recalled":
-            hits = data.get("hits")
-            for hit in hits if isinstance(hits, list) else ():
-                self.docs[str(hit["doc_id"])] = None
+    def record(self, step: TraceStep) -> None:
+        if isinstance(step, RecalledStep):
+            self.docs.update(dict.fromkeys(hit["doc_id"] for hit in step.hits))
 
 
 class Asker:

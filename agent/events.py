@@ -1,4 +1,5 @@
-"""The loop's steps as JSON-able trace data: what was recalled, how windows slid, what was checked."""
+"""The loop's steps as trace records (``traces.steps``): what was recalled, how windows slid, what was
+checked, what was decided."""
 
 from __future__ import annotations
 
@@ -13,85 +14,109 @@ from policies.completeness import Checked
 from policies.judge import Verdict
 from policies.types import EvidenceView, MissingPiece
 from tools.embedder import EmbedderIdentity, Vectors
+from tools.reranker import Reranking
 from tools.types import Hit
 from tools.windows import Step, Window
+from traces.steps import (
+    CheckedStep,
+    DecidedStep,
+    EmbeddedStep,
+    HitRecord,
+    JudgeRecord,
+    RecalledStep,
+    RerankReplyStep,
+    RerankRequestStep,
+    SlidStep,
+    WindowRecord,
+)
 
 
 def _r(x: float) -> float:
     return round(x, 6)
 
 
-def _hit(h: Hit) -> dict[str, object]:
-    record: dict[str, object] = {
-        "doc_id": h.unit.doc_id,
-        "version": h.unit.version,
-        "ordinal": h.unit.ordinal,
-        "kind": h.unit.kind,
-        "start": h.unit.start,
-        "end": h.unit.end,
+def _hit(h: Hit) -> HitRecord:
+    unit = h.unit
+    record: HitRecord = {
+        "doc_id": unit.doc_id,
+        "version": unit.version,
+        "ordinal": unit.ordinal,
+        "kind": unit.kind,
+        "start": unit.start,
+        "end": unit.end,
         "score": _r(h.score),
-        "text": h.unit.text[:160],
+        "text": unit.text[:160],
     }
     if h.similarity is not None:  # hybrid recall only: lexical traces read as they were written
         record["similarity"] = _r(h.similarity)
     return record
 
 
-def recalled(query: str, k: int, round_no: int, hits: Sequence[Hit]) -> dict[str, object]:
-    return {"round": round_no, "query": query, "k": k, "hits": [_hit(h) for h in hits]}
+def recalled(query: str, k: int, round_no: int, hits: Sequence[Hit]) -> RecalledStep:
+    return RecalledStep(round=round_no, query=query, k=k, hits=[_hit(h) for h in hits])
 
 
-def embedded(identity: EmbedderIdentity, vector: Vectors) -> dict[str, object]:
+def embedded(identity: EmbedderIdentity, vector: Vectors) -> EmbeddedStep:
     """The question's vector, exactly (float32, base64) and by digest: a replay reuses it."""
     raw = np.asarray(vector, dtype="<f4").tobytes()
-    return {
-        "embedder": identity.key,
-        "dim": int(vector.shape[-1]),
-        "digest": hashlib.sha256(raw).hexdigest(),
-        "vector": base64.b64encode(raw).decode("ascii"),
-    }
+    return EmbeddedStep(
+        embedder=identity.key,
+        dim=int(vector.shape[-1]),
+        digest=hashlib.sha256(raw).hexdigest(),
+        vector=base64.b64encode(raw).decode("ascii"),
+    )
 
 
-def recorded_vector(data: Mapping[str, object]) -> Vectors:
-    """The vector an ``embedded`` event holds."""
-    raw = base64.b64decode(str(data["vector"]))
-    vector: Vectors = np.frombuffer(raw, dtype="<f4").astype(np.float32)
+def recorded_vector(step: EmbeddedStep) -> Vectors:
+    """The vector an ``embedded`` step holds."""
+    vector: Vectors = np.frombuffer(base64.b64decode(step.vector), dtype="<f4").astype(np.float32)
     return vector
 
 
-def slid(window: Window, step: Step) -> dict[str, object]:
-    return {
-        "doc_id": window.doc_id,
-        "version": window.version,
-        "window": [window.first, window.last],
-        "units": len(window.ordinals),
-        "move": step.move,
-        "unit_kind": step.unit_kind,
-        "reason": step.reason,
-        "ordinals": list(step.ordinals),
-        "score_before": _r(step.score_before),
-        "score_after": _r(step.score_after),
-    }
+def slid(window: Window, step: Step) -> SlidStep:
+    return SlidStep(
+        doc_id=window.doc_id,
+        version=window.version,
+        window=[window.first, window.last],
+        units=len(window.ordinals),
+        move=step.move,
+        unit_kind=step.unit_kind,
+        reason=step.reason,
+        ordinals=list(step.ordinals),
+        score_before=_r(step.score_before),
+        score_after=_r(step.score_after),
+    )
 
 
-def _window(c: Checked) -> dict[str, object]:
-    record: dict[str, object] = {
+def rerank_request(reply: Reranking) -> RerankRequestStep:
+    """The body sent to the cross-encoder, as ``tools.reranker`` kept it."""
+    return RerankRequestStep.model_validate(reply.request)
+
+
+def rerank_reply(reply: Reranking) -> RerankReplyStep:
+    """What came back, and the score read for each document."""
+    return RerankReplyStep.model_validate(reply.reply)
+
+
+def _window(c: Checked) -> WindowRecord:
+    check = c.check
+    record: WindowRecord = {
         "doc_id": c.window.doc_id,
         "version": c.window.version,
         "ordinals": [c.window.first, c.window.last],
-        "score": _r(c.check.score),
-        "relevance": _r(c.check.relevance),
-        "coverage": _r(c.check.coverage),
-        "slot_coverage": _r(c.check.slot_coverage),
-        "boundary": _r(c.check.boundary),
-        "gaps": [f"{g.kind}:{g.direction}:{g.target}" for g in c.check.gaps],
-        "references": list(c.check.references),
+        "score": _r(check.score),
+        "relevance": _r(check.relevance),
+        "coverage": _r(check.coverage),
+        "slot_coverage": _r(check.slot_coverage),
+        "boundary": _r(check.boundary),
+        "gaps": [f"{g.kind}:{g.direction}:{g.target}" for g in check.gaps],
+        "references": list(check.references),
     }
-    if c.check.cosine:  # hybrid recall only: lexical traces read as they were written
-        record["cosine"] = _r(c.check.cosine)
-        record["semantic"] = _r(c.check.semantic)
-    if c.check.rerank is not None:  # with a reranker only, likewise
-        record["rerank"] = _r(c.check.rerank)
+    if check.cosine:  # hybrid recall only: lexical traces read as they were written
+        record["cosine"] = _r(check.cosine)
+        record["semantic"] = _r(check.semantic)
+    if check.rerank is not None:  # with a reranker only, likewise
+        record["rerank"] = _r(check.rerank)
     return record
 
 
@@ -100,37 +125,34 @@ def checked(
     missing: Sequence[MissingPiece],
     signals: Mapping[str, float] | None = None,
     verdict: Verdict | None = None,
-) -> dict[str, object]:
+) -> CheckedStep:
     best = selected[0].check if selected else None
-    data: dict[str, object] = {
-        "score": _r(best.score) if best else 0.0,
-        "relevance": _r(best.relevance) if best else 0.0,
-        "slot_coverage": _r(best.slot_coverage) if best else 0.0,
-        "boundary": _r(best.boundary) if best else 0.0,
-        "windows": [_window(c) for c in selected],
-        "missing": [{"kind": p.kind, "detail": p.detail, "value": p.value} for p in missing],
-    }
-    if signals is not None:  # hybrid recall only: the judge's inputs, whether or not it sat
-        data["signals"] = {name: _r(value) for name, value in sorted(signals.items())}
-    if verdict is not None:
-        data["judge"] = {
-            "probability": verdict.probability,
-            "logit": verdict.logit,
-            "threshold": verdict.threshold,
-        }
-    return data
+    return CheckedStep(
+        score=_r(best.score) if best else 0.0,
+        relevance=_r(best.relevance) if best else 0.0,
+        slot_coverage=_r(best.slot_coverage) if best else 0.0,
+        boundary=_r(best.boundary) if best else 0.0,
+        windows=[_window(c) for c in selected],
+        missing=[{"kind": p.kind, "detail": p.detail, "value": p.value} for p in missing],
+        signals={name: _r(value) for name, value in sorted(signals.items())} if signals is not None else None,
+        judge=_judge(verdict) if verdict is not None else None,
+    )
+
+
+def _judge(verdict: Verdict) -> JudgeRecord:
+    return {"probability": verdict.probability, "logit": verdict.logit, "threshold": verdict.threshold}
 
 
 # signals added later, left out when empty so that outcomes recorded before them replay identical
 LATER_SIGNALS = ("semantic", "judge", "judge_threshold")
 
 
-def decided(outcome: Outcome) -> dict[str, object]:
+def decided(outcome: Outcome) -> DecidedStep:
     signals = outcome.signals
     quiet = {"suspicious"} if not signals.suspicious else set()
     quiet |= {name for name in LATER_SIGNALS if getattr(signals, name) is None}
     data = outcome.model_dump(mode="json", exclude={"latency_ms": True, "trace": True, "signals": quiet})
-    return {"status": outcome.status, "why": _why(outcome), "outcome": data}
+    return DecidedStep(status=outcome.status, why=_why(outcome), outcome=data)
 
 
 def _why(outcome: Outcome) -> str:

@@ -27,7 +27,15 @@ from tools.llm_config import LLMConfig
 from tools.reranker import RecordedReranker, RerankerIdentity
 from tools.snapshot import Snapshot
 from tools.store import Store
-from traces import Divergence, Trace, TraceEvent, VerifyResult, first_divergence, verify
+from traces import Divergence, Trace, TraceStep, VerifyResult, first_divergence, verify
+from traces.steps import (
+    EmbeddedStep,
+    LLMReplyStep,
+    LLMRequestStep,
+    RerankReplyStep,
+    RerankRequestStep,
+    StepModel,
+)
 
 ConflictFactory = Callable[[Trace], ConflictCheck]
 
@@ -60,8 +68,13 @@ def _fixed_deps(trace: Trace) -> Deps:
     return Deps(now=lambda: created, new_run_id=lambda: trace.header.run_id)
 
 
-LLM_STEPS = frozenset({"llm_request", "llm_reply"})
-RERANK_STEPS = frozenset({"rerank_request", "rerank_reply"})
+LLM_STEPS = (LLMRequestStep, LLMReplyStep)
+RERANK_STEPS = (RerankRequestStep, RerankReplyStep)
+
+
+def _records(trace: Trace, kinds: tuple[type[StepModel], ...]) -> list[dict[str, Any]]:
+    """The trace's steps of these kinds as the records ``tools`` keeps (the step's data and its name)."""
+    return [{**e.data.trace_data(), "step": e.step} for e in trace.events if isinstance(e.data, kinds)]
 
 
 def recorded_policy(trace: Trace) -> Policy:
@@ -84,7 +97,7 @@ def recorded_conflict_check(trace: Trace) -> ConflictCheck:
     policy = recorded_policy(trace)
     if not policy.preset.checks_conflicts:
         return no_conflict_check
-    records = [{"step": e.step, **e.data} for e in trace.events if e.step in LLM_STEPS]
+    records = _records(trace, LLM_STEPS)
     if not records:
         return ConflictChecker()
     # Only a trace with LLM calls needs the model's libraries (slow to import; see agent.service).
@@ -105,21 +118,21 @@ def recorded_reranker(trace: Trace) -> RecordedReranker | None:
     differs at its ``rerank_request``."""
     if not trace.header.reranker:
         return None
-    records = [{"step": e.step, **e.data} for e in trace.events if e.step in RERANK_STEPS]
+    records = _records(trace, RERANK_STEPS)
     return RecordedReranker(RerankerIdentity.from_dict(trace.header.reranker), records)
 
 
 def _recorded_vector(trace: Trace, snapshot: Snapshot) -> Vectors | None:
     """The question vector the run recorded, if the snapshot's vectors come from the same embedder."""
-    first = trace.events[0] if trace.events else None
-    if first is None or first.step != "embedded" or snapshot.embedder is None:
+    first = trace.events[0].data if trace.events else None
+    if not isinstance(first, EmbeddedStep) or snapshot.embedder is None:
         return None
-    return recorded_vector(first.data) if first.data.get("embedder") == snapshot.embedder.key else None
+    return recorded_vector(first) if first.embedder == snapshot.embedder.key else None
 
 
-def _comparable(events: Sequence[Any]) -> list[Any]:
-    """Events to compare: the LLM's own request/reply records are transport, its verdicts are compared."""
-    return [e for e in events if (e.step if isinstance(e, TraceEvent) else e["step"]) not in LLM_STEPS]
+def _comparable(steps: Sequence[TraceStep]) -> list[TraceStep]:
+    """Steps to compare: the LLM's own request/reply records are transport, its verdicts are compared."""
+    return [s for s in steps if not isinstance(s, LLM_STEPS)]
 
 
 def replay(
@@ -161,7 +174,7 @@ def replay(
         vector=_recorded_vector(trace, snapshot),
     )
     seconds = time.perf_counter() - started
-    divergence = first_divergence(_comparable(trace.events), _comparable(recorder.events))
+    divergence = first_divergence(_comparable([e.data for e in trace.events]), _comparable(recorder.steps))
     return ReplayReport(
         run_id=header.run_id,
         identical=divergence is None,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import gc
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
@@ -16,18 +16,19 @@ from typing import Protocol
 from agent.outcome import Conflict
 from policies.question import Question
 from policies.types import EvidenceView
+from traces.steps import TraceStep
 
 
 class Recorder(Protocol):
     """Where the loop reports each step (the trace writer, or nothing)."""
 
-    def record(self, step: str, data: Mapping[str, object]) -> None: ...
+    def record(self, step: TraceStep) -> None: ...
 
 
 class NullRecorder:
     """Records nothing: tracing off."""
 
-    def record(self, step: str, data: Mapping[str, object]) -> None:
+    def record(self, step: TraceStep) -> None:
         return None
 
 

@@ -19,7 +19,7 @@ from tools.calibration import CorpusScale
 from tools.embedder import EmbedderIdentity
 from tools.reranker import RerankerIdentity
 from tools.snapshot import Snapshot
-from traces import CorpusInfo, TraceHeader, TraceWriter, canonical_json, digest, utc_timestamp
+from traces import CorpusInfo, TraceHeader, TraceStep, TraceWriter, canonical_json, digest, utc_timestamp
 
 
 @lru_cache(maxsize=1)
@@ -50,19 +50,18 @@ class TraceRecorder:
     def __init__(self, writer: TraceWriter) -> None:
         self.writer = writer
 
-    def record(self, step: str, data: Mapping[str, object]) -> None:
-        # agent.events builds plain JSON with string keys: the writer can encode it once
-        self.writer.append(step, data, plain=True)
+    def record(self, step: TraceStep) -> None:
+        self.writer.append(step)
 
 
 class ListRecorder:
-    """Keeps each step in memory, in the form a trace file would give back (for replays and tests)."""
+    """Keeps each step in memory (for replays and tests)."""
 
     def __init__(self) -> None:
-        self.events: list[dict[str, Any]] = []
+        self.steps: list[TraceStep] = []
 
-    def record(self, step: str, data: Mapping[str, object]) -> None:
-        self.events.append({"seq": len(self.events), "step": step, "data": as_json(data)})
+    def record(self, step: TraceStep) -> None:
+        self.steps.append(step)
 
 
 def header(

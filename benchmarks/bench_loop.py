@@ -32,7 +32,7 @@ import os
 import shlex
 import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from common import (
@@ -54,7 +54,7 @@ from policies.config import Policy
 from tools.snapshot import Snapshot
 from tools.sources import collect
 from tools.store import Store
-from traces import TraceStore
+from traces import TraceStep, TraceStore
 from traces.hashing import event_hash_of_text, plain_canonical_json
 
 DEFAULT_SETS = (EVAL_DIR / "tara_zh",)
@@ -75,10 +75,10 @@ class _FloorRecorder:
         self.lines: list[str] = []
         self.last = "0" * 64
 
-    def record(self, step: str, data: Mapping[str, object]) -> None:
-        text = plain_canonical_json(data, "data")  # the hash primitives the trace writer uses
-        self.last = event_hash_of_text(self.last, len(self.lines), step, text)
-        self.lines.append(f'{{"step":"{step}","data":{text},"hash":"{self.last}"}}\n')
+    def record(self, step: TraceStep) -> None:
+        text = plain_canonical_json(step.trace_data(), "data")  # the primitives the trace writer uses
+        self.last = event_hash_of_text(self.last, len(self.lines), step.step, text)
+        self.lines.append(f'{{"step":"{step.step}","data":{text},"hash":"{self.last}"}}\n')
 
 
 def _variants(

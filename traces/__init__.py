@@ -2,11 +2,11 @@
 
 Where things are:
 
-    schema.py    the records (header, event, footer), SCHEMA_VERSION, UPGRADERS, Trace, TraceSummary
+    steps.py     every step an event records, typed: TraceStep (one discriminated union), parse_step
+    schema.py    the records (header, event, footer), SCHEMA_VERSION, Trace, TraceSummary
     hashing.py   canonical JSON and the hash chain
     writer.py    TraceWriter: append-only, flushed per line, fsynced at finish
     reader.py    read_trace / parse_trace: torn, incomplete and damaged files told apart
-    upgrade.py   UpgradeChain: old schemas read in the current shape
     store.py     TraceStore: one file per run by UTC day, index.jsonl, list, read, verify, verify_all
     manifest.py  the day manifest: each finished run's final hash, where cutting its trace cannot reach
     retention.py prune(store, before): whole days older than a date removed, the index rewritten
@@ -24,9 +24,7 @@ from traces.reader import parse_trace, read_trace
 from traces.render import render_list, render_timeline
 from traces.retention import PruneReport, prune
 from traces.schema import (
-    KNOWN_STEPS,
     SCHEMA_VERSION,
-    UPGRADERS,
     CorpusInfo,
     Trace,
     TraceEvent,
@@ -35,8 +33,8 @@ from traces.schema import (
     TraceSummary,
     utc_timestamp,
 )
+from traces.steps import STEP_KINDS, TraceStep, parse_step
 from traces.store import TraceStore
-from traces.upgrade import UpgradeChain, default_chain
 from traces.verify import HEADER_SEQ, VerifyResult, verify
 from traces.writer import TraceWriter
 
@@ -44,10 +42,9 @@ __all__ = [
     "ABSENT",
     "DEFAULT_VOLATILE",
     "HEADER_SEQ",
-    "KNOWN_STEPS",
     "MANIFEST_NAME",
     "SCHEMA_VERSION",
-    "UPGRADERS",
+    "STEP_KINDS",
     "CorpusInfo",
     "Divergence",
     "FinishedRun",
@@ -56,16 +53,16 @@ __all__ = [
     "TraceEvent",
     "TraceFooter",
     "TraceHeader",
+    "TraceStep",
     "TraceStore",
     "TraceSummary",
     "TraceWriter",
-    "UpgradeChain",
     "VerifyResult",
     "canonical_json",
-    "default_chain",
     "digest",
     "event_hash",
     "first_divergence",
+    "parse_step",
     "parse_trace",
     "prune",
     "read_manifest",

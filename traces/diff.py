@@ -1,9 +1,10 @@
 """Where a replay first differs from its recording: the step, the dotted field path, both values.
 
-Events are compared in order, by step name and then by data, depth first in the recorded key order
-(keys only the replay has come after). Fields named in ``ignore`` are skipped at any depth: they change
-from run to run without meaning anything (latencies, clocks, ids, hashes). Numbers are compared exactly
-by default, because replay is meant to be deterministic; ``tolerance`` allows an absolute difference.
+Steps are compared in order, by step name and then by their trace data, depth first in the order the
+step's fields are declared (keys only the replay has come after). Fields named in ``ignore`` are
+skipped at any depth: they change from run to run without meaning anything (latencies, clocks, ids,
+hashes). Numbers are compared exactly by default, because replay is meant to be deterministic;
+``tolerance`` allows an absolute difference.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from traces.hashing import child_path
-from traces.schema import TraceEvent
+from traces.steps import TraceStep
 
 DEFAULT_VOLATILE: Final = frozenset(
     {
@@ -48,8 +49,6 @@ class _Absent:
 
 ABSENT: Final = _Absent()
 
-EventLike = TraceEvent | Mapping[str, Any]
-
 
 @dataclass(frozen=True, slots=True)
 class Divergence:
@@ -68,13 +67,6 @@ class Divergence:
             f"event {self.seq} ({self.step}): {self.path}: recorded {self.recorded!r}, "
             f"replayed {self.replayed!r} ({self.reason})"
         )
-
-
-def _parts(event: EventLike) -> tuple[str, Mapping[str, Any]]:
-    if isinstance(event, TraceEvent):
-        return event.step, event.data
-    data = event.get("data")
-    return str(event.get("step")), data if isinstance(data, Mapping) else {}
 
 
 def _is_number(value: object) -> bool:
@@ -133,36 +125,34 @@ def _compare(a: object, b: object, path: str, opts: _Options) -> Found | None:
 
 
 def first_divergence(
-    recorded: Sequence[EventLike],
-    replayed: Sequence[EventLike],
+    recorded: Sequence[TraceStep],
+    replayed: Sequence[TraceStep],
     *,
     ignore: frozenset[str] | set[str] = DEFAULT_VOLATILE,
     tolerance: float = 0.0,
 ) -> Divergence | None:
     """The first step at which ``replayed`` differs from ``recorded``, or None when they agree.
 
-    Events are ``TraceEvent`` or mappings with ``step`` and ``data``. A different step name is reported
-    at path ``step``; one side running longer is reported at the first extra event, path ``""``.
+    A different step name is reported at path ``step``; one side running longer is reported at the
+    first extra step, path ``""``.
     """
     opts = _Options(ignore=frozenset(ignore), tolerance=tolerance)
     for seq, (old, new) in enumerate(zip(recorded, replayed, strict=False)):
-        old_step, old_data = _parts(old)
-        new_step, new_data = _parts(new)
-        if old_step != new_step:
-            return Divergence(seq, old_step, "step", old_step, new_step, "a different step")
-        found = _compare_maps(old_data, new_data, "data", opts)
+        if old.step != new.step:
+            return Divergence(seq, old.step, "step", old.step, new.step, "a different step")
+        found = _compare_maps(old.trace_data(), new.trace_data(), "data", opts)
         if found is not None:
-            return Divergence(seq, old_step, *found)
+            return Divergence(seq, old.step, *found)
     return _length_divergence(recorded, replayed)
 
 
-def _length_divergence(recorded: Sequence[EventLike], replayed: Sequence[EventLike]) -> Divergence | None:
+def _length_divergence(recorded: Sequence[TraceStep], replayed: Sequence[TraceStep]) -> Divergence | None:
     if len(recorded) == len(replayed):
         return None
     seq = min(len(recorded), len(replayed))
     reason = f"the recording has {len(recorded)} steps, the replay {len(replayed)}"
     if len(recorded) > seq:
-        step = _parts(recorded[seq])[0]
+        step = recorded[seq].step
         return Divergence(seq, step, "", step, ABSENT, reason)
-    step = _parts(replayed[seq])[0]
+    step = replayed[seq].step
     return Divergence(seq, step, "", ABSENT, step, reason)

@@ -119,19 +119,3 @@ def event_hash(prev_hash: str, seq: int, step: str, data: Mapping[str, Any]) -> 
 def record_hash(record: Mapping[str, Any]) -> str:
     """The hash of a header or footer record: every field except ``hash`` itself."""
     return digest({key: value for key, value in record.items() if key != "hash"})
-
-
-def normalize_json(value: Mapping[str, Any]) -> dict[str, Any]:
-    """A plain-JSON copy of ``value`` as it will read back from a file (tuples become lists).
-
-    Key order is kept, so the file shows fields in the order the caller wrote them. The C encoder
-    does the walk (non-string keys come back as strings, as a reader would see them); only when it
-    refuses a value does ``check_json`` walk it again to name the path.
-    """
-    try:
-        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError):
-        check_json(value)
-        raise
-    loaded: dict[str, Any] = json.loads(text)
-    return loaded

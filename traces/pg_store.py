@@ -36,7 +36,6 @@ from traces.reader import parse_trace
 from traces.retention import PruneReport
 from traces.schema import Trace, TraceHeader, TraceSummary
 from traces.store import TraceStore, _check_run_id, _short_question
-from traces.upgrade import UpgradeChain
 from traces.verify import HEADER_SEQ, VerifyResult, verify
 from traces.writer import TraceWriter, seal_header
 
@@ -114,8 +113,8 @@ class _Pending(io.BytesIO):
 class PgTraceStore(TraceStore):
     """A :class:`traces.store.TraceStore` whose traces live in PostgreSQL (same reads and verdicts)."""
 
-    def __init__(self, url: str, *, chain: UpgradeChain | None = None) -> None:
-        super().__init__(_nowhere(), chain=chain)
+    def __init__(self, url: str) -> None:
+        super().__init__(_nowhere())
         self.url = url
         self._queue: queue.Queue[_Run] = queue.Queue()
         self._committer: threading.Thread | None = None
@@ -139,7 +138,7 @@ class PgTraceStore(TraceStore):
         if not rows:
             raise NotFoundError(f"no trace for run {run_id!r} in the store")
         content = "".join(line + "\n" for (line,) in rows).encode("utf-8")
-        return parse_trace(content, chain=self._chain)
+        return parse_trace(content)
 
     def check(self, trace: Trace) -> VerifyResult:
         """Verify the chain, and that it ends where ``trace_runs`` says the run finished."""

@@ -1,4 +1,4 @@
-"""Reading a trace file back: committed lines only, old schemas upgraded, damage located.
+"""Reading a trace file back: committed lines only, every event a typed step, damage located.
 
 Three kinds of imperfect file, told apart on purpose:
 
@@ -7,7 +7,8 @@ Three kinds of imperfect file, told apart on purpose:
 - *incomplete*: no footer (an exception or a kill before ``finish``). Readable and verifiable as far as
   it goes.
 - *damaged*: a committed line that is not a valid record (bad UTF-8 or JSON, a failed schema check,
-  a record after the footer). Reading stops there and ``Trace.damage`` says where; ``verify`` fails.
+  data that is not the step its event names, a record after the footer). Reading stops there and
+  ``Trace.damage`` says where; ``verify`` fails.
 
 A file whose header line cannot be read raises ``TraceError``: there is nothing to show without it.
 """
@@ -21,8 +22,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from tools.errors import NotFoundError, TraceError
-from traces.schema import Trace, TraceEvent, TraceFooter, TraceHeader
-from traces.upgrade import UpgradeChain, default_chain
+from traces.schema import SCHEMA_VERSION, Trace, TraceEvent, TraceFooter, TraceHeader
 
 
 class _BadRecord(ValueError):
@@ -51,11 +51,22 @@ def _why(exc: ValidationError) -> str:
     return f"{where}: {first['msg']}"
 
 
-def _read_header(first_line: bytes, where: str, chain: UpgradeChain) -> tuple[dict[str, Any], TraceHeader]:
+def _check_schema(version: object) -> None:
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise TraceError(f"schema_version {version!r} is not an integer")
+    if version > SCHEMA_VERSION:
+        raise TraceError(
+            f"trace schema {version} is newer than this evidence-loop reads ({SCHEMA_VERSION}); upgrade it"
+        )
+    if version < SCHEMA_VERSION:
+        raise TraceError(f"trace schema {version} was never written by evidence-loop")
+
+
+def _read_header(first_line: bytes, where: str) -> tuple[dict[str, Any], TraceHeader]:
     try:
         raw = _load(first_line)
-        version = chain.check(raw.get("schema_version"))
-        header = TraceHeader.model_validate(chain.upgrade(raw, version))
+        _check_schema(raw.get("schema_version"))
+        header = TraceHeader.model_validate(raw)
     except _BadRecord as exc:
         raise TraceError(f"{where}: line 1: header: {exc}") from exc
     except ValidationError as exc:
@@ -65,8 +76,7 @@ def _read_header(first_line: bytes, where: str, chain: UpgradeChain) -> tuple[di
     return raw, header
 
 
-def _parse_record(raw: dict[str, Any], version: int, chain: UpgradeChain) -> TraceEvent | TraceFooter:
-    record = chain.upgrade(raw, version)
+def _parse_record(record: dict[str, Any]) -> TraceEvent | TraceFooter:
     kind = record.get("type")
     try:
         if kind == "event":
@@ -78,16 +88,14 @@ def _parse_record(raw: dict[str, Any], version: int, chain: UpgradeChain) -> Tra
     raise _BadRecord(f"unknown record type {kind!r}")
 
 
-def parse_trace(content: bytes, *, path: Path | None = None, chain: UpgradeChain | None = None) -> Trace:
+def parse_trace(content: bytes, *, path: Path | None = None) -> Trace:
     """Parse the bytes of a trace file (see the module docstring for torn, incomplete and damaged)."""
-    chain = chain or default_chain()
     where = str(path) if path is not None else "<trace>"
     lines = content.split(b"\n")
     torn = lines.pop() != b""
     if not lines:
         raise TraceError(f"{where}: no complete header line (the run was killed as it began)")
-    raw_header, header = _read_header(lines[0], where, chain)
-    version: int = raw_header["schema_version"]
+    raw_header, header = _read_header(lines[0], where)
     records = [raw_header]
     events: list[TraceEvent] = []
     footer: TraceFooter | None = None
@@ -97,9 +105,14 @@ def parse_trace(content: bytes, *, path: Path | None = None, chain: UpgradeChain
             if footer is not None:
                 raise _BadRecord("a record after the footer")
             raw = _load(line)
-            record = _parse_record(raw, version, chain)
         except _BadRecord as exc:
             damage = f"line {number}: {exc}"
+            break
+        try:
+            record = _parse_record(raw)
+        except _BadRecord as exc:
+            damage = f"line {number}: {exc}"
+            records.append(raw)  # a JSON record all the same: verify checks its hash before its shape
             break
         records.append(raw)
         if isinstance(record, TraceFooter):
@@ -113,12 +126,11 @@ def parse_trace(content: bytes, *, path: Path | None = None, chain: UpgradeChain
         path=path,
         torn=torn,
         damage=damage,
-        written_schema=version,
         records=tuple(records),
     )
 
 
-def read_trace(path: Path, *, chain: UpgradeChain | None = None) -> Trace:
+def read_trace(path: Path) -> Trace:
     """Read one trace file from anywhere (a store, a golden trace under ``tests/``, an export)."""
     try:
         content = path.read_bytes()
@@ -126,4 +138,4 @@ def read_trace(path: Path, *, chain: UpgradeChain | None = None) -> Trace:
         raise NotFoundError(f"no trace file at {path}") from exc
     except OSError as exc:
         raise TraceError(f"{path}: cannot be read ({exc.strerror})") from exc
-    return parse_trace(content, path=path, chain=chain)
+    return parse_trace(content, path=path)

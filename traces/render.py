@@ -1,17 +1,30 @@
 """Readable text for ``evloop trace show`` and ``evloop trace list``.
 
-Each known step has a small formatter reading the fields described in ``traces.schema``; a formatter
-never trusts the data's shape: a missing field shows as ``?``, and a step it does not know, or data it
-cannot read, falls back to a generic ``key=value`` line. Rendering never raises on a readable trace.
+Each step of ``traces.steps`` has a small formatter reading its typed fields: the first line says what
+happened, continuation lines the detail (a few hits, why a window slid, what is missing).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from traces.schema import Trace, TraceEvent, TraceSummary
+from traces.steps import (
+    AbortedStep,
+    CheckedStep,
+    ConflictStep,
+    DecidedStep,
+    EmbeddedStep,
+    LLMReplyStep,
+    LLMRequestStep,
+    RecalledStep,
+    RerankReplyStep,
+    RerankRequestStep,
+    SlidStep,
+    StepModel,
+)
 
 Lines = list[str]
 MAX_HITS = 5
@@ -25,146 +38,125 @@ def short(value: object, limit: int = EXCERPT) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def _num(value: object) -> str:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return "?" if value is None else short(value, 12)
-    return f"{value:.3f}" if isinstance(value, float) else str(value)
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
 
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-def _get(data: Mapping[str, Any], key: str) -> str:
-    value = data.get(key)
-    return "?" if value is None else short(value)
+def _embedded(step: EmbeddedStep) -> Lines:
+    return [f"{step.embedder}, {step.dim} dimensions, digest {step.digest[:12]}"]
 
 
-def _items(value: object) -> list[Mapping[str, Any]]:
-    """The mappings of a list field; anything else reads as empty."""
-    if not isinstance(value, list):
-        return []
-    return [item for item in value if isinstance(item, Mapping)]
-
-
-def _span(item: Mapping[str, Any]) -> str:
-    where = item.get("evidence_id") or f"{item.get('doc_id', '?')}@{item.get('version', '?')}"
-    return f"{where} [{_num(item.get('start'))}:{_num(item.get('end'))}]"
-
-
-def _recalled(data: Mapping[str, Any]) -> Lines:
-    hits = _items(data.get("hits"))
-    head = f'query "{_get(data, "query")}" round {_get(data, "round")}: {_count(len(hits), "hit")}'
-    lines = [head]
-    for hit in hits[:MAX_HITS]:
-        text = f'  "{short(hit["text"], 40)}"' if "text" in hit else ""
-        lines.append(f"{_span(hit)} {_num(hit.get('score'))} {hit.get('kind', '')}{text}".rstrip())
-    if len(hits) > MAX_HITS:
-        lines.append(f"... {len(hits) - MAX_HITS} more")
+def _recalled(step: RecalledStep) -> Lines:
+    lines = [f'query "{short(step.query)}" round {step.round}, k {step.k}: {_count(len(step.hits), "hit")}']
+    for hit in step.hits[:MAX_HITS]:
+        similarity = f" cos {_num(hit['similarity'])}" if "similarity" in hit else ""
+        where = f"{hit['doc_id']}@{hit['version']} [{hit['start']}:{hit['end']}]"
+        lines.append(f'{where} {_num(hit["score"])}{similarity} {hit["kind"]}  "{short(hit["text"], 40)}"')
+    if len(step.hits) > MAX_HITS:
+        lines.append(f"... {len(step.hits) - MAX_HITS} more")
     return lines
 
 
-def _checked(data: Mapping[str, Any]) -> Lines:
-    parts = [f"score {_num(data.get('score'))}"]
-    parts += [f"{key} {_num(data[key])}" for key in ("relevance", "slot_coverage", "boundary") if key in data]
-    lines = [", ".join(parts)]
-    missing = _items(data.get("missing"))
-    if missing:
-        pieces = [
-            f"{m.get('kind', '?')}: {short(m.get('value') or m.get('detail') or '?', 30)}" for m in missing
-        ]
+def _slid(step: SlidStep) -> Lines:
+    first, last = step.window
+    return [
+        f"{step.doc_id}@{step.version} units {first}-{last} ({step.units}) {step.move} +{step.unit_kind}, "
+        f"score {_num(step.score_before)} -> {_num(step.score_after)}",
+        f"why: {short(step.reason, 80)}",
+    ]
+
+
+def _checked(step: CheckedStep) -> Lines:
+    parts = [f"score {_num(step.score)}", f"relevance {_num(step.relevance)}"]
+    parts += [f"slot_coverage {_num(step.slot_coverage)}", f"boundary {_num(step.boundary)}"]
+    lines = [", ".join(parts) + f", {_count(len(step.windows), 'window')}"]
+    if step.judge is not None:
+        judge = step.judge
+        lines.append(
+            f"judge {_num(judge['probability'])} (logit {_num(judge['logit'])}, "
+            f"threshold {_num(judge['threshold'])})"
+        )
+    if step.missing:
+        pieces = [f"{m['kind']}: {short(m['value'] or m['detail'], 30)}" for m in step.missing]
         lines.append("missing " + "; ".join(pieces))
     return lines
 
 
-def _slid(data: Mapping[str, Any]) -> Lines:
-    window = data.get("window")
-    where = _span(window) if isinstance(window, Mapping) else _get(data, "window")
-    move = data.get("direction") or data.get("move") or "?"
-    return [
-        f"{where} {move} +{_get(data, 'unit_kind')}, "
-        f"score {_num(data.get('score_before'))} -> {_num(data.get('score_after'))}",
-        f"why: {_get(data, 'reason')}",
-    ]
+def _rerank_request(step: RerankRequestStep) -> Lines:
+    body = step.body
+    documents = body["documents"] if "documents" in body else body["texts"]  # Cohere's shape, or TEI's
+    return [f"{step.url}: {_count(len(documents), 'document')}", f'query: "{short(body["query"])}"']
 
 
-def _conflict(data: Mapping[str, Any]) -> Lines:
-    sides = [f"{short(v.get('value', '?'), 20)} ({_span(v)})" for v in _items(data.get("values"))]
-    lines = [f"slot {_get(data, 'slot')}: " + (" vs ".join(sides) or _get(data, "candidate"))]
-    lines.append(f"verdict {_get(data, 'verdict')} by {_get(data, 'adjudicator')}: {_get(data, 'reason')}")
-    return lines
+def _rerank_reply(step: RerankReplyStep) -> Lines:
+    shown = ", ".join(_num(s) for s in step.scores[:MAX_HITS]) + (
+        " ..." if len(step.scores) > MAX_HITS else ""
+    )
+    head = f"status {step.status}" if step.status is not None else "not recorded"
+    head += f", {_count(len(step.scores), 'score')}"
+    if step.attempts is not None:
+        head += f", attempts {step.attempts}"
+    return [head, f"scores: {shown or '-'}"]
 
 
-def _llm_request(data: Mapping[str, Any]) -> Lines:
-    messages = _items(data.get("messages"))
-    last = short(messages[-1].get("content", ""), EXCERPT) if messages else "?"
-    head = f"model {_get(data, 'model')} attempt {_get(data, 'attempt')}, {_count(len(messages), 'message')}"
+def _llm_request(step: LLMRequestStep) -> Lines:
+    last = short(step.messages[-1]["content"]) if step.messages else "-"
+    head = (
+        f"model {step.model} call {step.call} attempt {step.attempt}, {_count(len(step.messages), 'message')}"
+    )
     return [head, f'last: "{last}"']
 
 
-def _llm_reply(data: Mapping[str, Any]) -> Lines:
-    text = data.get("text", data.get("content", data.get("output")))
-    head = f"model {_get(data, 'model')} attempt {_get(data, 'attempt')}"
-    if "latency_ms" in data:
-        head += f", {_num(data['latency_ms'])} ms"
-    return [head, f'reply: "{short(text) if text is not None else "?"}"']
+def _llm_reply(step: LLMReplyStep) -> Lines:
+    head = f"model {step.model} call {step.call} attempt {step.attempt}, {step.latency_ms:.1f} ms"
+    if step.outcome == "ok":
+        return [head, f'reply: "{short(step.text or "")}"']
+    return [head, f"error: {short(step.final_error or step.error or step.error_class or '', 80)}"]
 
 
-def _rerank_request(data: Mapping[str, Any]) -> Lines:
-    body = data.get("body")
-    body = body if isinstance(body, Mapping) else {}
-    texts = body.get("documents", body.get("texts"))
-    count = len(texts) if isinstance(texts, list) else 0
-    return [f"{_get(data, 'url')}: {_count(count, 'document')}", f'query: "{_get(body, "query")}"']
+def _conflict(step: ConflictStep) -> Lines:
+    sides = [
+        f"{short(v['value'], 20)} ({v['doc_id']}@{v['version']} [{v['start']}:{v['end']}])"
+        for v in step.values
+    ]
+    scope = f" (scope: {short(step.scope, 30)})" if step.scope else ""
+    return [
+        f"slot {step.slot}: " + " vs ".join(sides),
+        f"verdict {step.verdict} by {step.adjudicator}{scope}: {short(step.reason)}",
+    ]
 
 
-def _rerank_reply(data: Mapping[str, Any]) -> Lines:
-    scores = data.get("scores")
-    scores = scores if isinstance(scores, list) else []
-    shown = ", ".join(_num(s) for s in scores[:MAX_HITS]) + (" ..." if len(scores) > MAX_HITS else "")
-    head = f"status {_get(data, 'status')}, {_count(len(scores), 'score')}"
-    if "attempts" in data:
-        head += f", attempts {_get(data, 'attempts')}"
-    return [head, f"scores: {shown or '?'}"]
+def _decided(step: DecidedStep) -> Lines:
+    return [f"{step.status}: {short(step.why, 80)}"]
 
 
-def _decided(data: Mapping[str, Any]) -> Lines:
-    why = data.get("why", data.get("reason"))
-    return [f"{_get(data, 'status')}: {short(why, 80) if why is not None else '?'}"]
+def _aborted(step: AbortedStep) -> Lines:
+    return [f"{step.error}: {short(step.message, 80)}"]
 
 
-def _outcome(data: Mapping[str, Any]) -> Lines:
-    rest = {key: value for key, value in data.items() if key != "status"}
-    return [f"{_get(data, 'status')}" + (f" ({_generic(rest)[0]})" if rest else "")]
-
-
-def _generic(data: Mapping[str, Any]) -> Lines:
-    if not data:
-        return ["(no data)"]
-    return [short(", ".join(f"{key}={short(value, 30)}" for key, value in data.items()), 100)]
-
-
-FORMATTERS: dict[str, Callable[[Mapping[str, Any]], Lines]] = {
-    "recalled": _recalled,
-    "checked": _checked,
-    "slid": _slid,
-    "conflict": _conflict,
-    "llm_request": _llm_request,
-    "llm_reply": _llm_reply,
-    "rerank_request": _rerank_request,
-    "rerank_reply": _rerank_reply,
-    "decided": _decided,
-    "outcome": _outcome,
+# each formatter takes its own step type; a test renders every kind of step
+FORMATTERS: dict[type[StepModel], Callable[[Any], Lines]] = {
+    EmbeddedStep: _embedded,
+    RecalledStep: _recalled,
+    SlidStep: _slid,
+    CheckedStep: _checked,
+    RerankRequestStep: _rerank_request,
+    RerankReplyStep: _rerank_reply,
+    LLMRequestStep: _llm_request,
+    LLMReplyStep: _llm_reply,
+    ConflictStep: _conflict,
+    DecidedStep: _decided,
+    AbortedStep: _aborted,
 }
 
 
 def render_event(event: TraceEvent) -> Lines:
     """The lines of one event: ``#seq step`` and its first line, then continuation lines indented."""
-    formatter = FORMATTERS.get(event.step, _generic)
-    try:
-        body = formatter(event.data)
-    except (AttributeError, KeyError, TypeError, ValueError):
-        body = _generic(event.data)  # data of an unexpected shape: show it rather than fail the audit
+    body = FORMATTERS[type(event.data)](event.data)
     head = f"  #{event.seq:<3} {event.step:<12}"
     return [f"{head}{body[0]}"] + [" " * len(head) + line for line in body[1:]]
 

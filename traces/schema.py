@@ -10,33 +10,21 @@ A finished trace file reads::
 A record is committed once its newline is on disk: a last line without one was torn by a kill and is
 ignored. A file without a footer is an *incomplete* run (crash, kill, exception), still readable.
 
-Evolving the schema: bump ``SCHEMA_VERSION`` and append one upgrader to ``UPGRADERS``; never edit a
-released upgrader. ``UPGRADERS[i]`` takes one raw record (header, event or footer dict) of schema ``i + 1``
-and returns it in schema ``i + 2``. The hashed envelope (see ``traces.hashing``) never changes, so old files
-verify exactly as written while being read in the current shape.
+An event's data is one of the typed steps of ``traces.steps``, named by its ``step``.
 
-Event data conventions that ``traces.render`` understands (the writer accepts any JSON object)::
-
-    recalled     query, round, hits: [{doc_id, version, start, end, score, kind, text}]
-    checked      score, relevance, slot_coverage, boundary, missing: [{kind, detail, value}]
-    slid         window: {evidence_id|doc_id, version, start, end}, direction, unit_kind,
-                 score_before, score_after, reason
-    conflict     slot, values: [{value, doc_id, version, start, end}], verdict, adjudicator, reason
-    llm_request  model, attempt, messages: [{role, content}]
-    llm_reply    model, attempt, text, latency_ms
-    rerank_request  url, body: the rerank request as sent ({model, query, documents, top_n} or TEI's)
-    rerank_reply    status, attempts, body (as received, echoed texts left out), scores: 0..1 per document
-    decided      status, why
-    outcome      status, plus any summary of the returned Outcome
+Evolving the schema: a field added to a step or to the header is left out while it has no value, so
+that every trace written before it reads and hashes as it was written (``traces.steps.optional``).
+Only a change that cannot be made so needs ``SCHEMA_VERSION`` bumped, with an upgrader that reads the
+older records in the new shape while ``verify`` keeps checking the bytes as written; none has so far.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import (
     BaseModel,
@@ -44,30 +32,17 @@ from pydantic import (
     Field,
     SerializerFunctionWrapHandler,
     ValidationInfo,
+    WithJsonSchema,
     field_validator,
     model_serializer,
     model_validator,
 )
 
 from traces.hashing import digest
+from traces.steps import TraceStep
 
 SCHEMA_VERSION: Final = 1
 
-Upgrader = Callable[[dict[str, Any]], dict[str, Any]]
-UPGRADERS: list[Upgrader] = []
-"""Append-only: ``UPGRADERS[i]`` upgrades a raw record from schema ``i + 1`` to ``i + 2``."""
-
-KNOWN_STEPS: Final = (
-    "recalled",
-    "checked",
-    "slid",
-    "conflict",
-    "llm_request",
-    "llm_reply",
-    "decided",
-    "outcome",
-)
-STEP_PATTERN: Final = r"^[a-z][a-z0-9_]{0,63}$"
 RUN_ID_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 
 # Exact key names (lower-cased, "-" read as "_"): a substring test would also refuse "max_tokens".
@@ -173,14 +148,28 @@ class TraceHeader(_Record):
 
 
 class TraceEvent(_Record):
-    """One step of the run, linked to its predecessor by ``prev_hash``."""
+    """One step of the run, linked to its predecessor by ``prev_hash``; ``data`` is the typed step."""
 
     type: Literal["event"] = "event"
     seq: int = Field(ge=0)
-    step: str = Field(pattern=STEP_PATTERN)
-    data: dict[str, Any]
+    step: str
+    # to a client (the HTTP API) the data is the JSON object the file holds, its shape the step's
+    data: Annotated[TraceStep, WithJsonSchema({"type": "object"}, mode="serialization")]
     prev_hash: str
     hash: str
+
+    @model_validator(mode="before")
+    @classmethod
+    def _step_names_the_data(cls, raw: object) -> object:
+        if isinstance(raw, dict) and isinstance(raw.get("data"), dict):
+            return {**raw, "data": {**raw["data"], "step": raw.get("step")}}
+        return raw
+
+    @model_validator(mode="after")
+    def _one_step(self) -> TraceEvent:
+        if self.data.step != self.step:
+            raise ValueError(f"the event's step {self.step!r} holds a {self.data.step!r} step")
+        return self
 
 
 class TraceFooter(_Record):
@@ -216,7 +205,8 @@ class TraceSummary(BaseModel):
 class Trace:
     """A trace as read back: header, events, and the footer when the run finished.
 
-    ``records`` holds the raw records exactly as written (before any upgrade); ``verify`` checks those.
+    ``records`` holds the raw records exactly as written, a damaged one that is still JSON last;
+    ``verify`` checks those.
     ``torn`` says a partial last line (a kill mid-write) was ignored; ``damage`` names the first complete
     line that was not a valid record, where reading stopped.
     """
@@ -227,7 +217,6 @@ class Trace:
     path: Path | None = None
     torn: bool = False
     damage: str | None = None
-    written_schema: int = SCHEMA_VERSION
     records: tuple[dict[str, Any], ...] = field(default=(), compare=False, repr=False)
 
     @property

@@ -26,7 +26,6 @@ from tools.errors import InputError, NotFoundError, TraceError
 from traces.manifest import FinishedRun, append_finished, read_manifest
 from traces.reader import read_trace
 from traces.schema import RUN_ID_PATTERN, Trace, TraceFooter, TraceHeader, TraceSummary, utc_timestamp
-from traces.upgrade import UpgradeChain
 from traces.verify import HEADER_SEQ, VerifyResult, verify
 from traces.writer import Fsync, TraceWriter, seal_header
 
@@ -69,13 +68,11 @@ class TraceStore:
         *,
         fsync_each: bool = False,
         fsync: Fsync = os.fsync,
-        chain: UpgradeChain | None = None,
     ) -> None:
         self.root = Path(root)
         self.index_path = self.root / "index.jsonl"
         self._fsync_each = fsync_each
         self._fsync = fsync
-        self._chain = chain
         self._made_day: Path | None = None
 
     def begin(self, header: TraceHeader) -> TraceWriter:
@@ -119,8 +116,8 @@ class TraceStore:
     def read(self, run: str | Path) -> Trace:
         """Read a trace by run id, or by file path (a ``Path``, or a string ending in ``.jsonl``)."""
         if isinstance(run, str) and not run.endswith(".jsonl"):
-            return read_trace(self.path(run), chain=self._chain)
-        return read_trace(Path(run), chain=self._chain)
+            return read_trace(self.path(run))
+        return read_trace(Path(run))
 
     def verify(self, run: str | Path) -> VerifyResult:
         """Verify a trace's chain and, if its run finished, that the file still ends where it did."""
@@ -144,7 +141,7 @@ class TraceStore:
                 names = sorted(e.name for e in entries if e.name.endswith(".jsonl") and e.is_file())
             for name in names:
                 try:
-                    trace = read_trace(day / name, chain=self._chain)
+                    trace = read_trace(day / name)
                 except NotFoundError:
                     continue  # removed since the scan (a prune)
                 except TraceError as exc:
@@ -308,7 +305,7 @@ class TraceStore:
         """A summary read from the file itself, for runs the index does not know."""
         relative = self._relative(path)
         try:
-            trace = read_trace(path, chain=self._chain)
+            trace = read_trace(path)
         except TraceError:
             moment = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
             run_id = path.name.removesuffix(".jsonl")

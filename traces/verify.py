@@ -6,13 +6,14 @@ Checked in file order, the first failure wins:
 2. event ``k`` sits at position ``k`` (a removed, inserted or reordered event fails here), links to the
    hash before it, and its own hash matches its ``seq``, ``step`` and ``data`` (a changed byte fails here);
 3. the footer links to the last event, counts the events, and its hash matches its content;
-4. a damaged line stops the chain where it is;
+4. a damaged line stops the chain where it is (an event still JSON is checked as in 2 first, so an
+   edit that also broke its shape reads as a change);
 5. when the caller knows how the run ended (its final hash and event count, from the day manifest,
    the index or an Outcome), the trace ends there: a file cut short of it is *truncated*, one that
    ends on another hash is *rewritten*. Without that record a trace with no footer is a run that
    did not finish (a crash, a kill), which is no failure.
 
-Verification runs over the raw records as written, before any schema upgrade. The chain detects
+Verification runs over the raw records as written, not over their typed reading. The chain detects
 accidental and naive changes; it carries no secret, so whoever can rewrite the file can rewrite the chain.
 """
 
@@ -129,7 +130,7 @@ def verify(
             return _fail(count, problem, count)
         last = str(footer["hash"])
     if trace.damage is not None:
-        return _fail(count, f"a damaged record where event {count} should be: {trace.damage}", count)
+        return _damaged(trace, count, last)
     if expected_hash is not None and expected_hash != last:
         reason = _cut_short(expected_hash, expected_events, count, footer is not None, last)
         return _fail(count, reason, count)
@@ -141,6 +142,16 @@ def verify(
         events=count,
         final_hash=last,
     )
+
+
+def _damaged(trace: Trace, count: int, last: str) -> VerifyResult:
+    """The failure of a trace read up to a damaged line. A damaged event that is still JSON is checked
+    as any event first: an edit that also broke its shape reads as a change."""
+    unread = trace.records[1 + count] if trace.footer is None and len(trace.records) > 1 + count else None
+    changed = _event_problem(unread, count, last) if isinstance(unread, dict) else None
+    if changed is not None:
+        return _fail(changed[0], changed[1], count)
+    return _fail(count, f"a damaged record where event {count} should be: {trace.damage}", count)
 
 
 def _cut_short(expected: str, expected_events: int | None, count: int, has_footer: bool, last: str) -> str:

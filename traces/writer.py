@@ -11,17 +11,15 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, BinaryIO, Self
 
 from tools.errors import TraceError
-from traces.hashing import event_hash_of_text, normalize_json, plain_canonical_json, sha256_hex
-from traces.schema import SCHEMA_VERSION, STEP_PATTERN, TraceEvent, TraceFooter, TraceHeader
-
-STEP = re.compile(STEP_PATTERN)
+from traces.hashing import event_hash_of_text, plain_canonical_json, sha256_hex
+from traces.schema import SCHEMA_VERSION, TraceEvent, TraceFooter, TraceHeader
+from traces.steps import AbortedStep, TraceStep
 
 Fsync = Callable[[int], None]
 FinishHook = Callable[[Path, TraceHeader, TraceFooter, int], None]
@@ -92,36 +90,23 @@ class TraceWriter:
         """True once the footer is written."""
         return self._footer is not None
 
-    def append(self, step: str, data: Mapping[str, Any], *, plain: bool = False) -> TraceEvent:
-        """Write one event, linked to the previous record, and return it (as it will read back, unless
-        ``plain``: then its data is the caller's mapping).
+    def append(self, step: TraceStep) -> TraceEvent:
+        """Write one step as the next event, linked to the previous record, and return the event.
 
-        The hash is taken over the data as a reader will see it. By default the data is put through one
-        encode and decode first (tuples become lists, keys strings). ``plain=True`` is the caller's word
-        that the data already is plain JSON with string keys (as ``agent.events`` builds it): one encode
-        then serves both the file and the hash. A non-string key breaking that word would make the event
-        fail ``verify``, which the golden traces check.
+        The step's data is encoded once: the same canonical JSON is hashed and written.
         """
         self._ensure_open()
-        if not STEP.match(step):
-            raise ValueError(f"step {step!r} does not match {STEP.pattern}")
-        if plain:
-            clean: dict[str, Any] = dict(data)
-        else:
-            clean = normalize_json(data)
-            if not isinstance(clean, dict):
-                raise TypeError(f"event data is a {type(data).__name__}, not a mapping")
-        text = plain_canonical_json(clean, "data")
+        text = plain_canonical_json(step.trace_data(), "data")
         seq, prev = self._seq, self._last_hash
-        digest = event_hash_of_text(prev, seq, step, text)
+        digest = event_hash_of_text(prev, seq, step.step, text)
         line = (
-            f'{{"type":"event","seq":{seq},"step":{json.dumps(step, ensure_ascii=False)},"data":{text},'
+            f'{{"type":"event","seq":{seq},"step":"{step.step}","data":{text},'
             f'"prev_hash":"{prev}","hash":"{digest}"}}\n'
         )
         self._write_bytes(line.encode("utf-8"))
         self._seq += 1
         self._last_hash = digest
-        return TraceEvent.model_construct(seq=seq, step=step, data=clean, prev_hash=prev, hash=digest)
+        return TraceEvent.model_construct(seq=seq, step=step.step, data=step, prev_hash=prev, hash=digest)
 
     def finish(self, outcome_status: str, *, versions_read: Mapping[str, str] | None = None) -> str:
         """Write the footer, fsync the file (durable before returning) and return the final hash."""
@@ -164,7 +149,7 @@ class TraceWriter:
         if exc_type is not None and not self.finished and not self._file.closed:
             # The original exception is the one worth raising, not a failure to record it.
             with contextlib.suppress(OSError, TraceError, ValueError):
-                self.append("aborted", {"error": exc_type.__name__, "message": str(exc)[:300]})
+                self.append(AbortedStep(error=exc_type.__name__, message=str(exc)[:300]))
         self.close()
 
     def _ensure_open(self) -> None:

@@ -17,6 +17,7 @@ from tests.agent.api_support import PUBLIC, api_client, open_sample
 from tools.errors import DeadlineExceeded, InputError
 from tools.snapshot import Snapshot
 from tools.store import Store
+from traces.steps import AbortedStep
 
 RESCHEDULE_ZH = "我的常规班已经开课了，还能免费改期一次吗？"
 WARRANTY_EN = "How long is the whole-unit warranty for the LM-S10?"
@@ -51,8 +52,8 @@ def test_a_traced_run_past_its_deadline_leaves_an_incomplete_valid_trace(tmp_pat
         (summary,) = service.traces.list()
         trace = service.trace(summary.run_id)
         assert summary.status == "incomplete"
-        assert trace.events[-1].step == "aborted"
-        assert trace.events[-1].data["error"] == "DeadlineExceeded"
+        last = trace.events[-1].data
+        assert isinstance(last, AbortedStep) and last.error == "DeadlineExceeded"
         assert service.verify(summary.run_id).ok
     finally:
         sample.close()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 
 import pytest
 
@@ -16,6 +16,7 @@ from tools.snapshot import Snapshot
 from tools.store import Store
 from tools.types import DocumentInput, Hit, ParsedDocument
 from tools.windows import Step, Window, char_count, section_ordinals, seed_window
+from traces.steps import SlidStep, TraceStep
 
 REFUND_ZH = """# 退款政策
 
@@ -66,14 +67,14 @@ def snapshot(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Snapshot]:
 
 
 class StepLog:
-    """A recorder that keeps the slid events."""
+    """A recorder that keeps the slid steps."""
 
     def __init__(self) -> None:
-        self.slides: list[Mapping[str, object]] = []
+        self.slides: list[SlidStep] = []
 
-    def record(self, step: str, data: Mapping[str, object]) -> None:
-        if step == "slid":
-            self.slides.append(data)
+    def record(self, step: TraceStep) -> None:
+        if isinstance(step, SlidStep):
+            self.slides.append(step)
 
 
 def _ask(snapshot: Snapshot, question: str, policy: Policy, recorder: StepLog | None = None) -> Outcome:
@@ -184,11 +185,11 @@ def test_every_kept_slide_raised_the_score_and_a_parent_step_did_not_lower_it(sn
     log = StepLog()
     for question in QUESTIONS:
         _ask(snapshot, question, Policy(mode="adaptive", seed_k=1, window_budget=60), log)
-    moves = [str(s["move"]) for s in log.slides]
+    moves = [s.move for s in log.slides]
     assert any(m != "parent" for m in moves), moves  # the small budget forces real slides
     for slide in log.slides:
-        before, after = float(str(slide["score_before"])), float(str(slide["score_after"]))
-        assert after >= before if slide["move"] == "parent" else after > before, slide
+        before, after = slide.score_before, slide.score_after
+        assert after >= before if slide.move == "parent" else after > before, slide
 
 
 def test_the_step_history_is_carried_on_the_grown_window(snapshot: Snapshot) -> None:

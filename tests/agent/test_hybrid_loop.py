@@ -15,6 +15,7 @@ from agent.sample import load_sample_kb
 from agent.service import Service
 from tests.fake_embedder import FakeEmbedder
 from tools.store import Store
+from traces.steps import CheckedStep, EmbeddedStep, RecalledStep
 
 QUESTIONS = [
     "LM-S10 整机保修多久？",
@@ -48,12 +49,12 @@ def test_a_hybrid_run_records_its_vector_first_and_its_embedder_and_scale_in_the
     trace = hybrid.trace(outcome.run_id)
     assert trace.header.embedder["backend"] == "fake" and trace.header.embedder["dim"] == 64
     assert trace.header.judge["scale"]["samples"] >= 20
-    first = trace.events[0]
-    assert first.step == "embedded" and len(str(first.data["digest"])) == 64
-    recalled = next(e for e in trace.events if e.step == "recalled")
-    assert all("similarity" in hit for hit in recalled.data["hits"])  # type: ignore[union-attr]
-    checked = next(e for e in trace.events if e.step == "checked")
-    assert set(checked.data["signals"]) == {  # type: ignore[arg-type]
+    first = trace.events[0].data
+    assert isinstance(first, EmbeddedStep) and len(first.digest) == 64
+    recalled = next(e.data for e in trace.events if isinstance(e.data, RecalledStep))
+    assert all("similarity" in hit for hit in recalled.hits)
+    checked = next(e.data for e in trace.events if isinstance(e.data, CheckedStep))
+    assert set(checked.signals or ()) == {
         "semantic_top",
         "semantic_window",
         "coverage",

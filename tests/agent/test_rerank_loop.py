@@ -5,7 +5,7 @@ from that record with the server stopped."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,8 @@ from tools.errors import RerankerError
 from tools.rerank_config import RerankConfig
 from tools.reranker import HTTPReranker
 from tools.store import Store
-from traces import TraceStore
+from traces import TraceStep, TraceStore
+from traces.steps import AbortedStep, CheckedStep, RerankReplyStep, RerankRequestStep
 
 # The lexical and semantic signals lead with the course policy (it speaks of refunds at length);
 # the returns policy is where tablets are refunded, and the stand-in cross-encoder says so.
@@ -65,8 +66,8 @@ def reranked(index: Path, server: FakeRerankServer) -> Iterator[Service]:
     service.close()
 
 
-def _last_checked(events: list[dict[str, Any]]) -> dict[str, Any]:
-    return next(e["data"] for e in reversed(events) if e["step"] == "checked")
+def _last_checked(steps: Sequence[TraceStep]) -> CheckedStep:
+    return next(s for s in reversed(steps) if isinstance(s, CheckedStep))
 
 
 def test_the_rerankers_scores_change_which_window_leads(reranked: Service) -> None:
@@ -76,9 +77,9 @@ def test_the_rerankers_scores_change_which_window_leads(reranked: Service) -> No
     Controller(embedder=reranked.embedder, reranker=reranked.reranker).ask(
         snapshot, QUESTION, recorder=scored
     )
-    before, after = _last_checked(plain.events)["windows"], _last_checked(scored.events)["windows"]
-    assert before[0]["doc_id"] == "course-policy-en" and "rerank" not in before[0]
-    assert (after[0]["doc_id"], after[0]["rerank"]) == ("returns-en", 0.95)
+    before, after = _last_checked(plain.steps).windows, _last_checked(scored.steps).windows
+    assert (before[0]["doc_id"], "rerank" in before[0]) == ("course-policy-en", False)
+    assert (after[0]["doc_id"], after[0].get("rerank")) == ("returns-en", 0.95)
     assert after[0]["score"] > before[0]["score"]
 
 
@@ -97,17 +98,18 @@ def test_a_reranked_run_records_what_was_sent_and_what_came_back_before_each_che
     for i, step in enumerate(steps):
         if step == "checked":
             assert steps[i - 2 : i] == ["rerank_request", "rerank_reply"]
-    request = next(e.data for e in trace.events if e.step == "rerank_request")
+    request = next(e.data for e in trace.events if isinstance(e.data, RerankRequestStep))
     policy = Policy()
-    assert request["url"] == f"{server.base_url}/rerank" and request["body"]["query"] == QUESTION
-    documents = request["body"]["documents"]
+    assert request.url == f"{server.base_url}/rerank" and request.body["query"] == QUESTION
+    documents = request.trace_data()["body"]["documents"]
     assert 1 < len(documents) <= policy.rerank_k and all(len(d) <= policy.rerank_chars for d in documents)
-    assert server.requests[0].body == request["body"]  # one request per check, recorded as sent
-    reply = next(e.data for e in trace.events if e.step == "rerank_reply")
-    assert reply["status"] == 200 and len(reply["scores"]) == len(documents)
-    checked = _last_checked([{"step": e.step, "data": e.data} for e in trace.events])
-    lead, signals = checked["windows"][0], checked["signals"]
-    assert signals["rerank"] == max(w["rerank"] for w in checked["windows"] if "rerank" in w)
+    assert server.requests[0].body == request.trace_data()["body"]  # one request per check, as sent
+    reply = next(e.data for e in trace.events if isinstance(e.data, RerankReplyStep))
+    assert reply.status == 200 and len(reply.scores) == len(documents)
+    checked = _last_checked([e.data for e in trace.events])
+    lead, signals = checked.windows[0], checked.signals
+    assert signals is not None and "rerank" in lead
+    assert signals["rerank"] == max(w["rerank"] for w in checked.windows if "rerank" in w)
     # the judge reads the completeness score it was fitted on, the reranker's beside it
     assert signals["score"] == pytest.approx(lead["score"] - policy.w_rerank * lead["rerank"], abs=1e-6)
 
@@ -132,8 +134,9 @@ def test_a_run_without_a_reranker_sends_nothing_and_records_no_reranker(index: P
         service.close()
     assert not {"rerank_request", "rerank_reply"} & {e.step for e in trace.events}
     assert "reranker" not in trace.header.model_dump()  # the header reads as before the seam existed
-    checked = _last_checked([{"step": e.step, "data": e.data} for e in trace.events])
-    assert "rerank" not in checked["signals"] and all("rerank" not in w for w in checked["windows"])
+    checked = _last_checked([e.data for e in trace.events])
+    written = checked.trace_data()
+    assert "rerank" not in written["signals"] and all("rerank" not in w for w in written["windows"])
 
 
 def test_an_unreachable_reranker_stops_the_run_with_a_clear_error_its_trace_records(
@@ -155,5 +158,5 @@ def test_an_unreachable_reranker_stops_the_run_with_a_clear_error_its_trace_reco
         trace = service.trace("r-unreachable")
     finally:
         service.close()
-    assert trace.footer is None and trace.events[-1].step == "aborted"
-    assert trace.events[-1].data["error"] == "RerankerError"
+    last = trace.events[-1].data
+    assert trace.footer is None and isinstance(last, AbortedStep) and last.error == "RerankerError"

@@ -9,71 +9,122 @@ from typing import Any
 import pytest
 
 from traces.schema import CorpusInfo, TraceHeader
+from traces.steps import (
+    AbortedStep,
+    CheckedStep,
+    CohereRerankBody,
+    ConflictStep,
+    DecidedStep,
+    EmbeddedStep,
+    HitRecord,
+    LLMReplyStep,
+    LLMRequestStep,
+    MessageRecord,
+    MissingRecord,
+    RecalledStep,
+    RerankReplyStep,
+    RerankRequestStep,
+    SlidStep,
+    TraceStep,
+    ValueRecord,
+    WindowRecord,
+)
 from traces.store import TraceStore
 
 HeaderFactory = Callable[..., TraceHeader]
 RunWriter = Callable[..., Path]
 
 HITS = [
-    {
-        "doc_id": "refund-faq",
-        "version": "3",
-        "start": 120 + 40 * i,
-        "end": 158 + 40 * i,
-        "score": 7.25 - i,
-        "kind": "sentence",
-        "text": f"未开课的班级可在开课前申请全额退款，第{i}条。",
-    }
+    HitRecord(
+        doc_id="refund-faq",
+        version="3",
+        ordinal=4 + i,
+        kind="sentence",
+        start=120 + 40 * i,
+        end=158 + 40 * i,
+        score=7.25 - i,
+        text=f"未开课的班级可在开课前申请全额退款，第{i}条。",
+    )
     for i in range(5)
 ]
+MESSAGES = [MessageRecord(role="user", content="两处退款期限是否冲突？")]
 
-SAMPLE_EVENTS: list[tuple[str, dict[str, Any]]] = [
-    ("recalled", {"query": "开课前 退款", "round": 1, "hits": HITS}),
-    (
-        "checked",
-        {
-            "score": 0.61,
-            "relevance": 0.8,
-            "slot_coverage": 1.0,
-            "boundary": 0.5,
-            "missing": [{"kind": "dangling_scope", "detail": "本节适用于", "value": None}],
-        },
+# one step of every kind, in the shapes the loop writes them
+EXAMPLES: dict[str, TraceStep] = {
+    "embedded": EmbeddedStep(embedder="fake:fake:64", dim=2, digest="d1" * 32, vector="AACAPwAAAEA="),
+    "recalled": RecalledStep(round=1, query="开课前 退款", k=12, hits=HITS),
+    "slid": SlidStep(
+        doc_id="refund-faq",
+        version="3",
+        window=[3, 4],
+        units=2,
+        move="left",
+        unit_kind="sentence",
+        reason="dangling scope points left",
+        ordinals=[3],
+        score_before=0.61,
+        score_after=0.83,
     ),
-    (
-        "slid",
-        {
-            "window": {"doc_id": "refund-faq", "version": "3", "start": 80, "end": 158},
-            "direction": "left",
-            "unit_kind": "sentence",
-            "score_before": 0.61,
-            "score_after": 0.83,
-            "reason": "dangling scope points left",
-        },
+    "checked": CheckedStep(
+        score=0.61,
+        relevance=0.8,
+        slot_coverage=1.0,
+        boundary=0.5,
+        windows=[
+            WindowRecord(
+                doc_id="refund-faq",
+                version="3",
+                ordinals=[3, 4],
+                score=0.61,
+                relevance=0.8,
+                coverage=0.75,
+                slot_coverage=1.0,
+                boundary=0.5,
+                gaps=["dangling_scope:left:3"],
+                references=[],
+            )
+        ],
+        missing=[MissingRecord(kind="dangling_scope", detail="本节适用于", value=None)],
     ),
-    (
-        "llm_request",
-        {
-            "model": "qwen2.5-7b",
-            "attempt": 1,
-            "messages": [{"role": "user", "content": "两处退款期限是否冲突？"}],
-        },
+    "rerank_request": RerankRequestStep(
+        url="http://127.0.0.1:8000/v1/rerank",
+        body=CohereRerankBody(model="bge", query="退款多久到账？", documents=["a", "b", "c"], top_n=3),
     ),
-    ("llm_reply", {"model": "qwen2.5-7b", "attempt": 1, "text": "different scopes", "latency_ms": 812.5}),
-    (
-        "conflict",
-        {
-            "slot": "duration:7天",
-            "values": [
-                {"value": "7天", "doc_id": "refund-faq", "version": "3", "start": 120, "end": 158},
-                {"value": "14天", "doc_id": "vip-rules", "version": "1", "start": 10, "end": 44},
-            ],
-            "verdict": "compatible",
-            "adjudicator": "llm",
-            "reason": "VIP rules apply to a different scope",
-        },
+    "rerank_reply": RerankReplyStep(status=200, attempts=1, body={"results": []}, scores=[0.9, 0.1, 0.25]),
+    "llm_request": LLMRequestStep(
+        call=1, attempt=1, model="qwen2.5-7b", messages=MESSAGES, http_request=None
     ),
-    ("decided", {"status": "answered", "why": "score 0.83 >= 0.75, all slots covered"}),
-    ("outcome", {"status": "answered", "evidence": 1, "latency_ms": 930.1}),
+    "llm_reply": LLMReplyStep(
+        call=1,
+        attempt=1,
+        model="qwen2.5-7b",
+        outcome="ok",
+        status=200,
+        text="different scopes",
+        model_response={"parts": []},
+        http_response=None,
+        latency_ms=812.5,
+    ),
+    "conflict": ConflictStep(
+        slot="duration:7天",
+        kind="duration",
+        values=[
+            ValueRecord(value="7天", doc_id="refund-faq", version="3", start=120, end=158),
+            ValueRecord(value="14天", doc_id="vip-rules", version="1", start=10, end=44),
+        ],
+        verdict="compatible",
+        adjudicator="llm",
+        reason="VIP rules apply to a different scope",
+        scope="VIP members",
+    ),
+    "decided": DecidedStep(
+        status="answered", why="1 evidence windows cover the question", outcome={"status": "answered"}
+    ),
+    "aborted": AbortedStep(error="DeadlineExceeded", message="the run ran out of time before the rerank"),
+}
+SAMPLE_STEPS: list[TraceStep] = [
+    EXAMPLES[kind]
+    for kind in ("embedded", "recalled", "slid", "checked", "llm_request", "llm_reply", "conflict", "decided")
 ]
 
 
@@ -110,12 +161,12 @@ def store(tmp_path: Path) -> TraceStore:
 
 @pytest.fixture
 def write_run(store: TraceStore, make_header: HeaderFactory) -> RunWriter:
-    """Write SAMPLE_EVENTS as one run; ``finish=None`` leaves it unfinished. Returns the file path."""
+    """Write SAMPLE_STEPS as one run; ``finish=None`` leaves it unfinished. Returns the file path."""
 
     def write(run_id: str = "r-0001", *, finish: str | None = "answered", **header: Any) -> Path:
         writer = store.begin(make_header(run_id=run_id, **header))
-        for step, data in SAMPLE_EVENTS:
-            writer.append(step, data)
+        for step in SAMPLE_STEPS:
+            writer.append(step)
         if finish is not None:
             writer.finish(finish)
         writer.close()
@@ -128,9 +179,9 @@ Tamper = Callable[[Path, int, bytes, bytes], None]
 
 
 @pytest.fixture
-def sample_events() -> list[tuple[str, dict[str, Any]]]:
-    """One realistic run: every known step once, in loop order."""
-    return SAMPLE_EVENTS
+def sample_steps() -> list[TraceStep]:
+    """One realistic run of eight steps, in loop order."""
+    return SAMPLE_STEPS
 
 
 @pytest.fixture

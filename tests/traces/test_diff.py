@@ -3,21 +3,38 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
+from tests.traces.conftest import EXAMPLES
 from traces.diff import ABSENT, DEFAULT_VOLATILE, Divergence, first_divergence
-from traces.schema import TraceEvent
+from traces.steps import DecidedStep, RecalledStep, TraceStep, parse_step
 
-Events = list[dict[str, Any]]
+Data = dict[str, Any]
 
 
-def _run() -> Events:
-    hits = [{"doc_id": "faq", "version": "3", "score": 7.0 - i, "start": 10 * i} for i in range(5)]
+def _run() -> list[TraceStep]:
+    """A recall of five hits scored 7, 6, 5, 4, 3; a check; an LLM reply; a decision."""
+    recalled = EXAMPLES["recalled"]
+    assert isinstance(recalled, RecalledStep)
+    hits = [{**hit, "score": 7.0 - i} for i, hit in enumerate(recalled.hits)]
     return [
-        {"step": "recalled", "data": {"query": "退款", "hits": hits, "latency_ms": 3.2}},
-        {"step": "checked", "data": {"score": 0.61, "missing": [{"kind": "slot", "value": "7天"}]}},
-        {"step": "decided", "data": {"status": "answered", "run_id": "r-1"}},
+        recalled.model_copy(update={"hits": hits}),
+        EXAMPLES["checked"],
+        EXAMPLES["llm_reply"],
+        DecidedStep(status="answered", why="1 window", outcome={"status": "answered", "run_id": "r-1"}),
     ]
+
+
+def _edit(steps: list[TraceStep], seq: int, change: Callable[[Data], None]) -> list[TraceStep]:
+    """The steps with step ``seq``'s data changed (as a replay that behaved differently would write it)."""
+    data = copy.deepcopy(steps[seq].trace_data())
+    change(data)
+    return [*steps[:seq], parse_step(steps[seq].step, data), *steps[seq + 1 :]]
+
+
+def _decided(outcome: Data) -> list[TraceStep]:
+    return [DecidedStep(status="answered", why="", outcome=outcome)]
 
 
 def test_identical_runs_do_not_diverge() -> None:
@@ -25,62 +42,60 @@ def test_identical_runs_do_not_diverge() -> None:
 
 
 def test_a_changed_value_is_reported_with_its_dotted_path_and_both_values() -> None:
-    replay = _run()
-    replay[0]["data"]["hits"][3]["score"] = 4.5
+    replay = _edit(_run(), 0, lambda d: d["hits"][3].update(score=4.5))
     assert first_divergence(_run(), replay) == Divergence(
         0, "recalled", "data.hits[3].score", 4.0, 4.5, "numbers differ by 0.5"
     )
 
 
 def test_the_first_of_several_differences_is_reported() -> None:
-    replay = _run()
-    replay[1]["data"]["missing"][0]["value"] = "14天"
-    replay[2]["data"]["status"] = "insufficient_evidence"
+    replay = _edit(_run(), 1, lambda d: d["missing"][0].update(value="14天"))
+    replay = _edit(replay, 3, lambda d: d.update(status="insufficient_evidence"))
     found = first_divergence(_run(), replay)
     assert found is not None
     assert (found.seq, found.path, found.recorded, found.replayed) == (
         1,
         "data.missing[0].value",
-        "7天",
+        None,
         "14天",
     )
 
 
 def test_volatile_fields_are_ignored_at_any_depth() -> None:
-    replay = _run()
-    replay[0]["data"]["latency_ms"] = 99.0
-    replay[2]["data"]["run_id"] = "r-2"
-    replay[1]["data"]["missing"][0]["created_at"] = "2025-03-01T00:00:00Z"
+    replay = _edit(_run(), 2, lambda d: d.update(latency_ms=99.0))
+    replay = _edit(replay, 3, lambda d: d["outcome"].update(run_id="r-2", created_at="2025-03-01T00:00:00Z"))
     assert first_divergence(_run(), replay) is None
 
 
 def test_the_ignore_list_is_a_parameter() -> None:
-    replay = _run()
-    replay[0]["data"]["latency_ms"] = 99.0
+    replay = _edit(_run(), 2, lambda d: d.update(latency_ms=99.0))
     found = first_divergence(_run(), replay, ignore=DEFAULT_VOLATILE - {"latency_ms"})
     assert found is not None and found.path == "data.latency_ms"
-    assert first_divergence(_run(), _run(), ignore={"query"}) is None
+    other_query = _edit(_run(), 0, lambda d: d.update(query="另一个问题"))
+    assert first_divergence(_run(), other_query, ignore={"query"}) is None
 
 
 def test_a_field_missing_from_the_replay_is_reported_as_absent() -> None:
-    replay = _run()
-    del replay[1]["data"]["missing"][0]["kind"]
-    found = first_divergence(_run(), replay)
+    recorded = _edit(_run(), 0, lambda d: d["hits"][0].update(similarity=0.5))
+    found = first_divergence(recorded, _run())
     assert found is not None
-    assert (found.path, found.recorded, found.replayed) == ("data.missing[0].kind", "slot", ABSENT)
+    assert (found.path, found.recorded, found.replayed) == ("data.hits[0].similarity", 0.5, ABSENT)
 
 
 def test_a_field_only_in_the_replay_is_reported() -> None:
-    replay = _run()
-    replay[2]["data"]["why"] = "new field"
+    replay = _edit(_run(), 0, lambda d: d["hits"][0].update(similarity=0.5))
     found = first_divergence(_run(), replay)
     assert found is not None
-    assert (found.seq, found.path, found.recorded, found.replayed) == (2, "data.why", ABSENT, "new field")
+    assert (found.seq, found.path, found.recorded, found.replayed) == (
+        0,
+        "data.hits[0].similarity",
+        ABSENT,
+        0.5,
+    )
 
 
 def test_a_shorter_list_is_reported_at_its_first_missing_item() -> None:
-    replay = _run()
-    replay[0]["data"]["hits"].pop()
+    replay = _edit(_run(), 0, lambda d: d["hits"].pop())
     found = first_divergence(_run(), replay)
     assert found is not None
     assert (found.path, found.replayed, found.reason) == (
@@ -92,61 +107,43 @@ def test_a_shorter_list_is_reported_at_its_first_missing_item() -> None:
 
 def test_a_different_step_is_reported_at_path_step() -> None:
     replay = _run()
-    replay[1]["step"] = "slid"
+    replay[1] = EXAMPLES["slid"]
     assert first_divergence(_run(), replay) == Divergence(
         1, "checked", "step", "checked", "slid", "a different step"
     )
 
 
 def test_a_replay_that_stops_early_is_a_length_mismatch() -> None:
-    found = first_divergence(_run(), _run()[:2])
-    assert found == Divergence(2, "decided", "", "decided", ABSENT, "the recording has 3 steps, the replay 2")
+    found = first_divergence(_run(), _run()[:3])
+    assert found == Divergence(3, "decided", "", "decided", ABSENT, "the recording has 4 steps, the replay 3")
 
 
 def test_a_replay_that_runs_longer_is_a_length_mismatch() -> None:
-    longer = [*_run(), {"step": "outcome", "data": {}}]
-    found = first_divergence(_run(), longer)
+    found = first_divergence(_run(), [*_run(), EXAMPLES["aborted"]])
     assert found is not None
-    assert (found.seq, found.step, found.recorded, found.replayed) == (3, "outcome", ABSENT, "outcome")
+    assert (found.seq, found.step, found.recorded, found.replayed) == (4, "aborted", ABSENT, "aborted")
 
 
 def test_floats_are_compared_exactly_by_default() -> None:
-    replay = _run()
-    replay[1]["data"]["score"] = 0.61 + 1e-12
+    replay = _edit(_run(), 1, lambda d: d.update(score=0.61 + 1e-12))
     assert first_divergence(_run(), replay) is not None
 
 
 def test_a_tolerance_absorbs_small_float_differences() -> None:
-    replay = _run()
-    replay[1]["data"]["score"] = 0.61 + 1e-12
+    replay = _edit(_run(), 1, lambda d: d.update(score=0.61 + 1e-12))
     assert first_divergence(_run(), replay, tolerance=1e-9) is None
 
 
 def test_an_integer_and_an_equal_float_agree_but_a_bool_is_not_a_number() -> None:
-    recorded = [{"step": "x", "data": {"n": 1, "flag": True}}]
-    assert first_divergence(recorded, [{"step": "x", "data": {"n": 1.0, "flag": True}}]) is None
-    found = first_divergence(recorded, [{"step": "x", "data": {"n": 1, "flag": 1}}])
-    assert found is not None and (found.path, found.reason) == ("data.flag", "a bool became a int")
+    recorded = _decided({"n": 1, "flag": True})
+    assert first_divergence(recorded, _decided({"n": 1.0, "flag": True})) is None
+    found = first_divergence(recorded, _decided({"n": 1, "flag": 1}))
+    assert found is not None and (found.path, found.reason) == ("data.outcome.flag", "a bool became a int")
 
 
 def test_keys_that_are_not_identifiers_are_quoted_in_the_path() -> None:
-    recorded = [{"step": "x", "data": {"versions": {"faq.md": "3"}}}]
-    replayed = [{"step": "x", "data": {"versions": {"faq.md": "4"}}}]
-    found = first_divergence(recorded, replayed)
-    assert found is not None and found.path == 'data.versions["faq.md"]'
-
-
-def test_trace_events_and_dicts_can_be_compared() -> None:
-    recorded = [TraceEvent(seq=0, step="checked", data={"score": 0.5}, prev_hash="p", hash="h")]
-    assert first_divergence(recorded, [{"step": "checked", "data": {"score": 0.5}, "hash": "other"}]) is None
-
-
-def test_inputs_are_not_modified() -> None:
-    recorded, replayed = _run(), _run()
-    replayed[0]["data"]["hits"].pop()
-    before = copy.deepcopy((recorded, replayed))
-    first_divergence(recorded, replayed)
-    assert (recorded, replayed) == before
+    found = first_divergence(_decided({"versions": {"faq.md": "3"}}), _decided({"versions": {"faq.md": "4"}}))
+    assert found is not None and found.path == 'data.outcome.versions["faq.md"]'
 
 
 def test_a_divergence_describes_itself_in_one_line() -> None:

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from traces.hashing import canonical_json, digest, event_hash, normalize_json, record_hash
+from traces.hashing import canonical_json, digest, event_hash, record_hash
 
 
 def test_canonical_json_sorts_keys_drops_spaces_and_keeps_unicode() -> None:
@@ -68,9 +68,3 @@ def test_event_hash_does_not_depend_on_key_order() -> None:
 
 def test_record_hash_ignores_the_hash_field_itself() -> None:
     assert record_hash({"a": 1, "hash": "x"}) == record_hash({"a": 1, "hash": "y"}) == digest({"a": 1})
-
-
-def test_normalize_json_turns_tuples_into_lists_and_keeps_key_order() -> None:
-    normalized = normalize_json({"z": (1, 2), "a": {"y": 1, "b": 2}})
-    assert normalized == {"z": [1, 2], "a": {"y": 1, "b": 2}}
-    assert list(normalized) == ["z", "a"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from tests.traces.conftest import SAMPLE_EVENTS, HeaderFactory
+from tests.traces.conftest import EXAMPLES, SAMPLE_STEPS, HeaderFactory
 from tools.errors import InputError, NotFoundError
 from traces.pg_store import PgTraceStore
 from traces.store import TraceStore
@@ -26,8 +26,8 @@ def pg_traces(pg_url: str) -> PgTraceStore:
 
 def write(store: TraceStore, header: HeaderFactory, run_id: str, *, finish: str | None = "answered") -> str:
     with store.begin(header(run_id=run_id)) as writer:
-        for step, data in SAMPLE_EVENTS:
-            writer.append(step, data)
+        for step in SAMPLE_STEPS:
+            writer.append(step)
         return writer.finish(finish) if finish else ""
 
 
@@ -46,7 +46,7 @@ def test_an_unfinished_run_is_stored_as_incomplete(
     pg_traces: PgTraceStore, make_header: HeaderFactory
 ) -> None:
     with pytest.raises(RuntimeError), pg_traces.begin(make_header(run_id="r-2")) as writer:
-        writer.append("recalled", {"query": "退款"})
+        writer.append(EXAMPLES["recalled"])
         raise RuntimeError("the run failed")
     trace = pg_traces.read("r-2")
     assert [e.step for e in trace.events] == ["recalled", "aborted"] and trace.footer is None
@@ -88,11 +88,11 @@ def test_a_record_changed_behind_the_trigger_fails_verification_at_its_event(
     with psycopg.connect(pg_url, autocommit=True) as conn:  # the superuser can switch the trigger off
         conn.execute("ALTER TABLE trace_records DISABLE TRIGGER trace_records_append_only")
         conn.execute(
-            "UPDATE trace_records SET line = replace(line, '0.61', '0.99') WHERE run_id = 'r-4' AND n = 2"
+            "UPDATE trace_records SET line = replace(line, '0.61', '0.99') WHERE run_id = 'r-4' AND n = 3"
         )
         conn.execute("DELETE FROM trace_records WHERE run_id = 'r-4' AND n > 6")
     verdict = pg_traces.verify("r-4")
-    assert (verdict.ok, verdict.first_bad_seq) == (False, 1)
+    assert (verdict.ok, verdict.first_bad_seq) == (False, 2)
 
 
 def test_a_trace_cut_short_behind_the_trigger_is_truncated(
@@ -111,7 +111,7 @@ def test_runs_finishing_together_are_all_durable_when_each_returns(
 ) -> None:
     writers = [pg_traces.begin(make_header(run_id=f"g-{n:02d}")) for n in range(24)]
     for writer in writers:
-        writer.append("recalled", {"query": "退款"})
+        writer.append(EXAMPLES["recalled"])
     finals: dict[str, str] = {}
 
     def finish(writer: TraceWriter) -> None:

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from tools.errors import NotFoundError, TraceError
+from traces.hashing import event_hash
 from traces.reader import parse_trace, read_trace
+from traces.steps import DecidedStep
 from traces.store import TraceStore
 from traces.verify import verify
 
-TORN = b'{"type":"event","seq":8,"step":"outcome","data":{"sta'
+TORN = b'{"type":"event","seq":8,"step":"decided","data":{"sta'
 
 
 def _interrupt(path: Path) -> None:
@@ -80,8 +83,42 @@ def test_a_record_after_the_footer_is_damage(store: TraceStore, write_run: Calla
 def test_nan_in_a_committed_line_is_damage(store: TraceStore, write_run: Callable[..., Path]) -> None:
     path = write_run(finish=None)
     with path.open("ab") as file:
-        file.write(b'{"type":"event","seq":8,"step":"x","data":{"s":NaN},"prev_hash":"","hash":""}\n')
+        file.write(b'{"type":"event","seq":8,"step":"aborted","data":{"s":NaN},"prev_hash":"","hash":""}\n')
     assert "NaN is not allowed" in str(store.read("r-0001").damage)
+
+
+def test_an_event_whose_data_is_not_the_step_it_names_is_damage_though_its_hash_holds(
+    store: TraceStore, write_run: Callable[..., Path]
+) -> None:
+    path = write_run(finish=None)
+    last = store.read(path).events[-1]
+    data = {"status": "answered", "because": "rewritten"}  # a decided step has a why, and no because
+    hashed = event_hash(last.hash, 8, "decided", data)
+    with path.open("a", encoding="utf-8") as file:
+        file.write(
+            json.dumps(
+                {
+                    "type": "event",
+                    "seq": 8,
+                    "step": "decided",
+                    "data": data,
+                    "prev_hash": last.hash,
+                    "hash": hashed,
+                }
+            )
+            + "\n"
+        )
+    trace = store.read(path)
+    assert (len(trace.events), trace.damage) == (8, "line 10: data.decided.why: Field required")
+
+
+def test_an_event_naming_a_step_that_does_not_exist_is_damage(
+    store: TraceStore, write_run: Callable[..., Path]
+) -> None:
+    path = write_run(finish=None)
+    with path.open("ab") as file:
+        file.write(b'{"type":"event","seq":8,"step":"cache_hit","data":{},"prev_hash":"","hash":""}\n')
+    assert str(store.read(path).damage).startswith("line 10: data: Input tag 'cache_hit' found using 'step'")
 
 
 def test_a_file_killed_before_its_header_was_committed_cannot_be_read(tmp_path: Path) -> None:
@@ -106,3 +143,9 @@ def test_raw_records_are_kept_as_written(store: TraceStore, write_run: Callable[
     trace = store.read(write_run())
     assert len(trace.records) == 10
     assert trace.records[1] == trace.events[0].model_dump()
+
+
+def test_each_event_reads_as_its_typed_step(store: TraceStore, write_run: Callable[..., Path]) -> None:
+    trace = store.read(write_run(finish=None))
+    assert isinstance(trace.events[-1].data, DecidedStep)
+    assert trace.events[-1].data.why == "1 evidence windows cover the question"

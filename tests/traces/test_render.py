@@ -1,29 +1,28 @@
-"""render_timeline / render_list: what an auditor reads in a terminal."""
-
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from tests.traces.conftest import EXAMPLES, SAMPLE_STEPS
 from traces.render import render_event, render_list, render_timeline
-from traces.schema import KNOWN_STEPS, TraceEvent
+from traces.schema import TraceEvent
+from traces.steps import STEP_KINDS, TraceStep
 from traces.store import TraceStore
 
 
-def _event(step: str, data: dict[str, Any]) -> TraceEvent:
-    return TraceEvent(seq=4, step=step, data=data, prev_hash="p", hash="h")
+def _lines(step: TraceStep) -> list[str]:
+    """The rendered lines, without the ``#seq step`` column."""
+    lines = render_event(TraceEvent(seq=4, step=step.step, data=step, prev_hash="p", hash="h"))
+    width = len(f"  #4   {step.step:<12}")
+    return [line[width:] for line in lines]
 
 
-def test_the_timeline_mentions_every_step(
-    store: TraceStore, write_run: Callable[..., Path], sample_events: list[tuple[str, dict[str, Any]]]
-) -> None:
+def test_the_timeline_shows_every_step_of_the_run(store: TraceStore, write_run: Callable[..., Path]) -> None:
     text = render_timeline(store.read(write_run()))
-    assert {step for step, _ in sample_events} == set(KNOWN_STEPS)
-    for seq, (step, _) in enumerate(sample_events):
-        assert f"#{seq:<3} {step}" in text
+    for seq, step in enumerate(SAMPLE_STEPS):
+        assert f"#{seq:<3} {step.step}" in text
 
 
 def test_the_timeline_opens_with_run_time_question_groups_corpus_and_policy(
@@ -41,69 +40,74 @@ def test_the_timeline_opens_with_run_time_question_groups_corpus_and_policy(
     ]
 
 
-def test_recalled_hits_show_document_version_span_score_and_text() -> None:
-    lines = render_event(
-        _event(
-            "recalled",
-            {
-                "query": "退款",
-                "round": 2,
-                "hits": [
-                    {"doc_id": "faq", "version": "3", "start": 5, "end": 9, "score": 7.25, "text": "可以退款"}
-                ],
-            },
-        )
+FIRST_LINES = {
+    "embedded": "fake:fake:64, 2 dimensions, digest d1d1d1d1d1d1",
+    "recalled": 'query "开课前 退款" round 1, k 12: 5 hits',
+    "slid": "refund-faq@3 units 3-4 (2) left +sentence, score 0.610 -> 0.830",
+    "checked": "score 0.610, relevance 0.800, slot_coverage 1.000, boundary 0.500, 1 window",
+    "rerank_request": "http://127.0.0.1:8000/v1/rerank: 3 documents",
+    "rerank_reply": "status 200, 3 scores, attempts 1",
+    "llm_request": "model qwen2.5-7b call 1 attempt 1, 1 message",
+    "llm_reply": "model qwen2.5-7b call 1 attempt 1, 812.5 ms",
+    "conflict": "slot duration:7天: 7天 (refund-faq@3 [120:158]) vs 14天 (vip-rules@1 [10:44])",
+    "decided": "answered: 1 evidence windows cover the question",
+    "aborted": "DeadlineExceeded: the run ran out of time before the rerank",
+}
+
+
+def test_every_kind_of_step_has_a_line_of_its_own() -> None:
+    assert list(FIRST_LINES) == list(STEP_KINDS)
+
+
+@pytest.mark.parametrize(("kind", "first_line"), FIRST_LINES.items())
+def test_each_kind_of_step_says_what_happened_in_its_first_line(kind: str, first_line: str) -> None:
+    assert _lines(EXAMPLES[kind])[0] == first_line
+
+
+def test_recalled_hits_show_document_version_span_score_kind_and_text() -> None:
+    lines = _lines(EXAMPLES["recalled"])
+    assert len(lines) == 1 + 5
+    assert lines[1].split() == [
+        "refund-faq@3",
+        "[120:158]",
+        "7.250",
+        "sentence",
+        '"未开课的班级可在开课前申请全额退款，第0条。"',
+    ]
+
+
+def test_checked_shows_the_missing_pieces() -> None:
+    assert _lines(EXAMPLES["checked"])[1:] == ["missing dangling_scope: 本节适用于"]
+
+
+def test_slid_says_why() -> None:
+    assert _lines(EXAMPLES["slid"])[1] == "why: dangling scope points left"
+
+
+def test_a_rerank_request_and_reply_show_the_query_and_the_scores() -> None:
+    assert _lines(EXAMPLES["rerank_request"])[1] == 'query: "退款多久到账？"'
+    assert _lines(EXAMPLES["rerank_reply"])[1] == "scores: 0.900, 0.100, 0.250"
+
+
+def test_an_llm_reply_shows_its_text_or_why_it_failed() -> None:
+    final = "call 1 failed after 4 attempt(s): ModelHTTPError: boom"
+    failed = EXAMPLES["llm_reply"].model_copy(
+        update={
+            "outcome": "error",
+            "text": None,
+            "model_response": None,
+            "error": "boom",
+            "final_error": final,
+        }
     )
-    assert lines[0].endswith('query "退款" round 2: 1 hit')
-    assert lines[1].split() == ["faq@3", "[5:9]", "7.250", '"可以退款"']
+    assert _lines(EXAMPLES["llm_reply"])[1] == 'reply: "different scopes"'
+    assert _lines(failed)[1] == "error: call 1 failed after 4 attempt(s): ModelHTTPError: boom"
 
 
-def test_checked_shows_the_score_and_the_missing_pieces() -> None:
-    lines = render_event(_event("checked", {"score": 0.5, "missing": [{"kind": "slot", "value": "X-200"}]}))
-    assert (lines[0].split()[-2:], lines[1].strip()) == (["score", "0.500"], "missing slot: X-200")
-
-
-def test_slid_shows_window_direction_unit_and_score_before_and_after() -> None:
-    data = {
-        "window": {"evidence_id": "e1", "start": 0, "end": 40},
-        "direction": "up",
-        "unit_kind": "table_header",
-        "score_before": 0.4,
-        "score_after": 0.9,
-        "reason": "orphaned row",
-    }
-    lines = render_event(_event("slid", data))
-    assert lines[0].endswith("e1 [0:40] up +table_header, score 0.400 -> 0.900")
-    assert lines[1].strip() == "why: orphaned row"
-
-
-def test_a_rerank_request_and_reply_show_the_endpoint_the_documents_and_the_scores() -> None:
-    body = {"model": "bge", "query": "退款多久到账？", "documents": ["a", "b", "c"], "top_n": 3}
-    request = render_event(_event("rerank_request", {"url": "http://127.0.0.1:8000/v1/rerank", "body": body}))
-    reply = render_event(_event("rerank_reply", {"status": 200, "attempts": 1, "scores": [0.9, 0.1, 0.25]}))
-    assert request[0].endswith("http://127.0.0.1:8000/v1/rerank: 3 documents")
-    assert request[1].strip() == 'query: "退款多久到账？"'
-    assert reply[0].endswith("status 200, 3 scores, attempts 1")
-    assert reply[1].strip() == "scores: 0.900, 0.100, 0.250"
-
-
-def test_decided_shows_status_and_why() -> None:
-    [line] = render_event(_event("decided", {"status": "insufficient_evidence", "why": "rule missing"}))
-    assert line.endswith("insufficient_evidence: rule missing")
-
-
-def test_an_unknown_step_is_rendered_generically() -> None:
-    [line] = render_event(_event("cache_hit", {"key": "abc", "n": [1, 2]}))
-    assert line.endswith("cache_hit   key=abc, n=[1, 2]")
-
-
-@pytest.mark.parametrize("step", KNOWN_STEPS)
-@pytest.mark.parametrize(
-    "data", [{}, {"hits": "not a list", "window": 3, "messages": None, "values": [1, "x"]}]
-)
-def test_known_steps_with_missing_or_odd_fields_still_render(step: str, data: dict[str, Any]) -> None:
-    lines = render_event(_event(step, data))
-    assert lines[0].startswith(f"  #4   {step}")
+def test_a_conflict_shows_its_verdict_who_gave_it_and_why() -> None:
+    assert _lines(EXAMPLES["conflict"])[1] == (
+        "verdict compatible by llm (scope: VIP members): VIP rules apply to a different scope"
+    )
 
 
 def test_an_incomplete_interrupted_run_says_so(store: TraceStore, write_run: Callable[..., Path]) -> None:

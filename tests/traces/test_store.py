@@ -9,22 +9,23 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from tests.traces.conftest import EXAMPLES
 from tools.errors import InputError, NotFoundError, TraceError
 from traces.schema import SCHEMA_VERSION, TraceEvent, TraceHeader
+from traces.steps import AbortedStep, TraceStep
 from traces.store import TraceStore
 
-Events = list[tuple[str, dict[str, Any]]]
+Steps = list[TraceStep]
 
 
 def test_a_written_trace_reads_back_equal(
-    store: TraceStore, make_header: Callable[..., TraceHeader], sample_events: Events
+    store: TraceStore, make_header: Callable[..., TraceHeader], sample_steps: Steps
 ) -> None:
     with store.begin(make_header()) as writer:
-        written = [writer.append(step, data) for step, data in sample_events]
+        written = [writer.append(step) for step in sample_steps]
         final = writer.finish("answered")
     trace = store.read("r-0001")
     assert (trace.header, list(trace.events), trace.complete) == (writer.header, written, True)
@@ -36,18 +37,18 @@ def test_events_are_numbered_from_zero_and_linked_to_their_predecessor(
     store: TraceStore, make_header: Callable[..., TraceHeader]
 ) -> None:
     with store.begin(make_header()) as writer:
-        first = writer.append("recalled", {"query": "a"})
-        second = writer.append("checked", {"score": 0.5})
+        first = writer.append(EXAMPLES["recalled"])
+        second = writer.append(EXAMPLES["checked"])
     assert (first.seq, second.seq) == (0, 1)
     assert (first.prev_hash, second.prev_hash) == (writer.header.hash, first.hash)
 
 
-def test_appended_data_is_returned_as_it_reads_back(
+def test_an_appended_event_is_returned_as_it_reads_back(
     store: TraceStore, make_header: Callable[..., TraceHeader]
 ) -> None:
     with store.begin(make_header()) as writer:
-        event = writer.append("slid", {"window": (80, 158)})
-    assert event.data == {"window": [80, 158]}
+        event = writer.append(EXAMPLES["slid"])
+    assert event.data == EXAMPLES["slid"]
     assert store.read("r-0001").events == (event,)
 
 
@@ -86,27 +87,8 @@ def test_created_at_must_be_utc(make_header: Callable[..., TraceHeader]) -> None
         make_header(created_at="2025-03-01T08:30:00+08:00")
 
 
-def test_event_data_must_be_plain_json(store: TraceStore, make_header: Callable[..., TraceHeader]) -> None:
-    with store.begin(make_header()) as writer, pytest.raises(ValueError, match=r"data\.score"):
-        writer.append("checked", {"score": float("nan")})
-
-
-def test_step_names_are_lower_case_identifiers(
-    store: TraceStore, make_header: Callable[..., TraceHeader]
-) -> None:
-    with store.begin(make_header()) as writer, pytest.raises(ValueError, match="step"):
-        writer.append("Recalled Hits", {})
-
-
-def test_free_step_names_are_accepted(store: TraceStore, make_header: Callable[..., TraceHeader]) -> None:
-    with store.begin(make_header()) as writer:
-        writer.append("cache_hit", {"key": "k"})
-        writer.finish("answered")
-    assert [e.step for e in store.read("r-0001").events] == ["cache_hit"]
-
-
 def test_finish_fsyncs_the_trace_before_returning(
-    tmp_path: Path, make_header: Callable[..., TraceHeader], sample_events: Events
+    tmp_path: Path, make_header: Callable[..., TraceHeader], sample_steps: Steps
 ) -> None:
     synced: list[int] = []  # inode of every file or folder synced
 
@@ -115,8 +97,8 @@ def test_finish_fsyncs_the_trace_before_returning(
 
     store = TraceStore(tmp_path, fsync=fsync)
     writer = store.begin(make_header())
-    for step, data in sample_events:
-        writer.append(step, data)
+    for step in sample_steps:
+        writer.append(step)
     file_inode = writer.path.stat().st_ino
     assert synced == [], "nothing is synced before finish"
     writer.finish("answered")
@@ -125,15 +107,15 @@ def test_finish_fsyncs_the_trace_before_returning(
 
 
 def test_fsync_each_syncs_every_line(
-    tmp_path: Path, make_header: Callable[..., TraceHeader], sample_events: Events
+    tmp_path: Path, make_header: Callable[..., TraceHeader], sample_steps: Steps
 ) -> None:
     synced: list[int] = []
     store = TraceStore(tmp_path, fsync_each=True, fsync=synced.append)
     with store.begin(make_header()) as writer:
         after_header = len(synced)
-        for step, data in sample_events:
-            writer.append(step, data)
-        assert len(synced) - after_header == len(sample_events)
+        for step in sample_steps:
+            writer.append(step)
+        assert len(synced) - after_header == len(sample_steps)
 
 
 def test_a_finished_trace_is_readable_from_another_process(
@@ -154,21 +136,18 @@ def test_an_exception_leaves_an_incomplete_trace_ending_in_an_aborted_event(
     store: TraceStore, make_header: Callable[..., TraceHeader]
 ) -> None:
     with pytest.raises(RuntimeError), store.begin(make_header()) as writer:
-        writer.append("recalled", {"query": "q"})
+        writer.append(EXAMPLES["recalled"])
         raise RuntimeError("index vanished")
     trace = store.read("r-0001")
     assert not trace.complete
-    assert [(e.step, e.data) for e in trace.events][-1] == (
-        "aborted",
-        {"error": "RuntimeError", "message": "index vanished"},
-    )
+    assert trace.events[-1].data == AbortedStep(error="RuntimeError", message="index vanished")
 
 
 def test_no_event_is_taken_after_finish(store: TraceStore, make_header: Callable[..., TraceHeader]) -> None:
     writer = store.begin(make_header())
     writer.finish("answered")
     with pytest.raises(TraceError, match="finished"):
-        writer.append("recalled", {})
+        writer.append(EXAMPLES["recalled"])
 
 
 def test_finish_adds_one_line_to_the_index(store: TraceStore, write_run: Callable[..., Path]) -> None:
@@ -225,7 +204,7 @@ def test_event_models_match_the_file_records(store: TraceStore, write_run: Calla
 
 
 def test_a_failed_folder_sync_fails_finish(
-    tmp_path: Path, make_header: Callable[..., TraceHeader], sample_events: Events
+    tmp_path: Path, make_header: Callable[..., TraceHeader], sample_steps: Steps
 ) -> None:
     def fsync(fd: int) -> None:
         if stat.S_ISDIR(os.fstat(fd).st_mode):
@@ -233,8 +212,8 @@ def test_a_failed_folder_sync_fails_finish(
 
     store = TraceStore(tmp_path, fsync=fsync)
     writer = store.begin(make_header())
-    for step, data in sample_events:
-        writer.append(step, data)
+    for step in sample_steps:
+        writer.append(step)
     with pytest.raises(OSError, match="folder sync failed"):
         writer.finish("answered")  # the run is not reported durable
     assert not store.index_path.exists(), "a run whose durability failed is not indexed as finished"

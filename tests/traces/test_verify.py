@@ -17,14 +17,14 @@ Tamper = Callable[[Path, int, bytes, bytes], None]
 
 # (event seq, a byte string found once in that event's line, its replacement: one changed byte)
 DATA_EDITS = [
-    (0, "开课前 退款".encode(), "开课前 退款".encode()[:-1] + b"\xbf"),
-    (1, b'"score":0.61', b'"score":0.71'),
-    (2, b'"direction":"left"', b'"direction":"lefT"'),
-    (3, b'"attempt":1', b'"attempt":2'),
-    (4, b"different scopes", b"different scopeS"),
-    (5, b'"verdict":"compatible"', b'"verdict":"compatiblE"'),
-    (6, b"all slots covered", b"all slots coverEd"),
-    (7, b'"evidence":1', b'"evidence":2'),
+    (0, b'"dim":2', b'"dim":3'),
+    (1, "开课前 退款".encode(), "开课前 退款".encode()[:-1] + b"\xbf"),
+    (2, b'"move":"left"', b'"move":"lefT"'),
+    (3, b'"coverage":0.75', b'"coverage":0.76'),
+    (4, b'"attempt":1', b'"attempt":2'),
+    (5, b"different scopes", b"different scopeS"),
+    (6, b'"verdict":"compatible"', b'"verdict":"compatiblE"'),
+    (7, b"cover the question", b"cover the questioN"),
 ]
 
 
@@ -129,17 +129,18 @@ def test_reordered_events_are_caught(store: TraceStore, write_run: Callable[...,
     assert (result.ok, result.first_bad_seq) == (False, 2)
 
 
+def _rehashed(line: str, **changes: object) -> str:
+    """An event line with its data changed and its hash recomputed: a tamperer who knows the chain."""
+    record = json.loads(line)
+    record["data"].update(changes)
+    record["hash"] = event_hash(record["prev_hash"], record["seq"], record["step"], record["data"])
+    return json.dumps(record, ensure_ascii=False)
+
+
 def test_an_event_rewritten_with_a_recomputed_hash_breaks_the_next_link(
     store: TraceStore, write_run: Callable[..., Path]
 ) -> None:
-    def rewrite_event_two(lines: list[str]) -> list[str]:
-        record = json.loads(lines[3])
-        record["data"]["direction"] = "right"
-        record["hash"] = event_hash(record["prev_hash"], record["seq"], record["step"], record["data"])
-        lines[3] = json.dumps(record, ensure_ascii=False)
-        return lines
-
-    _rewrite_lines(write_run(), rewrite_event_two)
+    _rewrite_lines(write_run(), lambda lines: [*lines[:3], _rehashed(lines[3], move="right"), *lines[4:]])
     result = verify(store.read("r-0001"))
     assert (result.ok, result.first_bad_seq) == (False, 3)
     assert "does not link" in result.reason
@@ -161,6 +162,29 @@ def test_a_damaged_line_fails_where_the_event_should_be(
     _rewrite_lines(write_run(), lambda lines: [*lines[:6], "{oops", *lines[7:]])
     result = verify(store.read("r-0001"))
     assert (result.ok, result.first_bad_seq, result.events) == (False, 5, 5)
+
+
+def test_an_edit_that_breaks_an_events_shape_fails_as_a_change_at_that_event(
+    store: TraceStore, write_run: Callable[..., Path], tamper: Tamper
+) -> None:
+    tamper(write_run(), 4, b'"move":"left"', b'"move":"left","by":"hand"')
+    result = verify(store.read("r-0001"))
+    assert (result.ok, result.first_bad_seq, result.reason) == (
+        False,
+        2,
+        "event 2 (slid) changed: its hash does not match its content",
+    )
+
+
+def test_an_event_chained_correctly_but_not_the_step_it_names_fails_as_damage(
+    store: TraceStore, write_run: Callable[..., Path]
+) -> None:
+    _rewrite_lines(write_run(), lambda lines: [*lines[:3], _rehashed(lines[3], by="hand"), ""])
+    result = verify(store.read("r-0001"))
+    assert (result.ok, result.first_bad_seq) == (False, 2)
+    assert result.reason == (
+        "a damaged record where event 2 should be: line 4: data.slid.by: Extra inputs are not permitted"
+    )
 
 
 def test_a_trace_cut_back_to_look_incomplete_fails_against_the_index(

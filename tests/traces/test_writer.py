@@ -6,14 +6,18 @@ import errno
 import io
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from tests.traces.conftest import EXAMPLES
 from tools.errors import TraceError
+from traces.hashing import canonical_json
 from traces.schema import TraceHeader
+from traces.steps import CheckedStep, TraceStep
 from traces.store import TraceStore
 from traces.writer import TraceWriter
+
+RECALLED, CHECKED = EXAMPLES["recalled"], EXAMPLES["checked"]
 
 
 class DiskFullAfter(io.BytesIO):
@@ -41,8 +45,8 @@ def test_a_failed_write_leaves_the_half_line_last(
 ) -> None:
     file = DiskFullAfter(2)
     with pytest.raises(OSError), TraceWriter(file, tmp_path / "r.jsonl", make_header()) as writer:
-        writer.append("recalled", {"query": "a"})
-        writer.append("checked", {"score": 0.5})
+        writer.append(RECALLED)
+        writer.append(CHECKED)
     assert file.final.count(b"\n") == 2, "header and first event committed, no aborted event after the tear"
     assert not file.final.endswith(b"\n")
 
@@ -52,9 +56,9 @@ def test_no_event_is_taken_after_a_failed_write(
 ) -> None:
     writer = TraceWriter(DiskFullAfter(1), tmp_path / "r.jsonl", make_header())
     with pytest.raises(OSError):
-        writer.append("recalled", {})
+        writer.append(RECALLED)
     with pytest.raises(TraceError, match="closed without a footer"):
-        writer.append("recalled", {})
+        writer.append(RECALLED)
 
 
 def test_a_failing_fsync_at_finish_raises_and_nothing_follows_the_footer(
@@ -65,32 +69,30 @@ def test_a_failing_fsync_at_finish_raises_and_nothing_follows_the_footer(
 
     store = TraceStore(tmp_path, fsync=broken_fsync)
     with pytest.raises(OSError), store.begin(make_header()) as writer:
-        writer.append("recalled", {})
+        writer.append(RECALLED)
         writer.finish("answered")
     trace = store.read("r-0001")
     assert (trace.damage, [e.step for e in trace.events]) == (None, ["recalled"])
     assert not store.index_path.exists(), "a run not known to be durable is not indexed"
 
 
-def test_plain_events_hash_and_read_back_as_normalised_ones(
-    tmp_path: Path, make_header: Callable[..., TraceHeader], sample_events: list[tuple[str, dict[str, Any]]]
+def test_the_data_written_is_the_steps_trace_data(
+    tmp_path: Path, make_header: Callable[..., TraceHeader], sample_steps: list[TraceStep]
 ) -> None:
-    hashes = []
-    for plain in (False, True):
-        store = TraceStore(tmp_path / str(plain))
-        with store.begin(make_header()) as writer:
-            for step, data in sample_events:
-                writer.append(step, data, plain=plain)
-            hashes.append(writer.finish("answered"))
-        assert store.verify("r-0001").ok
-    assert hashes[0] == hashes[1]
+    store = TraceStore(tmp_path)
+    with store.begin(make_header()) as writer:
+        for step in sample_steps:
+            writer.append(step)
+    written = [e.data for e in store.read("r-0001").events]
+    assert [canonical_json(s.trace_data()) for s in written] == [
+        canonical_json(s.trace_data()) for s in sample_steps
+    ]
 
 
-def test_a_plain_event_with_nan_is_refused_naming_the_value(
+def test_a_step_with_nan_is_refused_naming_the_value(
     tmp_path: Path, make_header: Callable[..., TraceHeader]
 ) -> None:
-    with (
-        TraceStore(tmp_path).begin(make_header()) as writer,
-        pytest.raises(ValueError, match=r"data\.hits\[0\]"),
-    ):
-        writer.append("recalled", {"hits": [float("nan")]}, plain=True)
+    broken = CHECKED.model_copy(update={"score": float("nan")})
+    assert isinstance(broken, CheckedStep)
+    with TraceStore(tmp_path).begin(make_header()) as writer, pytest.raises(ValueError, match=r"data\.score"):
+        writer.append(broken)

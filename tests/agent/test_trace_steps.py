@@ -1,0 +1,46 @@
+"""The loop writes its steps through the same types the reader reads: every step of every demo
+question, in every mode, reads back from the trace file as the step that was written."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from agent.commands.demo import DEMO_QUESTIONS
+from agent.controller import Controller
+from agent.runtime import Deps
+from agent.tracing import ListRecorder, TraceRecorder, header
+from policies.config import Policy
+from tools.snapshot import Snapshot
+from traces import TraceStep, TraceWriter, parse_trace
+
+
+class Both:
+    """Writes each step to a trace and keeps it as written."""
+
+    def __init__(self, writer: TraceWriter) -> None:
+        self.file, self.kept = TraceRecorder(writer), ListRecorder()
+
+    def record(self, step: TraceStep) -> None:
+        self.file.record(step)
+        self.kept.record(step)
+
+
+@pytest.mark.parametrize("mode", ["seed", "window", "parent", "adaptive"])
+def test_every_step_of_every_demo_question_reads_back_as_it_was_written(
+    sample_snapshot: Snapshot, mode: str
+) -> None:
+    policy = Policy(mode=mode, window_budget=300)  # a tight budget makes windows slide
+    controller = Controller(policy, deps=Deps(new_run_id=lambda: "r"))
+    for question, groups in DEMO_QUESTIONS:
+        file = io.BytesIO()
+        head = header("r", question, groups, sample_snapshot, policy, controller.deps)
+        with TraceWriter(file, Path("r.jsonl"), head) as writer:
+            both = Both(writer)
+            controller.ask(sample_snapshot, question, groups, recorder=both)
+            content = file.getvalue()
+        steps = [e.data for e in parse_trace(content).events]
+        assert steps == both.kept.steps, question
+        assert steps[0].step == "recalled" and steps[-1].step == "decided"
