@@ -13,6 +13,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from agent.conflict_check import Adjudication
 from policies.types import ConflictCandidate, EvidenceView, ValueMention
 from tools.llm_config import LLMConfig
+from tools.types import DocumentInput
 
 STANDARD = EvidenceView(
     evidence_id="e1",
@@ -61,6 +62,30 @@ COMPATIBLE = {
         }
     ]
 }
+
+
+# two pages that disagree on the refund period, as a whole run asks about them
+REFUND_QUESTION = "退款须在购买后多少天内申请？"
+REFUND_DOCS = [
+    DocumentInput("refund-a", "# 退款\n\n退款须在购买后30天内申请，逾期不予受理。\n", format="markdown"),
+    DocumentInput("refund-b", "# 退款说明\n\n退款须在购买后60天内申请，逾期不予受理。\n", format="markdown"),
+]
+
+
+def refund_verdict(quote_a: str = "购买后30天内申请", quote_b: str = "购买后60天内申请") -> dict[str, Any]:
+    """The model's verdict on the refund pages: a conflict, quoting each (evidence e1 and e2)."""
+    return {
+        "verdicts": [
+            {
+                "candidate": 0,
+                "verdict": "conflict",
+                "reason": "the two pages give different refund periods for the same purchase",
+                "scope": None,
+                "superseded_by": None,
+                "quotes": [{"evidence_id": "e1", "text": quote_a}, {"evidence_id": "e2", "text": quote_b}],
+            }
+        ]
+    }
 
 
 def with_quote(verdicts: dict[str, Any], text: str) -> dict[str, Any]:
