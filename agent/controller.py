@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from functools import partial
+from typing import ParamSpec
 
 from agent import assemble, events
 from agent.conflict_check import ConflictChecker
@@ -48,6 +49,9 @@ from tools.reranker import Reranker, RerankerIdentity
 from tools.snapshot import Snapshot
 from tools.types import Hit, Unit
 from tools.windows import Step, Window, merge_windows, seed_window, seeds_of, units_within
+from traces import TraceStep
+
+P = ParamSpec("P")
 
 
 def _quiet(window: Window, step: Step) -> None:
@@ -68,7 +72,7 @@ class Run:
 
     question: Question
     groups: tuple[str, ...]
-    recorder: Recorder
+    recorder: Recorder  # a NullRecorder when the run is not traced
     items: list[Checked] = field(default_factory=list)
     seen: set[tuple[str, str, int]] = field(default_factory=set)
     # sentences addressed to a model, met in recall or in a grown window: set aside, listed in the outcome
@@ -84,6 +88,11 @@ class Run:
         """Note sentences addressed to a model (with their families), once each, for the outcome."""
         for unit, family in found:
             self.suspicious.setdefault((unit.doc_id, unit.version, unit.ordinal), (unit, family))
+
+    def record(self, build: Callable[P, TraceStep], *args: P.args, **kwargs: P.kwargs) -> None:
+        """Record the step ``build`` makes of ``args``; an untraced run does not make it."""
+        if not isinstance(self.recorder, NullRecorder):
+            self.recorder.record(build(*args, **kwargs))
 
     def on_time(self, step: str) -> None:
         """Raise ``DeadlineExceeded`` once the run's time is up (cooperative: between steps, never inside)."""
@@ -164,7 +173,7 @@ class Controller:
         evidence, report = self.conflicts(snapshot, run, selected)
         outcome = self.decide(run, selected, evidence, missing, report, run_id or self.deps.new_run_id())
         latency = round((self.deps.clock() - started) * 1000, 3)
-        run.recorder.record(events.decided(outcome))
+        run.record(events.decided, outcome)
         return outcome.model_copy(update={"latency_ms": latency})
 
     def embedder_for(self, snapshot: Snapshot) -> EmbedderIdentity | None:
@@ -213,7 +222,7 @@ class Controller:
             typo_min_chars=policy.typo_min_chars,
         )
         run.recalls += 1
-        run.recorder.record(events.recalled(query, k, run.recalls, hits))
+        run.record(events.recalled, query, k, run.recalls, hits)
         run.seen.update((h.unit.doc_id, h.unit.version, h.unit.ordinal) for h in hits)
         best = max((h.score for h in hits), default=0.0)
         for window in merge_windows([seed_window(h) for h in self.screened_hits(run, hits)]):
@@ -245,7 +254,7 @@ class Controller:
     def reporter(self, run: Run) -> StepReport:
         def report(window: Window, step: Step) -> None:
             run.slides += 1
-            run.recorder.record(events.slid(window, step))
+            run.record(events.slid, window, step)
 
         return report
 
@@ -285,8 +294,8 @@ class Controller:
         run.on_time("the rerank")
         pool = rerank_pool(on_subject(run.question, run.items, self.policy), self.policy)
         reply = self.reranker.rerank(run.question.text, [rerank_text(c, self.policy) for c in pool])
-        run.recorder.record(events.rerank_request(reply))
-        run.recorder.record(events.rerank_reply(reply))
+        run.record(events.rerank_request, reply)
+        run.record(events.rerank_reply, reply)
         run.items = reranked(run.items, pool, reply.scores, self.policy)
         return True
 
@@ -297,7 +306,7 @@ class Controller:
         signals = judge_signals(run.question, selected, self.policy.w_rerank if scored else None)
         run.verdict = judge(signals, self.policy, run.scale)
         missing = missing_pieces(run.question, selected, self.policy, run.verdict)
-        run.recorder.record(events.checked(selected, missing, signals, run.verdict))
+        run.record(events.checked, selected, missing, signals, run.verdict)
         return selected, missing
 
     def decide(
