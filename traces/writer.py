@@ -18,7 +18,7 @@ from typing import Any, BinaryIO, Self
 
 from tools.errors import TraceError
 from traces.hashing import event_hash_of_text, plain_canonical_json, sha256_hex
-from traces.schema import SCHEMA_VERSION, TraceEvent, TraceFooter, TraceHeader
+from traces.schema import SCHEMA_VERSION, TraceFooter, TraceHeader
 from traces.steps import AbortedStep, TraceStep
 
 Fsync = Callable[[int], None]
@@ -90,10 +90,11 @@ class TraceWriter:
         """True once the footer is written."""
         return self._footer is not None
 
-    def append(self, step: TraceStep) -> TraceEvent:
-        """Write one step as the next event, linked to the previous record, and return the event.
+    def append(self, step: TraceStep) -> str:
+        """Write one step as the next event, linked to the previous record; return the event's hash.
 
-        The step's data is encoded once: the same canonical JSON is hashed and written.
+        The step's data is encoded once: the same canonical JSON is hashed and written. (The event
+        is not built as a ``TraceEvent`` here: the run does not read it back, a reader does.)
         """
         self._ensure_open()
         text = plain_canonical_json(step.trace_data(), "data")
@@ -106,7 +107,7 @@ class TraceWriter:
         self._write_bytes(line.encode("utf-8"))
         self._seq += 1
         self._last_hash = digest
-        return TraceEvent.model_construct(seq=seq, step=step.step, data=step, prev_hash=prev, hash=digest)
+        return digest
 
     def finish(self, outcome_status: str, *, versions_read: Mapping[str, str] | None = None) -> str:
         """Write the footer, fsync the file (durable before returning) and return the final hash."""
