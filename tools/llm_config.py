@@ -7,14 +7,14 @@ config.public()               the settings as a trace header holds them (no key)
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
 from tools.errors import InputError
-from tools.settings_file import read_settings
+from tools.settings_file import public_settings, read_settings
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -68,11 +68,7 @@ class LLMConfig:
 
     def public(self) -> dict[str, Any]:
         """The settings for a trace header: everything but the key, and whether a key is set."""
-        record = asdict(self)
-        del record["api_key"]
-        record["base_url"] = without_query(self.base_url)
-        record["key_configured"] = bool(self.api_key)
-        return record
+        return public_settings(self)
 
     def __repr__(self) -> str:
         return f"LLMConfig({self.public()})"  # never the key, not even one in a URL query
@@ -83,8 +79,3 @@ class LLMConfig:
 
 
 _CONFIG_ADAPTER: TypeAdapter[LLMConfig] = TypeAdapter(LLMConfig)
-
-
-def without_query(url: str) -> str:
-    """A URL without its query: some gateways take the key as ``?api-key=``."""
-    return url.split("?", 1)[0]

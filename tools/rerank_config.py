@@ -18,15 +18,14 @@ any score outside 0..1.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import TypeAdapter, ValidationError
 
 from tools.errors import InputError
-from tools.llm_config import without_query
-from tools.settings_file import first_error, read_settings
+from tools.settings_file import first_error, public_settings, read_settings
 
 Api = Literal["cohere", "tei"]
 ScoreKind = Literal["auto", "probability", "logit"]
@@ -82,11 +81,7 @@ class RerankConfig:
 
     def public(self) -> dict[str, Any]:
         """The settings for a trace header: everything but the key, and whether a key is set."""
-        record = asdict(self)
-        del record["api_key"]
-        record["base_url"] = without_query(self.base_url)
-        record["key_configured"] = bool(self.api_key)
-        return record
+        return public_settings(self)
 
     def __repr__(self) -> str:
         return f"RerankConfig({self.public()})"  # never the key, not even one in a URL query

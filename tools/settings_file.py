@@ -4,12 +4,14 @@ the reranker alike.
     read_settings(path, what, key_env, known)   the file's settings, refused when unreadable, when it
                                                 holds an API key, or a setting ``known`` lacks
     first_error(error)                          a pydantic validation error as one line
+    public_settings(config)                     a config as a trace header holds it: no key
 """
 
 from __future__ import annotations
 
 import tomllib
 from collections.abc import Iterable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -37,3 +39,17 @@ def first_error(error: ValidationError) -> str:
     first = error.errors()[0]
     where = ".".join(str(part) for part in first["loc"])
     return f"{where}: {first['msg']}"
+
+
+def without_query(url: str) -> str:
+    """A URL without its query: some gateways take the key as ``?api-key=``."""
+    return url.split("?", 1)[0]
+
+
+def public_settings(config: Any) -> dict[str, Any]:
+    """A backend config's settings for a trace header: everything but the key, and whether one is set."""
+    record = asdict(config)
+    del record["api_key"]
+    record["base_url"] = without_query(config.base_url)
+    record["key_configured"] = bool(config.api_key)
+    return record
