@@ -9,13 +9,22 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 
-from agent.outcome import Answer, Citation, Evidence, GrowthStep, Missing, SeedHit, Signals, Suspicious
-from policies.completeness import Checked
-from policies.signals import EvidenceSignals
-from policies.types import MissingPiece
-from tools.parse.html import visible_text
-from tools.types import ParsedDocument, Unit
-from tools.windows import runs
+from evidence_loop.agent.outcome import (
+    Answer,
+    Citation,
+    Evidence,
+    GrowthStep,
+    Missing,
+    SeedHit,
+    Signals,
+    Suspicious,
+)
+from evidence_loop.policies.completeness import Checked
+from evidence_loop.policies.signals import EvidenceSignals
+from evidence_loop.policies.types import MissingPiece
+from evidence_loop.tools.parse.html import visible_text
+from evidence_loop.tools.types import ParsedDocument, Unit
+from evidence_loop.tools.windows import runs
 
 
 def evidence_items(items: Sequence[Checked], first_id: int = 1) -> list[Evidence]:

@@ -19,13 +19,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agent.controller import Controller
-from policies.judge_model import JudgeModel
-from policies.pseudo import pseudo_questions
-from tools.calibration import CorpusScale
-from tools.snapshot import Snapshot
-from tools.store import Store
-from traces.steps import CheckedStep, TraceStep
+from evidence_loop.agent.controller import Controller
+from evidence_loop.policies.judge_model import JudgeModel
+from evidence_loop.policies.pseudo import pseudo_questions
+from evidence_loop.tools.calibration import CorpusScale
+from evidence_loop.tools.snapshot import Snapshot
+from evidence_loop.tools.store import Store
+from evidence_loop.traces.steps import CheckedStep, TraceStep
 
 SAMPLES = 200
 MIN_SAMPLES = 20  # fewer readable sentences than this: no scale, the lexical rule decides

@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any
 
-from agent import logs
-from agent.commands import (
+from evidence_loop.agent import logs
+from evidence_loop.agent.commands import (
     ask,
     batch,
     calibrate,
@@ -35,8 +35,8 @@ from agent.commands import (
     serve,
     trace,
 )
-from agent.commands import eval as evaluate
-from tools.errors import (
+from evidence_loop.agent.commands import eval as evaluate
+from evidence_loop.tools.errors import (
     DecodeError,
     DocumentTooLargeError,
     EmbedderError,

@@ -11,14 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from agent.outcome import Citation, Conflict, ConflictSide
-from agent.runtime import ConflictReport, Recorder
-from policies.adjudication import adjudicate_by_rules, conflict_outcome
-from policies.config import Policy
-from policies.conflicts import ConflictRules, find_candidates
-from policies.question import Question
-from policies.types import ConflictCandidate, EvidenceView, ValueMention, Verdict
-from traces.steps import ConflictStep, ValueRecord, parse_step
+from evidence_loop.agent.outcome import Citation, Conflict, ConflictSide
+from evidence_loop.agent.runtime import ConflictReport, Recorder
+from evidence_loop.policies.adjudication import adjudicate_by_rules, conflict_outcome
+from evidence_loop.policies.config import Policy
+from evidence_loop.policies.conflicts import ConflictRules, find_candidates
+from evidence_loop.policies.question import Question
+from evidence_loop.policies.types import ConflictCandidate, EvidenceView, ValueMention, Verdict
+from evidence_loop.traces.steps import ConflictStep, ValueRecord, parse_step
 
 
 @dataclass(frozen=True, slots=True)

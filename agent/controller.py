@@ -17,21 +17,28 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import ParamSpec
 
-from agent import assemble, events
-from agent.conflict_check import ConflictChecker
-from agent.growth import Grower, StepReport
-from agent.outcome import Evidence, Outcome
-from agent.runtime import ConflictCheck, ConflictReport, Deps, NullRecorder, Recorder, no_conflict_check
-from policies.absorption import absorb
-from policies.answer import answer_units
-from policies.completeness import Checked
-from policies.config import Policy
-from policies.decision import missing_pieces, should_widen, status_of, widened_query
-from policies.directives import addressed_units, screened_window
-from policies.judge import Verdict, judge, judge_signals
-from policies.question import Question, analyse
-from policies.rerank import rerank_pool, rerank_text, reranked
-from policies.selection import (
+from evidence_loop.agent import assemble, events
+from evidence_loop.agent.conflict_check import ConflictChecker
+from evidence_loop.agent.growth import Grower, StepReport
+from evidence_loop.agent.outcome import Evidence, Outcome
+from evidence_loop.agent.runtime import (
+    ConflictCheck,
+    ConflictReport,
+    Deps,
+    NullRecorder,
+    Recorder,
+    no_conflict_check,
+)
+from evidence_loop.policies.absorption import absorb
+from evidence_loop.policies.answer import answer_units
+from evidence_loop.policies.completeness import Checked
+from evidence_loop.policies.config import Policy
+from evidence_loop.policies.decision import missing_pieces, should_widen, status_of, widened_query
+from evidence_loop.policies.directives import addressed_units, screened_window
+from evidence_loop.policies.judge import Verdict, judge, judge_signals
+from evidence_loop.policies.question import Question, analyse
+from evidence_loop.policies.rerank import rerank_pool, rerank_text, reranked
+from evidence_loop.policies.selection import (
     conflict_extras,
     regrown,
     runner_policy,
@@ -39,17 +46,17 @@ from policies.selection import (
     shortlist,
     statement_span,
 )
-from policies.signals import evidence_signals
-from policies.slot_scope import on_subject
-from policies.types import MissingPiece
-from tools.calibration import CorpusScale
-from tools.embedder import Embedder, EmbedderIdentity, Vectors
-from tools.errors import DeadlineExceeded, EmbedderError
-from tools.reranker import Reranker, RerankerIdentity
-from tools.snapshot import Snapshot
-from tools.types import Hit, Unit
-from tools.windows import Step, Window, merge_windows, seed_window, seeds_of, units_within
-from traces import TraceStep
+from evidence_loop.policies.signals import evidence_signals
+from evidence_loop.policies.slot_scope import on_subject
+from evidence_loop.policies.types import MissingPiece
+from evidence_loop.tools.calibration import CorpusScale
+from evidence_loop.tools.embedder import Embedder, EmbedderIdentity, Vectors
+from evidence_loop.tools.errors import DeadlineExceeded, EmbedderError
+from evidence_loop.tools.reranker import Reranker, RerankerIdentity
+from evidence_loop.tools.snapshot import Snapshot
+from evidence_loop.tools.types import Hit, Unit
+from evidence_loop.tools.windows import Step, Window, merge_windows, seed_window, seeds_of, units_within
+from evidence_loop.traces import TraceStep
 
 P = ParamSpec("P")
 

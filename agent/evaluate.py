@@ -13,16 +13,16 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from agent.controller import Controller
-from agent.outcome import Outcome
-from tools.calibration import CorpusScale
-from tools.embedder import Embedder
-from tools.errors import InputError, MalformedRecordError
-from tools.snapshot import Snapshot
-from tools.sources import collect
-from tools.store import Store
-from tools.stores import Location, open_store
-from traces.steps import RecalledStep, TraceStep
+from evidence_loop.agent.controller import Controller
+from evidence_loop.agent.outcome import Outcome
+from evidence_loop.tools.calibration import CorpusScale
+from evidence_loop.tools.embedder import Embedder
+from evidence_loop.tools.errors import InputError, MalformedRecordError
+from evidence_loop.tools.snapshot import Snapshot
+from evidence_loop.tools.sources import collect
+from evidence_loop.tools.store import Store
+from evidence_loop.tools.stores import Location, open_store
+from evidence_loop.traces.steps import RecalledStep, TraceStep
 
 Progress = Callable[[int], None]
 

@@ -9,15 +9,15 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from agent.outcome import Evidence, Outcome
-from policies.completeness import Checked
-from policies.judge import Verdict
-from policies.types import EvidenceView, MissingPiece
-from tools.embedder import EmbedderIdentity, Vectors
-from tools.reranker import Reranking
-from tools.types import Hit
-from tools.windows import Step, Window
-from traces.steps import (
+from evidence_loop.agent.outcome import Evidence, Outcome
+from evidence_loop.policies.completeness import Checked
+from evidence_loop.policies.judge import Verdict
+from evidence_loop.policies.types import EvidenceView, MissingPiece
+from evidence_loop.tools.embedder import EmbedderIdentity, Vectors
+from evidence_loop.tools.reranker import Reranking
+from evidence_loop.tools.types import Hit
+from evidence_loop.tools.windows import Step, Window
+from evidence_loop.traces.steps import (
     CheckedStep,
     DecidedStep,
     EmbeddedStep,

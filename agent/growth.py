@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from policies.completeness import Checked, WindowCheck, check_window
-from policies.config import Policy
-from policies.question import Question
-from policies.sliding import Move, coverage_moves, gap_moves, keep, keep_parent, parent_move
-from tools.types import ParsedDocument
-from tools.windows import Step, Window, char_count, section_ordinals, with_units
+from evidence_loop.policies.completeness import Checked, WindowCheck, check_window
+from evidence_loop.policies.config import Policy
+from evidence_loop.policies.question import Question
+from evidence_loop.policies.sliding import Move, coverage_moves, gap_moves, keep, keep_parent, parent_move
+from evidence_loop.tools.types import ParsedDocument
+from evidence_loop.tools.windows import Step, Window, char_count, section_ordinals, with_units
 
 StepReport = Callable[[Window, Step], None]
 """Told of each step a window's growth keeps (the controller records it as a ``slid`` step)."""

@@ -27,13 +27,13 @@ from pydantic_ai.exceptions import AgentRunError, UnexpectedModelBehavior, Usage
 from pydantic_ai.models import Model
 from pydantic_ai.usage import UsageLimits
 
-from agent.conflict_check import Adjudication, Adjudicator, rules_adjudicator
-from policies.adjudication import adjudicate_by_rules
-from policies.types import ConflictCandidate, EvidenceView, ValueMention, Verdict
-from tools.errors import LLMError
-from tools.llm_client import RetryingModel, build_model
-from tools.llm_config import LLMConfig
-from tools.llm_recording import LLMRecorder
+from evidence_loop.agent.conflict_check import Adjudication, Adjudicator, rules_adjudicator
+from evidence_loop.policies.adjudication import adjudicate_by_rules
+from evidence_loop.policies.types import ConflictCandidate, EvidenceView, ValueMention, Verdict
+from evidence_loop.tools.errors import LLMError
+from evidence_loop.tools.llm_client import RetryingModel, build_model
+from evidence_loop.tools.llm_config import LLMConfig
+from evidence_loop.tools.llm_recording import LLMRecorder
 
 SYSTEM_PROMPT = """\
 You judge whether two passages of a help-centre knowledge base really disagree about a value.

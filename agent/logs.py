@@ -12,7 +12,7 @@ import sys
 
 import structlog
 
-from agent.outcome import Outcome
+from evidence_loop.agent.outcome import Outcome
 
 _configured = False
 

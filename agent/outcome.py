@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from policies.types import Status
+from evidence_loop.policies.types import Status
 
 
 class _Frozen(BaseModel):

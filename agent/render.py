@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.outcome import Outcome
+from evidence_loop.agent.outcome import Outcome
 
 
 def _short(text: str, width: int = 120) -> str:

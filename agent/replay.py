@@ -14,21 +14,21 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from agent.conflict_check import ConflictChecker
-from agent.controller import Controller
-from agent.events import recorded_vector
-from agent.runtime import ConflictCheck, Deps, no_conflict_check
-from agent.tracing import ListRecorder, corpus_fingerprint
-from policies.config import Policy
-from tools.calibration import CorpusScale
-from tools.embedder import Embedder, Vectors
-from tools.errors import TamperedTraceError, TraceError
-from tools.llm_config import LLMConfig
-from tools.reranker import RecordedReranker, RerankerIdentity
-from tools.snapshot import Snapshot
-from tools.store import Store
-from traces import Divergence, Trace, TraceStep, VerifyResult, first_divergence, verify
-from traces.steps import (
+from evidence_loop.agent.conflict_check import ConflictChecker
+from evidence_loop.agent.controller import Controller
+from evidence_loop.agent.events import recorded_vector
+from evidence_loop.agent.runtime import ConflictCheck, Deps, no_conflict_check
+from evidence_loop.agent.tracing import ListRecorder, corpus_fingerprint
+from evidence_loop.policies.config import Policy
+from evidence_loop.tools.calibration import CorpusScale
+from evidence_loop.tools.embedder import Embedder, Vectors
+from evidence_loop.tools.errors import TamperedTraceError, TraceError
+from evidence_loop.tools.llm_config import LLMConfig
+from evidence_loop.tools.reranker import RecordedReranker, RerankerIdentity
+from evidence_loop.tools.snapshot import Snapshot
+from evidence_loop.tools.store import Store
+from evidence_loop.traces import Divergence, Trace, TraceStep, VerifyResult, first_divergence, verify
+from evidence_loop.traces.steps import (
     EmbeddedStep,
     LLMReplyStep,
     LLMRequestStep,
@@ -101,8 +101,8 @@ def recorded_conflict_check(trace: Trace) -> ConflictCheck:
     if not records:
         return ConflictChecker()
     # Only a trace with LLM calls needs the model's libraries (slow to import; see agent.service).
-    from agent.llm_adjudicator import LLMAdjudicator
-    from tools.llm_client import replay_model
+    from evidence_loop.agent.llm_adjudicator import LLMAdjudicator
+    from evidence_loop.tools.llm_client import replay_model
 
     llm = dict(trace.header.llm)
     config = LLMConfig(

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
 
-from agent.outcome import Conflict
-from policies.question import Question
-from policies.types import EvidenceView
-from traces.steps import TraceStep
+from evidence_loop.agent.outcome import Conflict
+from evidence_loop.policies.question import Question
+from evidence_loop.policies.types import EvidenceView
+from evidence_loop.traces.steps import TraceStep
 
 
 class Recorder(Protocol):

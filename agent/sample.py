@@ -18,7 +18,7 @@ from importlib.resources.abc import Traversable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tools.types import DocFormat, DocumentInput
+from evidence_loop.tools.types import DocFormat, DocumentInput
 
 __all__ = ["SampleEntry", "load_sample_kb", "sample_kb_dir", "sample_manifest"]
 
@@ -62,7 +62,7 @@ class SampleEntry:
 
 def sample_kb_dir() -> Traversable:
     """The packaged folder holding the sample documents and their manifest."""
-    return files("agent") / "sample_kb"
+    return files("evidence_loop.agent") / "sample_kb"
 
 
 def sample_manifest() -> tuple[SampleEntry, ...]:

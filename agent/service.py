@@ -15,27 +15,27 @@ from typing import Literal
 
 import structlog
 
-from agent import logs, tracing
-from agent.calibrate import refresh_scale
-from agent.conflict_check import ConflictChecker
-from agent.controller import Controller
-from agent.outcome import Outcome, TraceRef
-from agent.replay import ConflictFactory, ReplayReport, replay
-from agent.runtime import ConflictCheck, Deps, freeze_heap
-from policies.config import Policy
-from tools.calibration import CorpusScale
-from tools.embed_config import EmbedConfig
-from tools.embedder import Embedder, build_embedder
-from tools.errors import InputError, QuestionTooLongError
-from tools.llm_config import LLMConfig
-from tools.pg import is_url
-from tools.rerank_config import RerankConfig
-from tools.reranker import Reranker, build_reranker
-from tools.snapshot import Snapshot
-from tools.store import DocumentInfo, IngestReport, Store
-from tools.stores import Location, open_store
-from tools.types import DocumentInput
-from traces import Trace, TraceStore, VerifyResult
+from evidence_loop.agent import logs, tracing
+from evidence_loop.agent.calibrate import refresh_scale
+from evidence_loop.agent.conflict_check import ConflictChecker
+from evidence_loop.agent.controller import Controller
+from evidence_loop.agent.outcome import Outcome, TraceRef
+from evidence_loop.agent.replay import ConflictFactory, ReplayReport, replay
+from evidence_loop.agent.runtime import ConflictCheck, Deps, freeze_heap
+from evidence_loop.policies.config import Policy
+from evidence_loop.tools.calibration import CorpusScale
+from evidence_loop.tools.embed_config import EmbedConfig
+from evidence_loop.tools.embedder import Embedder, build_embedder
+from evidence_loop.tools.errors import InputError, QuestionTooLongError
+from evidence_loop.tools.llm_config import LLMConfig
+from evidence_loop.tools.pg import is_url
+from evidence_loop.tools.rerank_config import RerankConfig
+from evidence_loop.tools.reranker import Reranker, build_reranker
+from evidence_loop.tools.snapshot import Snapshot
+from evidence_loop.tools.store import DocumentInfo, IngestReport, Store
+from evidence_loop.tools.stores import Location, open_store
+from evidence_loop.tools.types import DocumentInput
+from evidence_loop.traces import Trace, TraceStore, VerifyResult
 
 TRACES_SUBDIR = "traces"
 
@@ -46,7 +46,7 @@ def conflict_check_for(policy: Policy, llm: LLMConfig | None) -> ConflictCheck |
     if llm is None or not policy.preset.checks_conflicts:
         return None
     # pydantic-ai and openai cost a second or more to import: only a configured model pays for them.
-    from agent.llm_adjudicator import build_adjudicator
+    from evidence_loop.agent.llm_adjudicator import build_adjudicator
 
     return ConflictChecker(build_adjudicator(config=llm))
 
@@ -57,7 +57,7 @@ MAX_QUESTION_CHARS = 2000  # the default of the service and of the HTTP API's li
 def _trace_store(index: Location, folder: Path | None) -> TraceStore:
     """Traces in ``folder`` if given, else beside the store: ``INDEX/traces``, or the database's tables."""
     if folder is None and is_url(index):
-        from traces.pg_store import PgTraceStore
+        from evidence_loop.traces.pg_store import PgTraceStore
 
         return PgTraceStore(str(index))
     # fdatasync: the trace's bytes are durable before the outcome returns, without a metadata flush

@@ -12,14 +12,22 @@ from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from agent.outcome import Outcome
-from agent.runtime import Deps
-from policies.config import Policy
-from tools.calibration import CorpusScale
-from tools.embedder import EmbedderIdentity
-from tools.reranker import RerankerIdentity
-from tools.snapshot import Snapshot
-from traces import CorpusInfo, TraceHeader, TraceStep, TraceWriter, canonical_json, digest, utc_timestamp
+from evidence_loop.agent.outcome import Outcome
+from evidence_loop.agent.runtime import Deps
+from evidence_loop.policies.config import Policy
+from evidence_loop.tools.calibration import CorpusScale
+from evidence_loop.tools.embedder import EmbedderIdentity
+from evidence_loop.tools.reranker import RerankerIdentity
+from evidence_loop.tools.snapshot import Snapshot
+from evidence_loop.traces import (
+    CorpusInfo,
+    TraceHeader,
+    TraceStep,
+    TraceWriter,
+    canonical_json,
+    digest,
+    utc_timestamp,
+)
 
 
 @lru_cache(maxsize=1)

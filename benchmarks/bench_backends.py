@@ -29,12 +29,12 @@ from common import EVAL_DIR, percentile, set_questions
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/pg_server.py
 os.environ.setdefault("EVLOOP_EMBEDDER", "none")
 
-from agent.controller import Controller
-from agent.service import Service
-from policies.config import Policy
+from evidence_loop.agent.controller import Controller
+from evidence_loop.agent.service import Service
+from evidence_loop.policies.config import Policy
+from evidence_loop.tools.sources import collect
+from evidence_loop.tools.stores import Location, open_store
 from tests.pg_server import PgServer
-from tools.sources import collect
-from tools.stores import Location, open_store
 
 
 def _ms(call: Callable[[], object]) -> float:

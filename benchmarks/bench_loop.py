@@ -47,15 +47,15 @@ from common import (
     usable_sets,
 )
 
-from agent.controller import Controller
-from agent.runtime import freeze_heap
-from agent.service import Service
-from policies.config import Policy
-from tools.snapshot import Snapshot
-from tools.sources import collect
-from tools.store import Store
-from traces import TraceStep, TraceStore
-from traces.hashing import event_hash_of_text, plain_canonical_json
+from evidence_loop.agent.controller import Controller
+from evidence_loop.agent.runtime import freeze_heap
+from evidence_loop.agent.service import Service
+from evidence_loop.policies.config import Policy
+from evidence_loop.tools.snapshot import Snapshot
+from evidence_loop.tools.sources import collect
+from evidence_loop.tools.store import Store
+from evidence_loop.traces import TraceStep, TraceStore
+from evidence_loop.traces.hashing import event_hash_of_text, plain_canonical_json
 
 DEFAULT_SETS = (EVAL_DIR / "tara_zh",)
 LOOP_OVER_SEED_TARGET = 3.0  # full loop p95 / seed recall p95

@@ -32,11 +32,11 @@ from pathlib import Path
 
 from common import EVAL_DIR, Row, percentile, print_table, ratio, usable_sets
 
-from agent.evaluate import answer_all, read_questions, write_jsonl
-from agent.replay import replay
-from agent.service import Service
-from tools.sources import collect
-from traces import TraceStore
+from evidence_loop.agent.evaluate import answer_all, read_questions, write_jsonl
+from evidence_loop.agent.replay import replay
+from evidence_loop.agent.service import Service
+from evidence_loop.tools.sources import collect
+from evidence_loop.traces import TraceStore
 
 DEFAULT_SETS = (EVAL_DIR / "tara_zh", EVAL_DIR / "rgb_fact_zh")
 

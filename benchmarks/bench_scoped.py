@@ -32,13 +32,13 @@ from pathlib import Path
 
 from common import EVAL_DIR, Row, percentile, print_table, ratio, usable_sets
 
-from agent.controller import Controller
-from agent.evaluate import read_questions
-from policies.config import Policy
-from tools.snapshot import Snapshot
-from tools.sources import collect
-from tools.store import Store
-from tools.types import DocumentInput
+from evidence_loop.agent.controller import Controller
+from evidence_loop.agent.evaluate import read_questions
+from evidence_loop.policies.config import Policy
+from evidence_loop.tools.snapshot import Snapshot
+from evidence_loop.tools.sources import collect
+from evidence_loop.tools.store import Store
+from evidence_loop.tools.types import DocumentInput
 
 DEFAULT_SETS = (EVAL_DIR / "rgb_fact_en_clean", EVAL_DIR / "tara_zh")
 STAFF = ("staff",)

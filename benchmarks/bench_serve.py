@@ -35,19 +35,19 @@ STARTED = "Application startup complete"
 BUILD = """
 import sys
 from pathlib import Path
-from agent.service import Service
-from agent.sample import load_sample_kb
-from tools.sources import read_corpus_jsonl
+from evidence_loop.agent.service import Service
+from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.tools.sources import read_corpus_jsonl
 docs = read_corpus_jsonl(Path(sys.argv[2])) if sys.argv[2] else load_sample_kb()
 service = Service.open(Path(sys.argv[1]), create=True)
 service.ingest(docs)
 service.close()
 """
-IMPORT = "import agent.cli, agent.api.app"
+IMPORT = "import evidence_loop.agent.cli, evidence_loop.agent.api.app"
 OPEN = """
 import sys, time
 from pathlib import Path
-from agent.service import Service
+from evidence_loop.agent.service import Service
 t = time.perf_counter()
 Service.open(Path(sys.argv[1])).settle()
 print(time.perf_counter() - t)
@@ -82,7 +82,16 @@ def free_port() -> int:
 def serve_seconds(root: Path, index: Path, workers: int, log: Path) -> tuple[float, float, int]:
     """(seconds to /readyz, seconds until every worker started, workers restarted)."""
     port = free_port()
-    command = [sys.executable, "-m", "agent.cli", "serve", "--index", str(index), "--port", str(port)]
+    command = [
+        sys.executable,
+        "-m",
+        "evidence_loop.agent.cli",
+        "serve",
+        "--index",
+        str(index),
+        "--port",
+        str(port),
+    ]
     with log.open("wb") as out:
         process = subprocess.Popen([*command, "--workers", str(workers)], cwd=root, stdout=out, stderr=out)
     start = time.perf_counter()

@@ -5,18 +5,20 @@
 
 The loop of each tree runs in a worker, this file run as a script with that tree first on the path:
 
-    PYTHONPATH=TREE .venv/bin/python benchmarks/compare_trees.py SET_DIR
+    PYTHONPATH=TREE .venv/bin/python benchmarks/compare_trees.py SET_DIR TREE
 
 It ingests ``SET_DIR/corpus.jsonl`` into a temporary store without an embedder, freezes the heap as
 the server does, prints one JSON line (``docs``, and ``agent``: where the package was imported
 from, checked by the parent), then answers each JSON line on stdin (``{"question": ...,
 "groups": [...]}``) with the milliseconds ``Controller(Policy()).ask`` took, timed in the worker so
 that the pipe is not counted. It uses only names that this tree and the tree before the vectors
-(f3ae445) both have, so one worker times both alike.
+(f3ae445) both have, so one worker times both alike; a tree before the ``evidence_loop`` name
+(no ``TREE/evidence_loop``) is imported by its bare package names.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import shlex
@@ -29,13 +31,6 @@ from pathlib import Path
 
 from common import Ask, Question, summaries, time_interleaved
 
-import agent
-from agent.controller import Controller
-from agent.runtime import freeze_heap
-from policies.config import Policy
-from tools.sources import collect
-from tools.store import Store
-
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -43,7 +38,7 @@ class Worker:
     """This file running as a worker on one tree's code, asked one question at a time."""
 
     def __init__(self, tree: Path, set_dir: Path, commands: list[str]) -> None:
-        command = [sys.executable, __file__, str(set_dir)]
+        command = [sys.executable, __file__, str(set_dir), str(tree)]
         commands.append(f"PYTHONPATH={tree} {shlex.join(command)}")
         self._process = subprocess.Popen(
             command, env=_env(tree), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
@@ -114,8 +109,19 @@ def against(
     return out
 
 
-def serve(set_dir: Path) -> int:
+def _module(tree: Path, name: str) -> object:
+    """``agent.controller`` of the tree's layout: under ``evidence_loop`` or, before it, bare."""
+    prefix = "evidence_loop." if (tree / "evidence_loop").is_dir() else ""
+    return importlib.import_module(prefix + name)
+
+
+def serve(set_dir: Path, tree: Path) -> int:
     """The worker: a lexical store of the set, then one timed question per line of stdin."""
+    Controller = _module(tree, "agent.controller").Controller  # type: ignore[attr-defined]
+    freeze_heap = _module(tree, "agent.runtime").freeze_heap  # type: ignore[attr-defined]
+    Policy = _module(tree, "policies.config").Policy  # type: ignore[attr-defined]
+    collect = _module(tree, "tools.sources").collect  # type: ignore[attr-defined]
+    Store = _module(tree, "tools.store").Store  # type: ignore[attr-defined]
     docs = collect([set_dir / "corpus.jsonl"]).documents
     with tempfile.TemporaryDirectory(prefix="compare-trees-") as tmp:
         store = Store.open(Path(tmp) / "index", create=True)
@@ -124,7 +130,10 @@ def serve(set_dir: Path) -> int:
             snapshot = store.snapshot()
             controller = Controller(Policy())
             freeze_heap()
-            ready = {"docs": len(snapshot.current_versions()), "agent": str(Path(agent.__file__).parent)}
+            ready = {
+                "docs": len(snapshot.current_versions()),
+                "agent": str(Path(sys.modules[Controller.__module__].__file__ or "").parent),
+            }
             print(json.dumps(ready), flush=True)
             for line in sys.stdin:
                 request = json.loads(line)
@@ -137,7 +146,7 @@ def serve(set_dir: Path) -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2 or sys.argv[1].startswith("-"):
+    if len(sys.argv) != 3 or sys.argv[1].startswith("-"):
         print(__doc__.strip(), file=sys.stderr)
         sys.exit(2)
-    sys.exit(serve(Path(sys.argv[1])))
+    sys.exit(serve(Path(sys.argv[1]), Path(sys.argv[2])))

@@ -46,11 +46,11 @@ from pathlib import Path
 import httpx
 from common import percentile
 
-from agent.api.auth import ApiKey, hash_key, keys_file_json, new_key
-from agent.evaluate import read_questions
-from agent.service import Service
-from tools.sources import read_corpus_jsonl
-from tools.types import DocumentInput
+from evidence_loop.agent.api.auth import ApiKey, hash_key, keys_file_json, new_key
+from evidence_loop.agent.evaluate import read_questions
+from evidence_loop.agent.service import Service
+from evidence_loop.tools.sources import read_corpus_jsonl
+from evidence_loop.tools.types import DocumentInput
 
 # ../shared/eval beside the clone; EVLOOP_EVAL_DIR overrides
 EVAL_DIR = Path(os.environ.get("EVLOOP_EVAL_DIR") or Path(__file__).resolve().parents[2] / "shared" / "eval")
@@ -149,7 +149,7 @@ def start_server(
 ) -> tuple[subprocess.Popen[bytes], str]:
     """``evloop serve`` on loopback; returns once /healthz answers (or raises after 60 s)."""
     port = free_port()
-    command = [sys.executable, "-m", "agent.cli", "serve", *store, "--keys", str(keys), *extra]
+    command = [sys.executable, "-m", "evidence_loop.agent.cli", "serve", *store, "--keys", str(keys), *extra]
     command += ["--host", HOST, "--port", str(port), "--workers", str(workers), "--quiet"]
     with log.open("wb") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)

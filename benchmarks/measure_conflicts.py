@@ -20,14 +20,14 @@ from pathlib import Path
 
 import bm25s
 
-from agent.evaluate import read_questions
-from policies.adjudication import adjudicate_by_rules, conflict_outcome
-from policies.conflicts import find_candidates
-from policies.question import analyse
-from policies.types import EvidenceView
-from tools.sources import read_corpus_jsonl
-from tools.tokenize import index_tokens
-from tools.types import DocumentInput
+from evidence_loop.agent.evaluate import read_questions
+from evidence_loop.policies.adjudication import adjudicate_by_rules, conflict_outcome
+from evidence_loop.policies.conflicts import find_candidates
+from evidence_loop.policies.question import analyse
+from evidence_loop.policies.types import EvidenceView
+from evidence_loop.tools.sources import read_corpus_jsonl
+from evidence_loop.tools.tokenize import index_tokens
+from evidence_loop.tools.types import DocumentInput
 
 SETS = ("rgb_fact_zh", "rgb_fact_en", "rgb_fact_zh_clean", "rgb_fact_en_clean")
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from policies.completeness import Checked, check_window
-from policies.config import Policy
-from policies.question import Question
-from tools.windows import merge_windows, mergeable
+from evidence_loop.policies.completeness import Checked, check_window
+from evidence_loop.policies.config import Policy
+from evidence_loop.policies.question import Question
+from evidence_loop.tools.windows import merge_windows, mergeable
 
 
 def absorb(question: Question, items: Sequence[Checked], item: Checked, policy: Policy) -> list[Checked]:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from policies.conflicts import settle_by_rule
-from policies.types import ConflictCandidate, EvidenceView, ValueMention, Verdict
+from evidence_loop.policies.conflicts import settle_by_rule
+from evidence_loop.policies.types import ConflictCandidate, EvidenceView, ValueMention, Verdict
 
 _SUPERSEDING_RE = re.compile(
     r"取代|代替|替代|废止|不再适用|自.{1,24}?起.{0,12}?(?:调整|变更|更改|改)为|现调整为|已调整为|更新为"

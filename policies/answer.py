@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from policies.completeness import Checked
-from policies.config import Policy
-from policies.coverage import covered_terms, uncovered_slots
-from policies.directives import addressed_to_model
-from policies.question import Question
-from tools.types import Unit
-from tools.windows import units_of
+from evidence_loop.policies.completeness import Checked
+from evidence_loop.policies.config import Policy
+from evidence_loop.policies.coverage import covered_terms, uncovered_slots
+from evidence_loop.policies.directives import addressed_to_model
+from evidence_loop.policies.question import Question
+from evidence_loop.tools.types import Unit
+from evidence_loop.tools.windows import units_of
 
 ANSWER_KINDS = frozenset({"sentence", "list_item", "table_row", "code"})
 

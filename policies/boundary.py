@@ -20,9 +20,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from policies.lexicon import CONNECTIVES_EN, CONNECTIVES_ZH, DANGLING_ZH, NOT_DANGLING_ZH
-from tools.tokenize import is_cjk, normalize, words
-from tools.types import UnitKind
+from evidence_loop.policies.lexicon import CONNECTIVES_EN, CONNECTIVES_ZH, DANGLING_ZH, NOT_DANGLING_ZH
+from evidence_loop.tools.tokenize import is_cjk, normalize, words
+from evidence_loop.tools.types import UnitKind
 
 END_PUNCT = "。！？；.!?;:：…"
 CLOSERS = "”’\"'）)]」』】》〉}"

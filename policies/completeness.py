@@ -11,16 +11,16 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from policies.boundary import exception_clause, is_cut_sentence, opens_dangling, scope_condition
-from policies.config import Policy
-from policies.coverage import covered_terms, term_share, uncovered_slots
-from policies.question import Question
-from policies.references import referenced_rule, window_references
-from policies.relevance import lexical_relevance
-from policies.types import MissingKind, Slot
-from policies.values import window_states
-from tools.types import ParsedDocument, Unit
-from tools.windows import Window, neighbour, units_of
+from evidence_loop.policies.boundary import exception_clause, is_cut_sentence, opens_dangling, scope_condition
+from evidence_loop.policies.config import Policy
+from evidence_loop.policies.coverage import covered_terms, term_share, uncovered_slots
+from evidence_loop.policies.question import Question
+from evidence_loop.policies.references import referenced_rule, window_references
+from evidence_loop.policies.relevance import lexical_relevance
+from evidence_loop.policies.types import MissingKind, Slot
+from evidence_loop.policies.values import window_states
+from evidence_loop.tools.types import ParsedDocument, Unit
+from evidence_loop.tools.windows import Window, neighbour, units_of
 
 Direction = Literal["left", "right", "anchor", "none"]
 

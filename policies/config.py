@@ -12,8 +12,8 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from policies.judge_model import DEFAULT_JUDGE, JudgeModel
-from policies.presets import PRESETS, Mode, Preset
+from evidence_loop.policies.judge_model import DEFAULT_JUDGE, JudgeModel
+from evidence_loop.policies.presets import PRESETS, Mode, Preset
 
 # Numbers that were constants in the code before they became fields, with those constants. A
 # recorded policy without one ran with the constant; a policy holding the constant is recorded

@@ -16,9 +16,9 @@ from itertools import combinations
 
 from cydifflib import SequenceMatcher  # difflib's algorithm compiled: the same matches, faster
 
-from policies.conflict_spans import terms_in
-from policies.types import EvidenceView
-from policies.values import Atom, Sentence, sentences
+from evidence_loop.policies.conflict_spans import terms_in
+from evidence_loop.policies.types import EvidenceView
+from evidence_loop.policies.values import Atom, Sentence, sentences
 
 
 @dataclass(frozen=True, slots=True)

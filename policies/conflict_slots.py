@@ -25,13 +25,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import combinations
 
-from policies.conflict_align import Text
-from policies.conflict_spans import terms_in
-from policies.lexicon import CN_NUMERAL_CHARS, EN_NUMBER_WORDS
-from policies.question import Question
-from policies.slots import compact, extract_slots, slot_in_text
-from policies.types import ConflictCandidate, EvidenceView, Slot, SlotKind, ValueMention
-from policies.values import ValueKind, atoms, statements, to_int
+from evidence_loop.policies.conflict_align import Text
+from evidence_loop.policies.conflict_spans import terms_in
+from evidence_loop.policies.lexicon import CN_NUMERAL_CHARS, EN_NUMBER_WORDS
+from evidence_loop.policies.question import Question
+from evidence_loop.policies.slots import compact, extract_slots, slot_in_text
+from evidence_loop.policies.types import ConflictCandidate, EvidenceView, Slot, SlotKind, ValueMention
+from evidence_loop.policies.values import ValueKind, atoms, statements, to_int
 
 _VALUE_KINDS: dict[SlotKind, ValueKind] = {
     "duration": "duration",

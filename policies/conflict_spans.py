@@ -13,9 +13,16 @@ import re
 from collections.abc import Iterator, Sequence
 from itertools import pairwise
 
-from policies.lexicon import CJK_EDGE_PARTICLES, CONNECTORS, NAME_LINKS, NEGATIONS, OPPOSITES, UNIT_ATOMS
-from policies.values import Atom, ValueKind, has_number, is_number_part, number_kind, stem
-from tools.tokenize import CJK_CHARS, is_cjk, words
+from evidence_loop.policies.lexicon import (
+    CJK_EDGE_PARTICLES,
+    CONNECTORS,
+    NAME_LINKS,
+    NEGATIONS,
+    OPPOSITES,
+    UNIT_ATOMS,
+)
+from evidence_loop.policies.values import Atom, ValueKind, has_number, is_number_part, number_kind, stem
+from evidence_loop.tools.tokenize import CJK_CHARS, is_cjk, words
 
 _MAX_CJK_NAME = 8
 _NAME_JOINERS = CONNECTORS - {","}

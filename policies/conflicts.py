@@ -30,16 +30,16 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
 
-from policies.config import Policy
-from policies.conflict_align import Region, Text, prepare, regions, share_context, text_pairs
-from policies.conflict_slots import slot_candidates
-from policies.conflict_spans import cjk_word_bounds, is_scope, terms_in, value_kind
-from policies.lexicon import CURRENCY_SIGNS, MONTHS, NEGATIONS, UNIT_ATOMS
-from policies.question import Question
-from policies.slot_scope import about_other
-from policies.types import ConflictCandidate, EvidenceView, Slot, ValueMention, Verdict
-from policies.values import NUMERIC_KINDS, canonical, number_kind
-from tools.tokenize import is_cjk
+from evidence_loop.policies.config import Policy
+from evidence_loop.policies.conflict_align import Region, Text, prepare, regions, share_context, text_pairs
+from evidence_loop.policies.conflict_slots import slot_candidates
+from evidence_loop.policies.conflict_spans import cjk_word_bounds, is_scope, terms_in, value_kind
+from evidence_loop.policies.lexicon import CURRENCY_SIGNS, MONTHS, NEGATIONS, UNIT_ATOMS
+from evidence_loop.policies.question import Question
+from evidence_loop.policies.slot_scope import about_other
+from evidence_loop.policies.types import ConflictCandidate, EvidenceView, Slot, ValueMention, Verdict
+from evidence_loop.policies.values import NUMERIC_KINDS, canonical, number_kind
+from evidence_loop.tools.tokenize import is_cjk
 
 _MAX_WIDEN = 3  # characters a name may grow by at either end to reach a word edge
 _SWITCHES = frozenset({"rival_ids", "slot_values"})

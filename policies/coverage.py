@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
-from policies.slots import compact, slot_in_text
-from policies.types import Slot
-from tools.tokenize import index_tokens, is_cjk
+from evidence_loop.policies.slots import compact, slot_in_text
+from evidence_loop.policies.types import Slot
+from evidence_loop.tools.tokenize import index_tokens, is_cjk
 
 
 @lru_cache(maxsize=200_000)

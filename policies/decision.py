@@ -5,14 +5,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from policies.completeness import Checked
-from policies.config import Policy
-from policies.coverage import covered_terms, uncovered_slots
-from policies.judge import Verdict
-from policies.question import Question
-from policies.references import referring_unit, unresolved_references
-from policies.types import MissingPiece, SlotKind, Status
-from tools.windows import char_count, units_of, with_units
+from evidence_loop.policies.completeness import Checked
+from evidence_loop.policies.config import Policy
+from evidence_loop.policies.coverage import covered_terms, uncovered_slots
+from evidence_loop.policies.judge import Verdict
+from evidence_loop.policies.question import Question
+from evidence_loop.policies.references import referring_unit, unresolved_references
+from evidence_loop.policies.types import MissingPiece, SlotKind, Status
+from evidence_loop.tools.windows import char_count, units_of, with_units
 
 BLOCKING_GAPS = frozenset({"missing_scope", "orphan_row", "orphan_item", "truncated_unit"})
 

@@ -19,9 +19,9 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-from tools.tokenize import normalize
-from tools.types import ParsedDocument, Unit
-from tools.windows import Window, units_of, without_units
+from evidence_loop.tools.tokenize import normalize
+from evidence_loop.tools.types import ParsedDocument, Unit
+from evidence_loop.tools.windows import Window, units_of, without_units
 
 
 def _any(words: str) -> str:

@@ -24,11 +24,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from policies.completeness import Checked
-from policies.config import Policy
-from policies.question import Question
-from tools.calibration import CorpusScale
+from evidence_loop.policies.completeness import Checked
+from evidence_loop.policies.config import Policy
+from evidence_loop.policies.question import Question
+
+if TYPE_CHECKING:
+    from evidence_loop.tools.calibration import CorpusScale
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,9 +12,9 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from policies.question import content_terms
-from tools.tokenize import is_cjk
-from tools.types import Unit
+from evidence_loop.policies.question import content_terms
+from evidence_loop.tools.tokenize import is_cjk
+from evidence_loop.tools.types import Unit
 
 MIN_TERMS = 3
 

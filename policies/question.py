@@ -17,13 +17,21 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from policies.lexicon import ASKING_WORDS_ZH, QUESTION_PREFIXES_ZH, QUESTION_WORDS_EN, QUESTION_WORDS_ZH
-from policies.slots import extract_slots, identifiers
-from policies.types import Slot
-from policies.values import ALL_KINDS, NUMERIC_KINDS, ValueKind, atoms, stem
-from tools.dense import UnitCosines
-from tools.tokenize import CJK_CHARS, STOPWORDS_EN, STOPWORDS_ZH, index_tokens, is_cjk, words
+from evidence_loop.policies.lexicon import (
+    ASKING_WORDS_ZH,
+    QUESTION_PREFIXES_ZH,
+    QUESTION_WORDS_EN,
+    QUESTION_WORDS_ZH,
+)
+from evidence_loop.policies.slots import extract_slots, identifiers
+from evidence_loop.policies.types import Slot
+from evidence_loop.policies.values import ALL_KINDS, NUMERIC_KINDS, ValueKind, atoms, stem
+from evidence_loop.tools.tokenize import CJK_CHARS, STOPWORDS_EN, STOPWORDS_ZH, index_tokens, is_cjk, words
+
+if TYPE_CHECKING:
+    from evidence_loop.tools.dense import UnitCosines
 
 
 @dataclass(frozen=True, slots=True)

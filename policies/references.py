@@ -22,10 +22,10 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from policies.boundary import HEADING_MAX_WORDS
-from policies.config import Policy
-from policies.coverage import term_share
-from policies.lexicon import (
+from evidence_loop.policies.boundary import HEADING_MAX_WORDS
+from evidence_loop.policies.config import Policy
+from evidence_loop.policies.coverage import term_share
+from evidence_loop.policies.lexicon import (
     GENERIC_REF_NAMES,
     INTERNAL_REF_PREFIXES,
     NOT_IN_REF_NAME_ZH,
@@ -34,13 +34,13 @@ from policies.lexicon import (
     RULE_NOUNS_ZH,
     STANDARD_NOUN_ZH,
 )
-from policies.slots import compact
-from tools.tokenize import index_tokens, words
-from tools.types import ParsedDocument, Unit
-from tools.windows import Window, units_of
+from evidence_loop.policies.slots import compact
+from evidence_loop.tools.tokenize import index_tokens, words
+from evidence_loop.tools.types import ParsedDocument, Unit
+from evidence_loop.tools.windows import Window, units_of
 
 if TYPE_CHECKING:  # completeness imports this module: Checked is read for its type only
-    from policies.completeness import Checked
+    from evidence_loop.policies.completeness import Checked
 
 REFERENCE_MAX_CHARS = 30
 

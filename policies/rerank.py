@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from policies.completeness import Checked, with_rerank
-from policies.config import Policy
-from policies.selection import rank
-from tools.windows import units_of
+from evidence_loop.policies.completeness import Checked, with_rerank
+from evidence_loop.policies.config import Policy
+from evidence_loop.policies.selection import rank
+from evidence_loop.tools.windows import units_of
 
 
 def rerank_pool(items: Sequence[Checked], policy: Policy) -> list[Checked]:

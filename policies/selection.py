@@ -12,14 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from policies.completeness import Checked, with_rerank
-from policies.config import Policy
-from policies.coverage import covered_terms
-from policies.question import Question
-from policies.references import reference_resolved, unresolved_references
-from policies.slot_scope import on_subject
-from tools.types import Unit
-from tools.windows import char_count
+from evidence_loop.policies.completeness import Checked, with_rerank
+from evidence_loop.policies.config import Policy
+from evidence_loop.policies.coverage import covered_terms
+from evidence_loop.policies.question import Question
+from evidence_loop.policies.references import reference_resolved, unresolved_references
+from evidence_loop.policies.slot_scope import on_subject
+from evidence_loop.tools.types import Unit
+from evidence_loop.tools.windows import char_count
 
 
 def rank(items: Sequence[Checked]) -> list[Checked]:

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from policies.completeness import Checked
-from policies.judge import Verdict, probability
-from policies.question import Question
+from evidence_loop.policies.completeness import Checked
+from evidence_loop.policies.judge import Verdict, probability
+from evidence_loop.policies.question import Question
 
 
 @dataclass(frozen=True, slots=True)

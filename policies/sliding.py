@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from policies.completeness import WindowCheck
-from policies.config import Policy
-from policies.coverage import covered_terms, uncovered_slots
-from policies.question import Question
-from tools.types import ParsedDocument
-from tools.windows import Window, neighbour, section_chars, section_ordinals
+from evidence_loop.policies.completeness import WindowCheck
+from evidence_loop.policies.config import Policy
+from evidence_loop.policies.coverage import covered_terms, uncovered_slots
+from evidence_loop.policies.question import Question
+from evidence_loop.tools.types import ParsedDocument
+from evidence_loop.tools.windows import Window, neighbour, section_chars, section_ordinals
 
 MoveKind = Literal["left", "right", "anchor", "parent"]
 

@@ -14,12 +14,12 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from policies.completeness import Checked
-from policies.config import Policy
-from policies.question import Question
-from policies.slots import extract_slots, identifiers, slot_in_text
-from policies.types import Slot
-from tools.windows import units_of
+from evidence_loop.policies.completeness import Checked
+from evidence_loop.policies.config import Policy
+from evidence_loop.policies.question import Question
+from evidence_loop.policies.slots import extract_slots, identifiers, slot_in_text
+from evidence_loop.policies.types import Slot
+from evidence_loop.tools.windows import units_of
 
 _PART_RE = re.compile(r"[^\W\d_]+|\d+|[^\w\s]|_")
 

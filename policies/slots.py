@@ -23,9 +23,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from policies.lexicon import CN_NUMERAL_CHARS, EN_NUMBER_WORDS, MONTHS, NOT_BEFORE_CN_NUMBER, NOT_MODEL_NAMES
-from policies.types import Slot, SlotKind
-from policies.value_forms import (
+from evidence_loop.policies.lexicon import (
+    CN_NUMERAL_CHARS,
+    EN_NUMBER_WORDS,
+    MONTHS,
+    NOT_BEFORE_CN_NUMBER,
+    NOT_MODEL_NAMES,
+)
+from evidence_loop.policies.types import Slot, SlotKind
+from evidence_loop.policies.value_forms import (
     amount_forms,
     clause_forms,
     count_forms,
@@ -34,8 +40,8 @@ from policies.value_forms import (
     percent_forms,
     quarter_forms,
 )
-from policies.values import to_int
-from tools.tokenize import STOPWORDS_EN, normalize
+from evidence_loop.policies.values import to_int
+from evidence_loop.tools.tokenize import STOPWORDS_EN, normalize
 
 Forms = tuple[str, list[str]]  # the surface value and every spelling that counts (norm first)
 Builder = Callable[[re.Match[str]], Forms | None]

@@ -10,7 +10,7 @@ produced: "3年" <-> "三年" <-> "3 years" <-> "3-year", "5次" <-> "五次" <-
 
 from __future__ import annotations
 
-from policies.lexicon import (
+from evidence_loop.policies.lexicon import (
     CLAUSE_EN_TO_ZH,
     CLAUSE_WORDS,
     CLAUSE_ZH_TO_EN,
@@ -26,7 +26,7 @@ from policies.lexicon import (
     MEASURE_ZH_TO_EN,
     MONTH_NAMES,
 )
-from policies.values import int_to_cn, month_number, to_int
+from evidence_loop.policies.values import int_to_cn, month_number, to_int
 
 _EN_WORD_BY_VALUE = {v: k for k, v in EN_NUMBER_WORDS.items()}
 

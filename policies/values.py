@@ -25,7 +25,7 @@ from functools import lru_cache
 from itertools import pairwise
 from typing import Literal
 
-from policies.lexicon import (
+from evidence_loop.policies.lexicon import (
     AMOUNT_CUES,
     CJK_FUNCTION_CHARS,
     CN_DIGIT_BY_VALUE,
@@ -41,7 +41,7 @@ from policies.lexicon import (
     PERCENT_CUES,
     UNIT_ATOMS,
 )
-from tools.tokenize import CJK_CHARS, index_tokens, normalize
+from evidence_loop.tools.tokenize import CJK_CHARS, index_tokens, normalize
 
 ValueKind = Literal["percentage", "amount", "duration", "date", "count", "named", "polarity"]
 NUMERIC_KINDS: frozenset[ValueKind] = frozenset({"percentage", "amount", "duration", "date", "count"})

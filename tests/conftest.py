@@ -15,9 +15,9 @@ from pathlib import Path
 import pydantic_ai.models
 import pytest
 
+from evidence_loop.tools.stores import Location
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.pg_server import PgServer, missing_reason
-from tools.stores import Location
 
 pydantic_ai.models.ALLOW_MODEL_REQUESTS = False
 

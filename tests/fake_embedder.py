@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tools.embedder import EmbedderIdentity, Progress, Vectors
+from evidence_loop.tools.embedder import EmbedderIdentity, Progress, Vectors
 
 DIM = 64
 SYNONYMS = {"wireless": "wifi", "wlan": "wifi", "reimbursement": "refund", "退钱": "退款"}
@@ -41,7 +41,7 @@ class FakeEmbedder:
 
     def passages(self, texts: Sequence[str], progress: Progress | None = None) -> Vectors:
         if self.fail_after is not None and len(self.embedded) + len(texts) > self.fail_after:
-            from tools.errors import EmbedderError
+            from evidence_loop.tools.errors import EmbedderError
 
             raise EmbedderError("the fake embeddings endpoint is down")
         self.embedded.extend(texts)

@@ -10,10 +10,10 @@ from typing import Any, cast
 from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from agent.conflict_check import Adjudication
-from policies.types import ConflictCandidate, EvidenceView, ValueMention
-from tools.llm_config import LLMConfig
-from tools.types import DocumentInput
+from evidence_loop.agent.conflict_check import Adjudication
+from evidence_loop.policies.types import ConflictCandidate, EvidenceView, ValueMention
+from evidence_loop.tools.llm_config import LLMConfig
+from evidence_loop.tools.types import DocumentInput
 
 STANDARD = EvidenceView(
     evidence_id="e1",

@@ -1,4 +1,5 @@
-"""The architecture stays visible: imports between the project's packages point one way only."""
+"""The architecture stays visible: imports between the design's packages point one way only
+(DESIGN.md, "Layout"), and every import names them through the one distribution name."""
 
 from __future__ import annotations
 
@@ -8,21 +9,42 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+NAMESPACE = "evidence_loop"
 PACKAGES = ("agent", "tools", "policies", "traces")
-# What each package may import from the others (DESIGN.md): tools nothing, policies tools,
-# traces only the error tree and the shared store's connections (traces in PostgreSQL), agent everything.
+# DESIGN.md: `tools` imports no other project package; `policies` imports `tools` types only;
+# `traces` imports neither `agent` nor `policies`; `agent` imports all.
 ALLOWED: dict[str, set[str]] = {
     "tools": set(),
     "policies": {"tools"},
-    "traces": {"tools.errors", "tools.pg"},
+    "traces": {"tools"},
     "agent": {"tools", "policies", "traces"},
 }
+# "Types only", made exact: at run time policies may use the value types and the pure text and
+# window arithmetic over them; any other tools module (a store, an index, a model, the network) only
+# under `if TYPE_CHECKING:`, for an annotation.
+POLICIES_RUNTIME_TOOLS = {"tools.types", "tools.tokenize", "tools.windows"}
 
 
-def _imports(path: Path) -> set[str]:
+def _sources() -> list[Path]:
+    folders = (*PACKAGES, "tests", "benchmarks")
+    return sorted(path for folder in folders for path in (ROOT / folder).rglob("*.py"))
+
+
+def _imports(path: Path, *, runtime_only: bool = False) -> set[str]:
+    """Absolute module names a file imports (``runtime_only``: leaving out `if TYPE_CHECKING:` blocks)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
+    skipped: set[int] = set()
+    if runtime_only:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and ast.unparse(node.test) in {
+                "TYPE_CHECKING",
+                "typing.TYPE_CHECKING",
+            }:
+                skipped.update(id(child) for stmt in node.body for child in ast.walk(stmt))
     names: set[str] = set()
     for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -30,11 +52,14 @@ def _imports(path: Path) -> set[str]:
     return names
 
 
-def _allowed(package: str, module: str) -> bool:
-    top = module.split(".")[0]
-    if top not in PACKAGES or top == package:
-        return True
-    return any(module == rule or module.startswith(rule + ".") for rule in ALLOWED[package])
+def _layer(module: str) -> str | None:
+    """``evidence_loop.tools.store`` -> ``tools.store``; None for a module outside the project."""
+    head, _, rest = module.partition(".")
+    return rest if head == NAMESPACE and rest else None
+
+
+def _within(module: str, rule: str) -> bool:
+    return module == rule or module.startswith(rule + ".")
 
 
 @pytest.mark.parametrize("package", PACKAGES)
@@ -43,6 +68,41 @@ def test_a_package_imports_only_the_packages_below_it(package: str) -> None:
         f"{path.relative_to(ROOT)} imports {module}"
         for path in sorted((ROOT / package).rglob("*.py"))
         for module in sorted(_imports(path))
-        if not _allowed(package, module)
+        if (layer := _layer(module)) is not None
+        and not _within(layer, package)
+        and not any(_within(layer, rule) for rule in ALLOWED[package])
     ]
     assert wrong == []
+
+
+def test_policies_use_only_the_types_and_pure_arithmetic_of_tools_at_run_time() -> None:
+    wrong = [
+        f"{path.relative_to(ROOT)} imports {module}"
+        for path in sorted((ROOT / "policies").rglob("*.py"))
+        for module in sorted(_imports(path, runtime_only=True))
+        if (layer := _layer(module)) is not None
+        and _within(layer, "tools")
+        and not any(_within(layer, rule) for rule in POLICIES_RUNTIME_TOOLS)
+    ]
+    assert wrong == []
+
+
+def test_nothing_imports_a_package_by_its_bare_folder_name() -> None:
+    """A bare `import agent` works from a checkout but not from the installed wheel: it would hide
+    a break until a user installs it (and collide with a chatbot backend's own `agent/`)."""
+    wrong = [
+        f"{path.relative_to(ROOT)} imports {module}"
+        for path in _sources()
+        for module in sorted(_imports(path))
+        if module.split(".")[0] in PACKAGES
+    ]
+    assert wrong == []
+
+
+def test_the_namespace_folder_links_to_the_design_folders_and_holds_nothing_else() -> None:
+    folder = ROOT / NAMESPACE
+    found = {path.name for path in folder.iterdir() if path.name != "__pycache__"}
+    assert found == {*PACKAGES, "__init__.py", "py.typed"}
+    for package in PACKAGES:
+        link = folder / package
+        assert link.is_symlink() and link.resolve() == (ROOT / package).resolve()

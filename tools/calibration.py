@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from tools.sql import Db
+from evidence_loop.tools.sql import Db
 
 _META_KEY = "calibration"
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from tools.embedder import EmbedderIdentity, Vectors
-from tools.types import Unit
+from evidence_loop.tools.embedder import EmbedderIdentity, Vectors
+from evidence_loop.tools.types import Unit
 
 Cosines = npt.NDArray[np.float32]
 Positions = npt.NDArray[np.int64]

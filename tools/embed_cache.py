@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tools.embedder import Embedder, EmbedderIdentity, Progress, Vectors
-from tools.errors import InputError
+from evidence_loop.tools.embedder import Embedder, EmbedderIdentity, Progress, Vectors
+from evidence_loop.tools.errors import InputError
 
 _DDL = "CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID"
 

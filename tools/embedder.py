@@ -24,8 +24,8 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from tools.embed_config import EmbedConfig
-from tools.errors import EmbedderError
+from evidence_loop.tools.embed_config import EmbedConfig
+from evidence_loop.tools.errors import EmbedderError
 
 Vectors = npt.NDArray[np.float32]
 Progress = Callable[[int], None]
@@ -244,7 +244,7 @@ def build_embedder(config: EmbedConfig) -> Embedder | None:
     if config.cache:
         from pathlib import Path
 
-        from tools.embed_cache import CachingEmbedder
+        from evidence_loop.tools.embed_cache import CachingEmbedder
 
         return CachingEmbedder(embedder, Path(config.cache))
     return embedder

@@ -14,14 +14,14 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from tools import vectors
-from tools.dense import DenseIndex
-from tools.embedder import EmbedderIdentity, Vectors
-from tools.errors import EmbedderError, IndexStateError
-from tools.index import RecallIndex
-from tools.manifest import verify_manifest, write_manifest
-from tools.passages import passage_tokens
-from tools.snapshot import CorpusView, fingerprint
+from evidence_loop.tools import vectors
+from evidence_loop.tools.dense import DenseIndex
+from evidence_loop.tools.embedder import EmbedderIdentity, Vectors
+from evidence_loop.tools.errors import EmbedderError, IndexStateError
+from evidence_loop.tools.index import RecallIndex
+from evidence_loop.tools.manifest import verify_manifest, write_manifest
+from evidence_loop.tools.passages import passage_tokens
+from evidence_loop.tools.snapshot import CorpusView, fingerprint
 
 BM25_DIR = "bm25"
 PASSAGES_DIR = "passages"

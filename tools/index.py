@@ -24,7 +24,7 @@ import bm25s
 import numpy as np
 import numpy.typing as npt
 
-from tools.errors import IndexStateError
+from evidence_loop.tools.errors import IndexStateError
 
 # bm25s sets its own logger to DEBUG on import; any app that turns on logging would then print a
 # line per index build. Its warnings still get through.

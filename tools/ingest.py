@@ -25,12 +25,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Literal
 
-from tools.errors import DocumentTooLargeError, InputError, VersionClashError
-from tools.parse import parse_document
-from tools.sql import Db
-from tools.tokenize import recall_tokens
-from tools.types import DocumentInput, ParsedDocument, doc_id_fault
-from tools.vectors import drop_versions
+from evidence_loop.tools.errors import DocumentTooLargeError, InputError, VersionClashError
+from evidence_loop.tools.parse import parse_document
+from evidence_loop.tools.sql import Db
+from evidence_loop.tools.tokenize import recall_tokens
+from evidence_loop.tools.types import DocumentInput, ParsedDocument, doc_id_fault
+from evidence_loop.tools.vectors import drop_versions
 
 Outcome = Literal["added", "updated", "unchanged", "skipped"]
 

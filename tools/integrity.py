@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from tools.errors import IndexStateError
-from tools.manifest import unlisted_files, verify_manifest
-from tools.schema import DB_NAME, check_schema, connect, read_generation
-from tools.store import BM25_DIR, gen_dir
+from evidence_loop.tools.errors import IndexStateError
+from evidence_loop.tools.manifest import unlisted_files, verify_manifest
+from evidence_loop.tools.schema import DB_NAME, check_schema, connect, read_generation
+from evidence_loop.tools.store import BM25_DIR, gen_dir
 
 __all__ = ["CheckReport", "Damage", "check_index"]
 

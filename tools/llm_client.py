@@ -50,9 +50,9 @@ from tenacity import (
     wait_random_exponential,
 )
 
-from tools.errors import LLMError, TraceError
-from tools.llm_config import LLMConfig
-from tools.llm_recording import EXCHANGE, Capture, LLMRecorder, Record, response_text, summarize
+from evidence_loop.tools.errors import LLMError, TraceError
+from evidence_loop.tools.llm_config import LLMConfig
+from evidence_loop.tools.llm_recording import EXCHANGE, Capture, LLMRecorder, Record, response_text, summarize
 
 
 def is_transient(error: BaseException) -> bool:

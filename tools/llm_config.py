@@ -13,8 +13,8 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from tools.errors import InputError
-from tools.settings_file import public_settings, read_settings
+from evidence_loop.tools.errors import InputError
+from evidence_loop.tools.settings_file import public_settings, read_settings
 
 
 @dataclass(frozen=True, slots=True, repr=False)

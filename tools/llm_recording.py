@@ -27,7 +27,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from tools.settings_file import without_query
+from evidence_loop.tools.settings_file import without_query
 
 Record = dict[str, Any]
 

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from tools.types import Unit
+from evidence_loop.tools.types import Unit
 
 # About a long help-centre article; a longer section is cut so that one dense manual chapter does
 # not lift every unit in it.

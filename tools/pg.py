@@ -24,9 +24,9 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from tools import vectors
-from tools.errors import IndexStateError, StoreUnavailableError
-from tools.sql import Rows
+from evidence_loop.tools import vectors
+from evidence_loop.tools.errors import IndexStateError, StoreUnavailableError
+from evidence_loop.tools.sql import Rows
 
 if TYPE_CHECKING:
     import psycopg

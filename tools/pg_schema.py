@@ -19,9 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from tools.errors import IndexStateError
-from tools.pg import PgConnection, redact
-from tools.sql import Db
+from evidence_loop.tools.errors import IndexStateError
+from evidence_loop.tools.pg import PgConnection, redact
+from evidence_loop.tools.sql import Db
 
 if TYPE_CHECKING:
     import psycopg

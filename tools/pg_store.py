@@ -29,17 +29,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from tools.calibration import CorpusScale, write_scale
-from tools.embedder import Embedder
-from tools.errors import EvidenceLoopError
-from tools.pg import CONNECT_TIMEOUT_S, PgConnection, connect, redact, unavailable
-from tools.pg_schema import CHANNEL, WRITE_LOCK, check_schema
-from tools.schema import read_generation, write_generation
-from tools.snapshot import CorpusView, Snapshot, VersionInfo, VersionSource
-from tools.sql import Db
-from tools.store import Checkpoint, EmbedProgress, Store
-from tools.types import ParsedDocument, Section, Unit
-from tools.views import _LIVE, read_parsed, read_version_info
+from evidence_loop.tools.calibration import CorpusScale, write_scale
+from evidence_loop.tools.embedder import Embedder
+from evidence_loop.tools.errors import EvidenceLoopError
+from evidence_loop.tools.pg import CONNECT_TIMEOUT_S, PgConnection, connect, redact, unavailable
+from evidence_loop.tools.pg_schema import CHANNEL, WRITE_LOCK, check_schema
+from evidence_loop.tools.schema import read_generation, write_generation
+from evidence_loop.tools.snapshot import CorpusView, Snapshot, VersionInfo, VersionSource
+from evidence_loop.tools.sql import Db
+from evidence_loop.tools.store import Checkpoint, EmbedProgress, Store
+from evidence_loop.tools.types import ParsedDocument, Section, Unit
+from evidence_loop.tools.views import _LIVE, read_parsed, read_version_info
 
 if TYPE_CHECKING:
     import psycopg

@@ -24,8 +24,8 @@ from typing import Any, Literal
 
 from pydantic import TypeAdapter, ValidationError
 
-from tools.errors import InputError
-from tools.settings_file import first_error, public_settings, read_settings
+from evidence_loop.tools.errors import InputError
+from evidence_loop.tools.settings_file import first_error, public_settings, read_settings
 
 Api = Literal["cohere", "tei"]
 ScoreKind = Literal["auto", "probability", "logit"]

@@ -21,9 +21,9 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from tools.errors import RerankerError
-from tools.rerank_config import RerankConfig, ScoreKind
-from tools.settings_file import without_query
+from evidence_loop.tools.errors import RerankerError
+from evidence_loop.tools.rerank_config import RerankConfig, ScoreKind
+from evidence_loop.tools.settings_file import without_query
 
 TRANSIENT_STATUS = frozenset({408, 429})  # and every 5xx
 Record = dict[str, Any]

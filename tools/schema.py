@@ -27,8 +27,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tools.errors import IndexStateError
-from tools.sql import Db
+from evidence_loop.tools.errors import IndexStateError
+from evidence_loop.tools.sql import Db
 
 # 2: units.tokens hold recall_tokens (words plus CJK bigrams); a version-1 store must be rebuilt.
 SCHEMA_VERSION = 2

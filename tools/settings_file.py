@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from tools.errors import InputError
+from evidence_loop.tools.errors import InputError
 
 
 def read_settings(path: Path, what: str, key_env: str, known: Iterable[str]) -> dict[str, Any]:

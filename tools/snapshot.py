@@ -31,12 +31,12 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from tools.dense import DenseIndex, QuestionSimilarities, UnitCosines, rrf
-from tools.embedder import EmbedderIdentity, Vectors
-from tools.index import RecallIndex, Rows, Scores, top_k
-from tools.passages import PassageIds, passage_count
-from tools.tokenize import recall_tokens
-from tools.types import Hit, ParsedDocument, Unit
+from evidence_loop.tools.dense import DenseIndex, QuestionSimilarities, UnitCosines, rrf
+from evidence_loop.tools.embedder import EmbedderIdentity, Vectors
+from evidence_loop.tools.index import RecallIndex, Rows, Scores, top_k
+from evidence_loop.tools.passages import PassageIds, passage_count
+from evidence_loop.tools.tokenize import recall_tokens
+from evidence_loop.tools.types import Hit, ParsedDocument, Unit
 
 _PARSED_CACHE = 4096
 _SCOPE_CACHE = 256

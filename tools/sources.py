@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 
-from tools.errors import (
+from evidence_loop.tools.errors import (
     DecodeError,
     DocumentTooLargeError,
     InputError,
@@ -46,7 +46,7 @@ from tools.errors import (
     UnsupportedFormatError,
     VersionClashError,
 )
-from tools.types import DOC_FORMATS, DocFormat, DocumentInput, doc_id_fault
+from evidence_loop.tools.types import DOC_FORMATS, DocFormat, DocumentInput, doc_id_fault
 
 __all__ = [
     "FILE_FORMATS",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol, TypeVar
 
-from tools.snapshot import VersionSource
+from evidence_loop.tools.snapshot import VersionSource
 
 T = TypeVar("T")
 

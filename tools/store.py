@@ -34,15 +34,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from tools import generation as gen
-from tools import vectors
-from tools.calibration import CorpusScale, read_scale, write_scale
-from tools.embedder import Embedder
-from tools.errors import EmbedderError, IndexStateError, NotFoundError
-from tools.generation import BM25_DIR, PASSAGES_DIR, gen_dir
-from tools.index import RecallIndex
-from tools.ingest import Tally, apply_document, retire_document
-from tools.schema import (
+from evidence_loop.tools import generation as gen
+from evidence_loop.tools import vectors
+from evidence_loop.tools.calibration import CorpusScale, read_scale, write_scale
+from evidence_loop.tools.embedder import Embedder
+from evidence_loop.tools.errors import EmbedderError, IndexStateError, NotFoundError
+from evidence_loop.tools.generation import BM25_DIR, PASSAGES_DIR, gen_dir
+from evidence_loop.tools.index import RecallIndex
+from evidence_loop.tools.ingest import Tally, apply_document, retire_document
+from evidence_loop.tools.schema import (
     DB_NAME,
     check_schema,
     connect,
@@ -51,10 +51,10 @@ from tools.schema import (
     read_generation,
     write_generation,
 )
-from tools.snapshot import CorpusView, Snapshot, VersionSource, fingerprint
-from tools.sql import Db, Source
-from tools.types import DocumentInput
-from tools.views import DbSource, DocumentInfo, load_view, read_documents
+from evidence_loop.tools.snapshot import CorpusView, Snapshot, VersionSource, fingerprint
+from evidence_loop.tools.sql import Db, Source
+from evidence_loop.tools.types import DocumentInput
+from evidence_loop.tools.views import DbSource, DocumentInfo, load_view, read_documents
 
 __all__ = ["BM25_DIR", "PASSAGES_DIR", "DocumentInfo", "IngestReport", "Snapshot", "Store", "gen_dir"]
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tools.embedder import Embedder
-from tools.pg import is_url
-from tools.store import EmbedProgress, Store
+from evidence_loop.tools.embedder import Embedder
+from evidence_loop.tools.pg import is_url
+from evidence_loop.tools.store import EmbedProgress, Store
 
 Location = str | Path
 
@@ -32,7 +32,7 @@ def open_store(
     """The store at ``location``; ``create`` and ``rebuild_index`` concern folders only (a database
     is created by ``evloop migrate``, and its indexes live in each replica's memory)."""
     if is_url(location):
-        from tools.pg_store import PgStore
+        from evidence_loop.tools.pg_store import PgStore
 
         return PgStore.open(str(location), embedder=embedder, reembed=reembed, embed_progress=embed_progress)
     return Store.open(

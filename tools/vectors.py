@@ -20,10 +20,10 @@ from pathlib import Path
 
 import numpy as np
 
-from tools.embedder import Embedder, EmbedderIdentity, Vectors
-from tools.errors import EmbedderError, IndexStateError
-from tools.snapshot import CorpusView
-from tools.sql import Db
+from evidence_loop.tools.embedder import Embedder, EmbedderIdentity, Vectors
+from evidence_loop.tools.errors import EmbedderError, IndexStateError
+from evidence_loop.tools.snapshot import CorpusView
+from evidence_loop.tools.sql import Db
 
 VECTORS_FILE = "vectors.npy"
 IDENTITY_FILE = "vectors.json"

@@ -17,12 +17,12 @@ from typing import Any, TypeVar, cast
 
 import numpy as np
 
-from tools.errors import NotFoundError
-from tools.passages import passage_ids
-from tools.schema import database_errors
-from tools.snapshot import CorpusView, VersionInfo
-from tools.sql import Db
-from tools.types import DocFormat, ParsedDocument, Section, Unit, UnitKind
+from evidence_loop.tools.errors import NotFoundError
+from evidence_loop.tools.passages import passage_ids
+from evidence_loop.tools.schema import database_errors
+from evidence_loop.tools.snapshot import CorpusView, VersionInfo
+from evidence_loop.tools.sql import Db
+from evidence_loop.tools.types import DocFormat, ParsedDocument, Section, Unit, UnitKind
 
 T = TypeVar("T")
 

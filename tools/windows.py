@@ -12,7 +12,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from tools.types import Hit, ParsedDocument, Unit
+from evidence_loop.tools.types import Hit, ParsedDocument, Unit
 
 
 @dataclass(frozen=True, slots=True)

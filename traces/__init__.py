@@ -17,13 +17,13 @@ Where things are:
 This package imports neither ``agent`` nor ``policies``.
 """
 
-from traces.diff import ABSENT, DEFAULT_VOLATILE, Divergence, first_divergence
-from traces.hashing import canonical_json, digest, event_hash, record_hash
-from traces.manifest import MANIFEST_NAME, FinishedRun, read_manifest
-from traces.reader import parse_trace, read_trace
-from traces.render import render_list, render_timeline
-from traces.retention import PruneReport, prune
-from traces.schema import (
+from evidence_loop.traces.diff import ABSENT, DEFAULT_VOLATILE, Divergence, first_divergence
+from evidence_loop.traces.hashing import canonical_json, digest, event_hash, record_hash
+from evidence_loop.traces.manifest import MANIFEST_NAME, FinishedRun, read_manifest
+from evidence_loop.traces.reader import parse_trace, read_trace
+from evidence_loop.traces.render import render_list, render_timeline
+from evidence_loop.traces.retention import PruneReport, prune
+from evidence_loop.traces.schema import (
     SCHEMA_VERSION,
     CorpusInfo,
     Trace,
@@ -33,10 +33,10 @@ from traces.schema import (
     TraceSummary,
     utc_timestamp,
 )
-from traces.steps import STEP_KINDS, TraceStep, parse_step
-from traces.store import TraceStore
-from traces.verify import HEADER_SEQ, VerifyResult, verify
-from traces.writer import TraceWriter
+from evidence_loop.traces.steps import STEP_KINDS, TraceStep, parse_step
+from evidence_loop.traces.store import TraceStore
+from evidence_loop.traces.verify import HEADER_SEQ, VerifyResult, verify
+from evidence_loop.traces.writer import TraceWriter
 
 __all__ = [
     "ABSENT",

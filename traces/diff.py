@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from traces.hashing import child_path
-from traces.steps import TraceStep
+from evidence_loop.traces.hashing import child_path
+from evidence_loop.traces.steps import TraceStep
 
 DEFAULT_VOLATILE: Final = frozenset(
     {

@@ -30,14 +30,14 @@ from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tools.errors import InputError, NotFoundError, TraceError
-from tools.pg import connect, unavailable
-from traces.reader import parse_trace
-from traces.retention import PruneReport
-from traces.schema import Trace, TraceHeader, TraceSummary
-from traces.store import TraceStore, _check_run_id, _short_question
-from traces.verify import HEADER_SEQ, VerifyResult, verify
-from traces.writer import TraceWriter, seal_header
+from evidence_loop.tools.errors import InputError, NotFoundError, TraceError
+from evidence_loop.tools.pg import connect, unavailable
+from evidence_loop.traces.reader import parse_trace
+from evidence_loop.traces.retention import PruneReport
+from evidence_loop.traces.schema import Trace, TraceHeader, TraceSummary
+from evidence_loop.traces.store import TraceStore, _check_run_id, _short_question
+from evidence_loop.traces.verify import HEADER_SEQ, VerifyResult, verify
+from evidence_loop.traces.writer import TraceWriter, seal_header
 
 if TYPE_CHECKING:
     import psycopg

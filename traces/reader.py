@@ -21,8 +21,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from tools.errors import NotFoundError, TraceError
-from traces.schema import SCHEMA_VERSION, Trace, TraceEvent, TraceFooter, TraceHeader
+from evidence_loop.tools.errors import NotFoundError, TraceError
+from evidence_loop.traces.schema import SCHEMA_VERSION, Trace, TraceEvent, TraceFooter, TraceHeader
 
 
 class _BadRecord(ValueError):

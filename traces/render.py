@@ -10,8 +10,8 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from traces.schema import Trace, TraceEvent, TraceSummary
-from traces.steps import (
+from evidence_loop.traces.schema import Trace, TraceEvent, TraceSummary
+from evidence_loop.traces.steps import (
     AbortedStep,
     CheckedStep,
     ConflictStep,

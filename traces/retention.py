@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 
-from tools.errors import InputError
-from traces.store import TraceStore
+from evidence_loop.tools.errors import InputError
+from evidence_loop.traces.store import TraceStore
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,8 +38,8 @@ from pydantic import (
     model_validator,
 )
 
-from traces.hashing import digest
-from traces.steps import TraceStep
+from evidence_loop.traces.hashing import digest
+from evidence_loop.traces.steps import TraceStep
 
 SCHEMA_VERSION: Final = 1
 

@@ -22,12 +22,19 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime
 from pathlib import Path
 
-from tools.errors import InputError, NotFoundError, TraceError
-from traces.manifest import FinishedRun, append_finished, read_manifest
-from traces.reader import read_trace
-from traces.schema import RUN_ID_PATTERN, Trace, TraceFooter, TraceHeader, TraceSummary, utc_timestamp
-from traces.verify import HEADER_SEQ, VerifyResult, verify
-from traces.writer import Fsync, TraceWriter, seal_header
+from evidence_loop.tools.errors import InputError, NotFoundError, TraceError
+from evidence_loop.traces.manifest import FinishedRun, append_finished, read_manifest
+from evidence_loop.traces.reader import read_trace
+from evidence_loop.traces.schema import (
+    RUN_ID_PATTERN,
+    Trace,
+    TraceFooter,
+    TraceHeader,
+    TraceSummary,
+    utc_timestamp,
+)
+from evidence_loop.traces.verify import HEADER_SEQ, VerifyResult, verify
+from evidence_loop.traces.writer import Fsync, TraceWriter, seal_header
 
 QUESTION_CHARS = 80
 _RUN_ID = re.compile(RUN_ID_PATTERN)

@@ -23,8 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from traces.hashing import digest, event_hash, record_hash
-from traces.schema import Trace
+from evidence_loop.traces.hashing import digest, event_hash, record_hash
+from evidence_loop.traces.schema import Trace
 
 HEADER_SEQ = -1
 """``first_bad_seq`` of a failure in the header."""

@@ -16,10 +16,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, BinaryIO, Self
 
-from tools.errors import TraceError
-from traces.hashing import event_hash_of_text, plain_canonical_json, sha256_hex
-from traces.schema import SCHEMA_VERSION, TraceFooter, TraceHeader
-from traces.steps import AbortedStep, TraceStep
+from evidence_loop.tools.errors import TraceError
+from evidence_loop.traces.hashing import event_hash_of_text, plain_canonical_json, sha256_hex
+from evidence_loop.traces.schema import SCHEMA_VERSION, TraceFooter, TraceHeader
+from evidence_loop.traces.steps import AbortedStep, TraceStep
 
 Fsync = Callable[[int], None]
 FinishHook = Callable[[Path, TraceHeader, TraceFooter, int], None]

@@ -14,8 +14,8 @@ Where things are:
     routes_traces.py     GET /v1/traces/{run_id}, .../verify, POST .../replay
 """
 
-from agent.api.app import create_app
-from agent.api.auth import Caller, Keyring
-from agent.api.limits import Limits
+from evidence_loop.agent.api.app import create_app
+from evidence_loop.agent.api.auth import Caller, Keyring
+from evidence_loop.agent.api.limits import Limits
 
 __all__ = ["Caller", "Keyring", "Limits", "create_app"]

@@ -16,17 +16,17 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from starlette.types import ASGIApp
 
-from agent.api import problems
-from agent.api.auth import Keyring
-from agent.api.context import ApiContext, Backend
-from agent.api.limits import BodyLimitMiddleware, Limits
-from agent.api.problems import PROBLEM_JSON, Problem
-from agent.api.routes_ask import ask_router, probe_router
-from agent.api.routes_documents import documents_router
-from agent.api.routes_traces import traces_router
-from agent.api.schemas import DocumentBatch, DocumentIn
-from agent.tracing import code_version
-from tools.pg import is_url
+from evidence_loop.agent.api import problems
+from evidence_loop.agent.api.auth import Keyring
+from evidence_loop.agent.api.context import ApiContext, Backend
+from evidence_loop.agent.api.limits import BodyLimitMiddleware, Limits
+from evidence_loop.agent.api.problems import PROBLEM_JSON, Problem
+from evidence_loop.agent.api.routes_ask import ask_router, probe_router
+from evidence_loop.agent.api.routes_documents import documents_router
+from evidence_loop.agent.api.routes_traces import traces_router
+from evidence_loop.agent.api.schemas import DocumentBatch, DocumentIn
+from evidence_loop.agent.tracing import code_version
+from evidence_loop.tools.pg import is_url
 
 TITLE = "evidence-loop"
 DESCRIPTION = """\
@@ -84,7 +84,9 @@ def _openapi_document(app: FastAPI) -> dict[str, Any]:
 
 def from_env() -> FastAPI:
     """The app of one uvicorn worker: opens its own store from the ``EVLOOP_SERVE_*`` environment."""
-    from agent.service import Service  # the worker's own import; keeps this module free of the store
+    from evidence_loop.agent.service import (
+        Service,
+    )  # the worker's own import; keeps this module free of the store
 
     keys_path = os.environ.get(ENV_KEYS, "")
     limits = Limits(**json.loads(os.environ.get(ENV_LIMITS, "{}")))

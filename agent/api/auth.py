@@ -23,7 +23,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from tools.errors import InputError
+from evidence_loop.tools.errors import InputError
 
 Scope = Literal["ask", "ingest", "audit"]
 SCOPES: tuple[Scope, ...] = ("ask", "ingest", "audit")

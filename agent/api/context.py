@@ -10,15 +10,15 @@ import anyio.to_thread
 from fastapi import Depends
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from agent.api.auth import LOCAL, Caller, Keyring, Scope
-from agent.api.limits import Limits
-from agent.api.problems import ApiProblem
-from agent.outcome import Outcome
-from agent.replay import ReplayReport
-from tools.snapshot import Snapshot
-from tools.store import DocumentInfo, IngestReport
-from tools.types import DocumentInput
-from traces import Trace, TraceStore, VerifyResult
+from evidence_loop.agent.api.auth import LOCAL, Caller, Keyring, Scope
+from evidence_loop.agent.api.limits import Limits
+from evidence_loop.agent.api.problems import ApiProblem
+from evidence_loop.agent.outcome import Outcome
+from evidence_loop.agent.replay import ReplayReport
+from evidence_loop.tools.snapshot import Snapshot
+from evidence_loop.tools.store import DocumentInfo, IngestReport
+from evidence_loop.tools.types import DocumentInput
+from evidence_loop.traces import Trace, TraceStore, VerifyResult
 
 T = TypeVar("T")
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agent.api.problems import PROBLEM_JSON
-from agent.service import MAX_QUESTION_CHARS
+from evidence_loop.agent.api.problems import PROBLEM_JSON
+from evidence_loop.agent.service import MAX_QUESTION_CHARS
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from tools.errors import (
+from evidence_loop.tools.errors import (
     DeadlineExceeded,
     DecodeError,
     DocumentTooLargeError,

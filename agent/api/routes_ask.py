@@ -5,13 +5,13 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends
 
-from agent.api.auth import Caller, GroupsNotGranted, narrow
-from agent.api.context import ApiContext, require
-from agent.api.problems import PROBLEM_RESPONSES, ApiProblem
-from agent.api.schemas import AskOptions, AskRequest, Health, Ready
-from agent.outcome import Outcome
-from agent.service import check_question
-from tools.errors import EvidenceLoopError
+from evidence_loop.agent.api.auth import Caller, GroupsNotGranted, narrow
+from evidence_loop.agent.api.context import ApiContext, require
+from evidence_loop.agent.api.problems import PROBLEM_RESPONSES, ApiProblem
+from evidence_loop.agent.api.schemas import AskOptions, AskRequest, Health, Ready
+from evidence_loop.agent.outcome import Outcome
+from evidence_loop.agent.service import check_question
+from evidence_loop.tools.errors import EvidenceLoopError
 
 READY_PROBE = "ready"
 

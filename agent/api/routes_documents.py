@@ -16,14 +16,14 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 
-from agent.api.auth import Caller
-from agent.api.context import ApiContext, require
-from agent.api.problems import PROBLEM_RESPONSES, ApiProblem
-from agent.api.schemas import DocumentList, DocumentOut, IngestOut, Skipped
-from agent.api.uploads import read_documents
-from tools.errors import NotFoundError
-from tools.store import DocumentInfo
-from tools.types import DocumentInput
+from evidence_loop.agent.api.auth import Caller
+from evidence_loop.agent.api.context import ApiContext, require
+from evidence_loop.agent.api.problems import PROBLEM_RESPONSES, ApiProblem
+from evidence_loop.agent.api.schemas import DocumentList, DocumentOut, IngestOut, Skipped
+from evidence_loop.agent.api.uploads import read_documents
+from evidence_loop.tools.errors import NotFoundError
+from evidence_loop.tools.store import DocumentInfo
+from evidence_loop.tools.types import DocumentInput
 
 _REF = "#/components/schemas/{}"
 # The body is read by hand (three content types share one path), so OpenAPI is told its shape here.

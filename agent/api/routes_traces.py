@@ -13,13 +13,13 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path
 
-from agent.api.auth import Caller
-from agent.api.context import ApiContext, require
-from agent.api.problems import PROBLEM_RESPONSES, ApiProblem
-from agent.api.schemas import ReplayOut, TraceOut, VerifyOut
-from tools.errors import NotFoundError, TamperedTraceError
-from traces import Trace
-from traces.schema import RUN_ID_PATTERN
+from evidence_loop.agent.api.auth import Caller
+from evidence_loop.agent.api.context import ApiContext, require
+from evidence_loop.agent.api.problems import PROBLEM_RESPONSES, ApiProblem
+from evidence_loop.agent.api.schemas import ReplayOut, TraceOut, VerifyOut
+from evidence_loop.tools.errors import NotFoundError, TamperedTraceError
+from evidence_loop.traces import Trace
+from evidence_loop.traces.schema import RUN_ID_PATTERN
 
 RunId = Annotated[str, Path(pattern=RUN_ID_PATTERN, description="the run_id of an outcome")]
 

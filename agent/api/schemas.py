@@ -12,8 +12,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
-from tools.types import DocFormat, DocumentInput
-from traces.schema import TraceEvent, TraceFooter, TraceHeader
+from evidence_loop.tools.types import DocFormat, DocumentInput
+from evidence_loop.traces.schema import TraceEvent, TraceFooter, TraceHeader
 
 GROUP_NAME = r"^[^\s,]{1,64}$"
 # Deeper than any real document's metadata, shallow enough to be walked, stored and read back safely.

@@ -21,11 +21,11 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 from starlette.datastructures import UploadFile
 
-from agent.api.problems import ApiProblem, unreadable_json
-from agent.api.schemas import DocumentBatch, DocumentIn
-from tools.errors import DecodeError, UnsupportedFormatError
-from tools.sources import FILE_FORMATS, html_title, markdown_title
-from tools.types import DocumentInput
+from evidence_loop.agent.api.problems import ApiProblem, unreadable_json
+from evidence_loop.agent.api.schemas import DocumentBatch, DocumentIn
+from evidence_loop.tools.errors import DecodeError, UnsupportedFormatError
+from evidence_loop.tools.sources import FILE_FORMATS, html_title, markdown_title
+from evidence_loop.tools.types import DocumentInput
 
 JSON_TYPES = ("application/json",)
 LINES_TYPES = ("application/x-ndjson", "application/jsonl", "application/json-lines")

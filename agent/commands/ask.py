@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from agent.commands.common import Subparsers, add_command, add_index_option, parse_groups
-from agent.commands.session import add_policy_option, add_trace_options, open_service
-from agent.render import render_outcome
+from evidence_loop.agent.commands.common import Subparsers, add_command, add_index_option, parse_groups
+from evidence_loop.agent.commands.session import add_policy_option, add_trace_options, open_service
+from evidence_loop.agent.render import render_outcome
 
 DESCRIPTION = """\
 Gather evidence for a question and print the outcome: a grounded answer with numbered citations

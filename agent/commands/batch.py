@@ -5,9 +5,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from agent.commands.common import Subparsers, add_command, add_index_option, progress_bar, want_progress
-from agent.commands.session import add_policy_option, add_trace_options, open_service
-from agent.evaluate import answer_all, read_questions, write_jsonl
+from evidence_loop.agent.commands.common import (
+    Subparsers,
+    add_command,
+    add_index_option,
+    progress_bar,
+    want_progress,
+)
+from evidence_loop.agent.commands.session import add_policy_option, add_trace_options, open_service
+from evidence_loop.agent.evaluate import answer_all, read_questions, write_jsonl
 
 DESCRIPTION = """\
 Answer every question of a questions.jsonl file (one JSON object a line with `id`, `question`, and

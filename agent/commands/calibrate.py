@@ -7,8 +7,8 @@ import json
 import tempfile
 from pathlib import Path
 
-from agent.calibrate import FEATURES, Row, auc, fit_judge, labelled_rows, refresh_scale
-from agent.commands.common import (
+from evidence_loop.agent.calibrate import FEATURES, Row, auc, fit_judge, labelled_rows, refresh_scale
+from evidence_loop.agent.commands.common import (
     Subparsers,
     add_command,
     add_embed_cache_option,
@@ -18,13 +18,13 @@ from agent.commands.common import (
     open_store,
     resolve_location,
 )
-from agent.commands.session import add_policy_option, policy_from_args
-from agent.controller import Controller
-from agent.evaluate import ingest_set, read_questions
-from policies.config import Policy
-from policies.judge_model import JudgeModel
-from tools.embedder import Embedder
-from tools.errors import InputError
+from evidence_loop.agent.commands.session import add_policy_option, policy_from_args
+from evidence_loop.agent.controller import Controller
+from evidence_loop.agent.evaluate import ingest_set, read_questions
+from evidence_loop.policies.config import Policy
+from evidence_loop.policies.judge_model import JudgeModel
+from evidence_loop.tools.embedder import Embedder
+from evidence_loop.tools.errors import InputError
 
 DESCRIPTION = """\
 Calibrate the answer-or-refuse decision (the sufficiency judge, see the README).

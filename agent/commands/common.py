@@ -11,16 +11,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeAlias
 
-from policies.config import Policy
-from tools import windows
-from tools.embed_config import EmbedConfig
-from tools.embedder import Embedder, build_embedder
-from tools.errors import InputError
-from tools.pg import is_url, redact
-from tools.snapshot import Snapshot
-from tools.store import IngestReport, Store
-from tools.stores import Location, open_store
-from tools.types import Hit
+from evidence_loop.policies.config import Policy
+from evidence_loop.tools import windows
+from evidence_loop.tools.embed_config import EmbedConfig
+from evidence_loop.tools.embedder import Embedder, build_embedder
+from evidence_loop.tools.errors import InputError
+from evidence_loop.tools.pg import is_url, redact
+from evidence_loop.tools.snapshot import Snapshot
+from evidence_loop.tools.store import IngestReport, Store
+from evidence_loop.tools.stores import Location, open_store
+from evidence_loop.tools.types import Hit
 
 INDEX_ENV = "EVLOOP_INDEX"
 STORE_ENV = "EVLOOP_STORE_URL"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from agent.commands.common import (
+from evidence_loop.agent.commands.common import (
     Subparsers,
     add_command,
     add_index_option,

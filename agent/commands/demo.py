@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from agent.commands.common import (
+from evidence_loop.agent.commands.common import (
     Subparsers,
     add_command,
     add_index_option,
@@ -13,12 +13,12 @@ from agent.commands.common import (
     resolve_index,
     summary_line,
 )
-from agent.render import render_outcome
-from agent.sample import load_sample_kb
-from agent.service import Service
-from policies.config import Policy
-from tools.embedder import Embedder
-from tools.snapshot import Snapshot
+from evidence_loop.agent.render import render_outcome
+from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.service import Service
+from evidence_loop.policies.config import Policy
+from evidence_loop.tools.embedder import Embedder
+from evidence_loop.tools.snapshot import Snapshot
 
 DESCRIPTION = """\
 Ingest the bundled sample knowledge base (a fictional bilingual help centre: course policies,

@@ -6,7 +6,7 @@ import argparse
 import json
 from dataclasses import asdict
 
-from agent.commands.common import Subparsers, add_command, add_index_option, open_location
+from evidence_loop.agent.commands.common import Subparsers, add_command, add_index_option, open_location
 
 DESCRIPTION = """\
 List the documents in the index: doc_id, current version, every stored version, the number of

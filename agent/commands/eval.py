@@ -7,9 +7,9 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from agent.attribution import attribute, table
-from agent.calibrate import refresh_scale
-from agent.commands.common import (
+from evidence_loop.agent.attribution import attribute, table
+from evidence_loop.agent.calibrate import refresh_scale
+from evidence_loop.agent.commands.common import (
     Subparsers,
     add_command,
     add_embed_cache_option,
@@ -18,15 +18,23 @@ from agent.commands.common import (
     progress_bar,
     want_progress,
 )
-from agent.commands.session import add_policy_option, policy_from_args
-from agent.controller import Controller
-from agent.evaluate import Asker, answer_all, ingest_set, read_questions, score, temp_index, write_jsonl
-from agent.runtime import freeze_heap
-from policies.config import Policy
-from policies.presets import MODES
-from tools.errors import InputError
-from tools.pg import is_url
-from tools.stores import Location
+from evidence_loop.agent.commands.session import add_policy_option, policy_from_args
+from evidence_loop.agent.controller import Controller
+from evidence_loop.agent.evaluate import (
+    Asker,
+    answer_all,
+    ingest_set,
+    read_questions,
+    score,
+    temp_index,
+    write_jsonl,
+)
+from evidence_loop.agent.runtime import freeze_heap
+from evidence_loop.policies.config import Policy
+from evidence_loop.policies.presets import MODES
+from evidence_loop.tools.errors import InputError
+from evidence_loop.tools.pg import is_url
+from evidence_loop.tools.stores import Location
 
 DESCRIPTION = """\
 Evaluate on a set folder in the FORMAT.md shape (corpus.jsonl + questions.jsonl): ingest the corpus

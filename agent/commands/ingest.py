@@ -6,7 +6,7 @@ import argparse
 import math
 from pathlib import Path
 
-from agent.commands.common import (
+from evidence_loop.agent.commands.common import (
     Subparsers,
     add_command,
     add_index_option,
@@ -20,8 +20,8 @@ from agent.commands.common import (
     want_progress,
     warn,
 )
-from tools.errors import InputError
-from tools.sources import SUPPORTED_SUFFIXES, collect
+from evidence_loop.tools.errors import InputError
+from evidence_loop.tools.sources import SUPPORTED_SUFFIXES, collect
 
 DESCRIPTION = """\
 Add documents to the index. Every path is read and checked first; if any input is bad

@@ -12,9 +12,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from agent.api.auth import SCOPES, ApiKey, Keyring, Scope, hash_key, keys_file_json, new_key
-from agent.commands.common import Subparsers, add_command, parse_groups
-from tools.errors import InputError
+from evidence_loop.agent.api.auth import SCOPES, ApiKey, Keyring, Scope, hash_key, keys_file_json, new_key
+from evidence_loop.agent.commands.common import Subparsers, add_command, parse_groups
+from evidence_loop.tools.errors import InputError
 
 DESCRIPTION = """\
 Create, list and remove API keys for `evloop serve --keys KEYS.json`. A key has a name, the

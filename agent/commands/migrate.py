@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import os
 
-from agent.commands.common import STORE_ENV, Subparsers, add_command, shown
-from tools.errors import InputError
-from tools.pg import connect, is_url, unavailable
-from tools.pg_schema import LATEST, migrate
+from evidence_loop.agent.commands.common import STORE_ENV, Subparsers, add_command, shown
+from evidence_loop.tools.errors import InputError
+from evidence_loop.tools.pg import connect, is_url, unavailable
+from evidence_loop.tools.pg_schema import LATEST, migrate
 
 DESCRIPTION = f"""\
 Apply the schema migrations a PostgreSQL store lacks, in order, in one transaction, and print

@@ -6,19 +6,19 @@ import argparse
 import statistics
 from pathlib import Path
 
-from agent.commands.common import (
+from evidence_loop.agent.commands.common import (
     Subparsers,
     add_command,
     add_index_option,
     configured_embedder,
     open_location,
 )
-from agent.commands.trace import trace_store
-from agent.replay import ReplayReport, replay
-from tools.embedder import Embedder
-from tools.errors import InputError, TraceError
-from tools.store import Store
-from traces import TraceStore
+from evidence_loop.agent.commands.trace import trace_store
+from evidence_loop.agent.replay import ReplayReport, replay
+from evidence_loop.tools.embedder import Embedder
+from evidence_loop.tools.errors import InputError, TraceError
+from evidence_loop.tools.store import Store
+from evidence_loop.traces import TraceStore
 
 DESCRIPTION = """\
 Re-run the controller from a trace: with the trace's policy, pinned to the corpus generation it read

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from agent.commands.common import (
+from evidence_loop.agent.commands.common import (
     Subparsers,
     add_command,
     add_index_option,
@@ -16,7 +16,7 @@ from agent.commands.common import (
     parse_groups,
     recall,
 )
-from tools.errors import InputError
+from evidence_loop.tools.errors import InputError
 
 DESCRIPTION = """\
 Show the hit units (sentences, list items, table rows...) that recall finds for a query, best

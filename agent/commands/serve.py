@@ -10,13 +10,20 @@ import os
 from dataclasses import asdict
 from pathlib import Path
 
-from agent.api.app import ENV_INDEX, ENV_KEYS, ENV_LIMITS, ENV_TRACES, create_app
-from agent.api.auth import Keyring
-from agent.api.limits import Limits
-from agent.commands.common import Subparsers, add_command, add_index_option, resolve_location, shown, warn
-from agent.service import Service
-from tools.errors import InputError
-from tools.schema import DB_NAME
+from evidence_loop.agent.api.app import ENV_INDEX, ENV_KEYS, ENV_LIMITS, ENV_TRACES, create_app
+from evidence_loop.agent.api.auth import Keyring
+from evidence_loop.agent.api.limits import Limits
+from evidence_loop.agent.commands.common import (
+    Subparsers,
+    add_command,
+    add_index_option,
+    resolve_location,
+    shown,
+    warn,
+)
+from evidence_loop.agent.service import Service
+from evidence_loop.tools.errors import InputError
+from evidence_loop.tools.schema import DB_NAME
 
 LOOPBACK = "127.0.0.1"
 MAX_PORT = 65535
@@ -129,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
     os.environ[ENV_TRACES] = "off" if args.no_trace else str(args.traces.resolve()) if args.traces else ""
     os.environ[ENV_LIMITS] = json.dumps(asdict(limits))
     uvicorn.run(
-        "agent.api.app:from_env",
+        "evidence_loop.agent.api.app:from_env",
         factory=True,
         host=host,
         port=args.port,

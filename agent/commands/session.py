@@ -6,10 +6,10 @@ import argparse
 import os
 from pathlib import Path
 
-from agent.commands.common import resolve_location
-from agent.service import Service
-from policies.config import POLICY_ENV, Policy, load_policy_file
-from tools.errors import InputError
+from evidence_loop.agent.commands.common import resolve_location
+from evidence_loop.agent.service import Service
+from evidence_loop.policies.config import POLICY_ENV, Policy, load_policy_file
+from evidence_loop.tools.errors import InputError
 
 
 def add_trace_options(parser: argparse.ArgumentParser) -> None:

@@ -9,11 +9,25 @@ from contextlib import contextmanager
 from datetime import UTC, date, datetime
 from pathlib import Path
 
-from agent.commands.common import Subparsers, add_command, add_index_option, resolve_index, resolve_location
-from agent.service import TRACES_SUBDIR
-from tools.errors import InputError, TraceError
-from traces import HEADER_SEQ, TraceStore, VerifyResult, prune, read_trace, render_list, render_timeline
-from traces.pg_store import PgTraceStore
+from evidence_loop.agent.commands.common import (
+    Subparsers,
+    add_command,
+    add_index_option,
+    resolve_index,
+    resolve_location,
+)
+from evidence_loop.agent.service import TRACES_SUBDIR
+from evidence_loop.tools.errors import InputError, TraceError
+from evidence_loop.traces import (
+    HEADER_SEQ,
+    TraceStore,
+    VerifyResult,
+    prune,
+    read_trace,
+    render_list,
+    render_timeline,
+)
+from evidence_loop.traces.pg_store import PgTraceStore
 
 DESCRIPTION = """\
 Read the traces that every run leaves: list runs, show one as a readable timeline (what was

@@ -9,11 +9,11 @@ from typing import Any, Protocol
 
 from fastapi.testclient import TestClient
 
-from agent.api import Keyring, Limits, create_app
-from agent.api.auth import ApiKey, Scope, hash_key
-from agent.sample import load_sample_kb
-from agent.service import Service
-from tools.types import DocumentInput
+from evidence_loop.agent.api import Keyring, Limits, create_app
+from evidence_loop.agent.api.auth import ApiKey, Scope, hash_key
+from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.service import Service
+from evidence_loop.tools.types import DocumentInput
 
 
 class Reply(Protocol):

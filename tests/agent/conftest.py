@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from agent.sample import load_sample_kb
-from agent.service import Service
+from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.service import Service
+from evidence_loop.tools.snapshot import Snapshot
+from evidence_loop.tools.store import Store
 from tests.agent.api_support import api_client, open_sample
-from tools.snapshot import Snapshot
-from tools.store import Store
 
 
 @pytest.fixture(scope="module")

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import uvicorn
 
-from agent.api import Limits, create_app
-from agent.api.auth import Keyring
-from agent.service import Service
+from evidence_loop.agent.api import Limits, create_app
+from evidence_loop.agent.api.auth import Keyring
+from evidence_loop.agent.service import Service
+from evidence_loop.tools.pg_store import PgStore
 from tests.damage_support import kill_at
-from tools.pg_store import PgStore
 
 
 def main(argv: list[str]) -> None:

@@ -12,12 +12,12 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
-from agent.runtime import Deps
-from agent.sample import load_sample_kb
-from agent.service import Service
-from tools.store import Store
-from tools.types import DocumentInput
-from traces import TraceStore
+from evidence_loop.agent.runtime import Deps
+from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.service import Service
+from evidence_loop.tools.store import Store
+from evidence_loop.tools.types import DocumentInput
+from evidence_loop.traces import TraceStore
 
 GOLDEN = Path(__file__).parent / "golden"
 FIXED_TIME = datetime(2026, 11, 1, 8, 0, tzinfo=UTC)

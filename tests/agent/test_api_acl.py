@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from agent.api.auth import Caller
-from agent.sample import load_sample_kb
+from evidence_loop.agent.api.auth import Caller
+from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.tools.parse import parse_document
+from evidence_loop.tools.types import DocumentInput
 from tests.agent.api_support import Key, api_client, open_sample
-from tools.parse import parse_document
-from tools.types import DocumentInput
 
 EXTRA = (
     DocumentInput(

@@ -9,12 +9,12 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from agent.api import Limits
-from agent.outcome import Citation, Conflict, ConflictSide, Outcome
-from agent.runtime import ConflictReport, Recorder
-from agent.service import Service
-from policies.question import Question
-from policies.types import EvidenceView
+from evidence_loop.agent.api import Limits
+from evidence_loop.agent.outcome import Citation, Conflict, ConflictSide, Outcome
+from evidence_loop.agent.runtime import ConflictReport, Recorder
+from evidence_loop.agent.service import Service
+from evidence_loop.policies.question import Question
+from evidence_loop.policies.types import EvidenceView
 from tests.agent.api_support import ADMIN, INGEST_PUBLIC, PUBLIC, STAFF, Key, Reply, api_client, open_sample
 
 PROBLEM = "application/problem+json"

@@ -7,8 +7,8 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from agent.api import Limits
-from agent.service import Service
+from evidence_loop.agent.api import Limits
+from evidence_loop.agent.service import Service
 from tests.agent.api_support import (
     ADMIN,
     INGEST_PUBLIC,

@@ -24,8 +24,8 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from agent.api import Limits, create_app
-from agent.service import Service
+from evidence_loop.agent.api import Limits, create_app
+from evidence_loop.agent.service import Service
 from tests.agent.api_support import ALL_KEYS, STAFF, Key, keyring, open_sample
 
 PROBLEM = "application/problem+json"

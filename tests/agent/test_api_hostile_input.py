@@ -20,10 +20,10 @@ import pytest
 import uvicorn
 from fastapi.testclient import TestClient
 
-from agent.api import Limits, create_app
-from agent.api.problems import problem_response
-from agent.outcome import Outcome
-from agent.service import Service
+from evidence_loop.agent.api import Limits, create_app
+from evidence_loop.agent.api.problems import problem_response
+from evidence_loop.agent.outcome import Outcome
+from evidence_loop.agent.service import Service
 from tests.agent.api_support import ADMIN, STAFF, Key, keyring, open_sample
 
 PROBLEM = "application/problem+json"

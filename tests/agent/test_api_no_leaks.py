@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from agent.sample import load_sample_kb
-from agent.service import Service
+from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.service import Service
+from evidence_loop.tools.types import DocumentInput
 from tests.agent.api_support import (
     ADMIN,
     INGEST_PUBLIC,
@@ -23,7 +24,6 @@ from tests.agent.api_support import (
     api_client,
     open_sample,
 )
-from tools.types import DocumentInput
 
 KESTREL = DocumentInput(
     "refund-approvals-staff",

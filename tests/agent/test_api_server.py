@@ -20,10 +20,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from agent.api.auth import Keyring, hash_key
-from agent.cli import main
-from agent.sample import load_sample_kb
-from agent.service import Service
+from evidence_loop.agent.api.auth import Keyring, hash_key
+from evidence_loop.agent.cli import main
+from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.service import Service
 
 # Only a bound for a server that never comes up: the wait ends as soon as every worker is ready.
 STARTUP_SECONDS = 240
@@ -58,7 +58,7 @@ def start(
     key: str = "",
     workers: int = 1,
     env: dict[str, str] | None = None,
-    program: Sequence[str] = ("-m", "agent.cli", "serve"),
+    program: Sequence[str] = ("-m", "evidence_loop.agent.cli", "serve"),
 ) -> Iterator[Server]:
     """Run ``evloop serve`` (or ``program``) with ``args`` until the test ends; wait until every
     worker is ready."""
@@ -301,7 +301,7 @@ def test_a_worker_imports_no_llm_library_while_no_model_is_configured(tmp_path: 
     # What a worker imports (the CLI is its __main__) and does before it serves; pydantic-ai and
     # openai alone were most of a worker's start-up, for a conflict adjudicator it did not use.
     start_worker = (
-        "import sys, pathlib, agent.cli, agent.api.app\n"
+        "import sys, pathlib, evidence_loop.agent.cli, evidence_loop.agent.api.app\n"
         "from agent.service import Service\n"
         "Service.open(pathlib.Path(sys.argv[1]), create=True).settle()\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'pydantic_ai', 'openai'}))\n"

@@ -6,7 +6,7 @@ import json
 
 from fastapi.testclient import TestClient
 
-from agent.service import Service
+from evidence_loop.agent.service import Service
 from tests.agent.api_support import (
     AUDIT_PUBLIC,
     AUDIT_STAFF,

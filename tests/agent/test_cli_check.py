@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from agent.cli import main
-from agent.sample import load_sample_kb
-from agent.service import Service
+from evidence_loop.agent.cli import main
+from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.service import Service
+from evidence_loop.tools.store import Store
 from tests.agent.api_support import PUBLIC, api_client
 from tests.damage_support import flip_byte, flip_units_page
-from tools.store import Store
 
 Capture = pytest.CaptureFixture[str]
 NPY = Path("bm25") / "gen-000001" / "data.csc.index.npy"
@@ -113,7 +113,7 @@ def test_a_flipped_byte_in_the_database_prints_no_traceback_from_the_real_comman
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
 
     done = subprocess.run(
-        [sys.executable, "-m", "agent.cli", "search", "保修", "--index", str(index)],
+        [sys.executable, "-m", "evidence_loop.agent.cli", "search", "保修", "--index", str(index)],
         capture_output=True,
         text=True,
         env=env,

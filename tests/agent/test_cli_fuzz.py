@@ -29,9 +29,9 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
-from agent.cli import build_parser, main
-from agent.sample import load_sample_kb
-from tools.store import Store
+from evidence_loop.agent.cli import build_parser, main
+from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.tools.store import Store
 
 EXAMPLES = int(os.environ.get("EVLOOP_CLI_FUZZ_EXAMPLES", "120"))
 SEED = int(os.environ.get("EVLOOP_CLI_FUZZ_SEED", "11"))

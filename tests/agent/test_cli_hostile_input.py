@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.cli import _report, main
-from tools.errors import IndexStateError
+from evidence_loop.agent.cli import _report, main
+from evidence_loop.tools.errors import IndexStateError
 
 Capture = pytest.CaptureFixture[str]
 NOT_UTF8 = os.fsdecode(b"\xff warranty")  # what Python makes of the argv bytes b"\xff warranty"

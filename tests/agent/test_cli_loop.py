@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from agent.cli import main
-from agent.sample import load_sample_kb
-from tools.store import Store
+from evidence_loop.agent.cli import main
+from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.tools.store import Store
 
 Capture = pytest.CaptureFixture[str]
 

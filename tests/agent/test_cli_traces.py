@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from agent.cli import main
-from agent.sample import load_sample_kb
+from evidence_loop.agent.cli import main
+from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.tools.store import Store
+from evidence_loop.traces import TraceStore
 from tests.agent.golden_runs import GOLDEN, RUNS
-from tools.store import Store
-from traces import TraceStore
 
 Capture = pytest.CaptureFixture[str]
 QUESTIONS = ("LM-S10 的整机保修期是多久？", "How do I return a device?", "满多少元可以免费配送？")

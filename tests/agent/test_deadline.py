@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from agent.api import Limits
-from agent.controller import Controller
-from agent.runtime import Deps
-from agent.service import Service
-from policies.config import Policy
+from evidence_loop.agent.api import Limits
+from evidence_loop.agent.controller import Controller
+from evidence_loop.agent.runtime import Deps
+from evidence_loop.agent.service import Service
+from evidence_loop.policies.config import Policy
+from evidence_loop.tools.errors import DeadlineExceeded, InputError
+from evidence_loop.tools.snapshot import Snapshot
+from evidence_loop.tools.store import Store
+from evidence_loop.traces.steps import AbortedStep
 from tests.agent.api_support import PUBLIC, api_client, open_sample
-from tools.errors import DeadlineExceeded, InputError
-from tools.snapshot import Snapshot
-from tools.store import Store
-from traces.steps import AbortedStep
 
 RESCHEDULE_ZH = "我的常规班已经开课了，还能免费改期一次吗？"
 WARRANTY_EN = "How long is the whole-unit warranty for the LM-S10?"

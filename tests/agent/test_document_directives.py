@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from agent.controller import Controller
-from agent.events import decided
-from agent.outcome import Outcome, Signals
-from agent.render import render_outcome
-from agent.sample import load_sample_kb
-from policies.config import ADDED_LATER, Policy
-from tools.snapshot import Snapshot
-from tools.store import Store
-from tools.types import DocumentInput
+from evidence_loop.agent.controller import Controller
+from evidence_loop.agent.events import decided
+from evidence_loop.agent.outcome import Outcome, Signals
+from evidence_loop.agent.render import render_outcome
+from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.policies.config import ADDED_LATER, Policy
+from evidence_loop.tools.snapshot import Snapshot
+from evidence_loop.tools.store import Store
+from evidence_loop.tools.types import DocumentInput
 
 QUESTION_EN = "What is the warranty period of the LM-X200 tablet?"
 QUESTION_ZH = "LM-X200 的整机保修期是多久？"

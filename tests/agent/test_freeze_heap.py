@@ -6,10 +6,10 @@ import gc
 import json
 from pathlib import Path
 
-from agent.cli import main
-from agent.runtime import freeze_heap
-from agent.sample import load_sample_kb
-from tools.store import Store
+from evidence_loop.agent.cli import main
+from evidence_loop.agent.runtime import freeze_heap
+from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.tools.store import Store
 
 
 def test_freeze_heap_moves_the_live_objects_to_the_permanent_generation() -> None:

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from agent.service import Service
-from tools.embed_config import EmbedConfig
-from tools.llm_config import LLMConfig
-from tools.types import DocumentInput
+from evidence_loop.agent.service import Service
+from evidence_loop.tools.embed_config import EmbedConfig
+from evidence_loop.tools.llm_config import LLMConfig
+from evidence_loop.tools.types import DocumentInput
 
 DOC = DocumentInput(
     doc_id="warranty-en", text="# Warranty\n\nThe LM-X200 tablet has a one-year warranty.\n", title="Warranty"

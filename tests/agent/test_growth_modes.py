@@ -6,17 +6,17 @@ from collections.abc import Iterator
 
 import pytest
 
-from agent.controller import Controller
-from agent.growth import Grower
-from agent.outcome import Evidence, Outcome
-from policies.config import Policy
-from policies.presets import Mode
-from policies.question import analyse
-from tools.snapshot import Snapshot
-from tools.store import Store
-from tools.types import DocumentInput, Hit, ParsedDocument
-from tools.windows import Step, Window, char_count, section_ordinals, seed_window
-from traces.steps import SlidStep, TraceStep
+from evidence_loop.agent.controller import Controller
+from evidence_loop.agent.growth import Grower
+from evidence_loop.agent.outcome import Evidence, Outcome
+from evidence_loop.policies.config import Policy
+from evidence_loop.policies.presets import Mode
+from evidence_loop.policies.question import analyse
+from evidence_loop.tools.snapshot import Snapshot
+from evidence_loop.tools.store import Store
+from evidence_loop.tools.types import DocumentInput, Hit, ParsedDocument
+from evidence_loop.tools.windows import Step, Window, char_count, section_ordinals, seed_window
+from evidence_loop.traces.steps import SlidStep, TraceStep
 
 REFUND_ZH = """# 退款政策
 

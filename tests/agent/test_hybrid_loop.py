@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from agent.calibrate import self_calibrate
-from agent.controller import Controller
-from agent.sample import load_sample_kb
-from agent.service import Service
+from evidence_loop.agent.calibrate import self_calibrate
+from evidence_loop.agent.controller import Controller
+from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.service import Service
+from evidence_loop.tools.store import Store
+from evidence_loop.traces.steps import CheckedStep, EmbeddedStep, RecalledStep
 from tests.fake_embedder import FakeEmbedder
-from tools.store import Store
-from traces.steps import CheckedStep, EmbeddedStep, RecalledStep
 
 QUESTIONS = [
     "LM-S10 整机保修多久？",

@@ -12,9 +12,10 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from agent.conflict_check import rules_adjudicator
-from agent.llm_adjudicator import SYSTEM_PROMPT, LLMAdjudicator, build_adjudicator
-from policies.types import EvidenceView, Verdict
+from evidence_loop.agent.conflict_check import rules_adjudicator
+from evidence_loop.agent.llm_adjudicator import SYSTEM_PROMPT, LLMAdjudicator, build_adjudicator
+from evidence_loop.policies.types import EvidenceView, Verdict
+from evidence_loop.tools.llm_client import replay_model
 from tests.llm_support import (
     CANDIDATE,
     COMPATIBLE,
@@ -29,7 +30,6 @@ from tests.llm_support import (
     read,
     with_quote,
 )
-from tools.llm_client import replay_model
 
 
 def retry_texts(script: Script) -> list[str]:

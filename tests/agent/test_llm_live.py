@@ -16,12 +16,12 @@ from collections.abc import Iterator
 import pytest
 from pydantic_ai.models import override_allow_model_requests
 
-from agent.conflict_check import Adjudication
-from agent.llm_adjudicator import LLMAdjudicator
+from evidence_loop.agent.conflict_check import Adjudication
+from evidence_loop.agent.llm_adjudicator import LLMAdjudicator
+from evidence_loop.tools.llm_client import build_model
+from evidence_loop.tools.llm_config import LLMConfig
+from evidence_loop.tools.llm_recording import LLMRecorder
 from tests.llm_support import CANDIDATE, QUESTION, VIEWS, records
-from tools.llm_client import build_model
-from tools.llm_config import LLMConfig
-from tools.llm_recording import LLMRecorder
 
 BASE_URL = os.environ.get("EVLOOP_LIVE_BASE_URL", "")
 pytestmark = [pytest.mark.live, pytest.mark.skipif(not BASE_URL, reason="EVLOOP_LIVE_BASE_URL is not set")]

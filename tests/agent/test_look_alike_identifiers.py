@@ -12,10 +12,10 @@ from typing import NamedTuple
 
 import pytest
 
-from agent.controller import Controller
-from tools.snapshot import Snapshot
-from tools.store import Store
-from tools.types import DocumentInput
+from evidence_loop.agent.controller import Controller
+from evidence_loop.tools.snapshot import Snapshot
+from evidence_loop.tools.store import Store
+from evidence_loop.tools.types import DocumentInput
 
 
 class Pair(NamedTuple):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.outcome import Outcome, Signals
+from evidence_loop.agent.outcome import Outcome, Signals
 
 SIGNALS = Signals(
     relevance=0.333,

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from agent.cli import main
-from agent.sample import load_sample_kb
-from agent.service import Service
+from evidence_loop.agent.cli import main
+from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.service import Service
+from evidence_loop.traces.pg_store import PgTraceStore
 from tests.agent.api_support import AUDIT_PUBLIC, PUBLIC, STAFF, api_client
-from traces.pg_store import PgTraceStore
 
 WARRANTY_ZH = "LM-S10 整机保修多久？"
 SHIPPING = "Shipping\nOrders ship within 2 business days."

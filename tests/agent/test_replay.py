@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from agent.replay import replay
-from agent.runtime import ConflictReport, Recorder
-from agent.service import Service
-from policies.question import Question
-from policies.types import EvidenceView
+from evidence_loop.agent.replay import replay
+from evidence_loop.agent.runtime import ConflictReport, Recorder
+from evidence_loop.agent.service import Service
+from evidence_loop.policies.question import Question
+from evidence_loop.policies.types import EvidenceView
+from evidence_loop.tools.errors import TamperedTraceError, TraceError
+from evidence_loop.tools.store import Store
+from evidence_loop.traces import TraceStore, read_trace, verify
 from tests.agent.golden_runs import EDITED_SHIPPING, GOLDEN, RUNS, sample_store
-from tools.errors import TamperedTraceError, TraceError
-from tools.store import Store
-from traces import TraceStore, read_trace, verify
 
 GOLDEN_IDENTICAL = [run_id for run_id, _, _ in RUNS if run_id.startswith("golden-")]
 

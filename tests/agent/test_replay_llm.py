@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent.conflict_check import ConflictChecker
-from agent.llm_adjudicator import LLMAdjudicator
-from agent.service import Service
+from evidence_loop.agent.conflict_check import ConflictChecker
+from evidence_loop.agent.llm_adjudicator import LLMAdjudicator
+from evidence_loop.agent.service import Service
+from evidence_loop.tools.store import Store
+from evidence_loop.traces import TraceStore
 from tests.llm_support import REFUND_DOCS, REFUND_QUESTION, Script, answer, config, read, refund_verdict
-from tools.store import Store
-from traces import TraceStore
 
 
 def test_an_llm_adjudicated_conflict_replays_identical_from_the_trace(tmp_path: Path) -> None:

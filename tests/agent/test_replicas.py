@@ -16,10 +16,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from evidence_loop.tools.pg_store import PgStore
 from tests.agent.test_api_server import Server, add_key
 from tests.agent.test_api_server import start as start_server
 from tests.pg_server import PgServer
-from tools.pg_store import PgStore
 
 REPO = Path(__file__).resolve().parents[2]
 # Bounds on waiting (never a measurement): a busy 2-core machine meets them.
@@ -82,7 +82,7 @@ def replicas(
     keys: tuple[Path, str],
     count: int,
     file_traces: tuple[int, ...] = (),
-    program: tuple[str, ...] = ("-m", "agent.cli", "serve"),
+    program: tuple[str, ...] = ("-m", "evidence_loop.agent.cli", "serve"),
 ) -> Iterator[list[Server]]:
     """``count`` replicas of `evloop serve --store URL` (or ``program``); those in ``file_traces``
     keep their traces in a folder of their own, the others in the store."""

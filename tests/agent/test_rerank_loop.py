@@ -11,20 +11,20 @@ from typing import Any
 
 import pytest
 
-from agent.controller import Controller
-from agent.runtime import Deps
-from agent.sample import load_sample_kb
-from agent.service import Service
-from agent.tracing import ListRecorder
-from policies.config import Policy
+from evidence_loop.agent.controller import Controller
+from evidence_loop.agent.runtime import Deps
+from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.service import Service
+from evidence_loop.agent.tracing import ListRecorder
+from evidence_loop.policies.config import Policy
+from evidence_loop.tools.errors import RerankerError
+from evidence_loop.tools.rerank_config import RerankConfig
+from evidence_loop.tools.reranker import HTTPReranker
+from evidence_loop.tools.store import Store
+from evidence_loop.traces import TraceStep, TraceStore
+from evidence_loop.traces.steps import AbortedStep, CheckedStep, RerankReplyStep, RerankRequestStep
 from tests.fake_embedder import FakeEmbedder
 from tests.fake_rerank_server import FakeRerankServer
-from tools.errors import RerankerError
-from tools.rerank_config import RerankConfig
-from tools.reranker import HTTPReranker
-from tools.store import Store
-from traces import TraceStep, TraceStore
-from traces.steps import AbortedStep, CheckedStep, RerankReplyStep, RerankRequestStep
 
 # The lexical and semantic signals lead with the course policy (it speaks of refunds at length);
 # the returns policy is where tablets are refunded, and the stand-in cross-encoder says so.

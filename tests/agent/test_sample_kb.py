@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from agent.sample import SampleEntry, load_sample_kb, sample_kb_dir, sample_manifest
-from tools.parse import parse_document
-from tools.store import Store
-from tools.types import DocumentInput
+from evidence_loop.agent.sample import SampleEntry, load_sample_kb, sample_kb_dir, sample_manifest
+from evidence_loop.tools.parse import parse_document
+from evidence_loop.tools.store import Store
+from evidence_loop.tools.types import DocumentInput
 
 SUFFIX_FORMAT = {".md": "markdown", ".txt": "text", ".html": "html"}
 MANIFEST = sample_manifest()

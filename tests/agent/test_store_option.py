@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.commands.common import DEFAULT_INDEX, resolve_location
-from tools.errors import InputError
+from evidence_loop.agent.commands.common import DEFAULT_INDEX, resolve_location
+from evidence_loop.tools.errors import InputError
 
 URL = "postgresql://evloop@db.internal/kb"
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from agent.commands.demo import DEMO_QUESTIONS
-from agent.controller import Controller
-from agent.runtime import Deps
-from agent.tracing import ListRecorder, TraceRecorder, header
-from policies.config import Policy
-from tools.snapshot import Snapshot
-from traces import TraceStep, TraceWriter, parse_trace
+from evidence_loop.agent.commands.demo import DEMO_QUESTIONS
+from evidence_loop.agent.controller import Controller
+from evidence_loop.agent.runtime import Deps
+from evidence_loop.agent.tracing import ListRecorder, TraceRecorder, header
+from evidence_loop.policies.config import Policy
+from evidence_loop.tools.snapshot import Snapshot
+from evidence_loop.traces import TraceStep, TraceWriter, parse_trace
 
 
 class Both:

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from agent.replay import replay
+from evidence_loop.agent.replay import replay
+from evidence_loop.tools.store import Store
+from evidence_loop.traces import STEP_KINDS, canonical_json, read_trace, verify
 from tests.agent.golden_runs import GOLDEN
 from tests.agent.written_runs import WRITTEN, hybrid_service, refund_store
-from tools.store import Store
-from traces import STEP_KINDS, canonical_json, read_trace, verify
 
 TRACES = sorted(WRITTEN.glob("*.jsonl")) + sorted(GOLDEN.glob("*.jsonl"))
 # run -> the index it replays against. written-llm-failed is read and verified, not replayed: its call

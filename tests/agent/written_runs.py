@@ -19,22 +19,22 @@ from pathlib import Path
 
 from pydantic_ai.models import override_allow_model_requests
 
-from agent.conflict_check import ConflictChecker
-from agent.llm_adjudicator import LLMAdjudicator
-from agent.runtime import Deps
-from agent.sample import load_sample_kb
-from agent.service import Service
+from evidence_loop.agent.conflict_check import ConflictChecker
+from evidence_loop.agent.llm_adjudicator import LLMAdjudicator
+from evidence_loop.agent.runtime import Deps
+from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.service import Service
+from evidence_loop.tools.errors import DeadlineExceeded
+from evidence_loop.tools.llm_client import build_model
+from evidence_loop.tools.llm_recording import LLMRecorder
+from evidence_loop.tools.rerank_config import RerankConfig
+from evidence_loop.tools.reranker import HTTPReranker
+from evidence_loop.tools.store import Store
+from evidence_loop.traces import TraceStore
 from tests.fake_embedder import FakeEmbedder
 from tests.fake_openai_server import FakeOpenAIServer, error_body, tool_calls_reply
 from tests.fake_rerank_server import FakeRerankServer
 from tests.llm_support import REFUND_DOCS, REFUND_QUESTION, config, refund_verdict
-from tools.errors import DeadlineExceeded
-from tools.llm_client import build_model
-from tools.llm_recording import LLMRecorder
-from tools.rerank_config import RerankConfig
-from tools.reranker import HTTPReranker
-from tools.store import Store
-from traces import TraceStore
 
 WRITTEN = Path(__file__).parent / "written"
 FIXED_TIME = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from policies.absorption import absorb
-from policies.completeness import Checked, check_window
-from policies.config import Policy
-from policies.question import analyse
-from tools.parse import parse_document
-from tools.types import DocumentInput, Hit, ParsedDocument
-from tools.windows import Window
+from evidence_loop.policies.absorption import absorb
+from evidence_loop.policies.completeness import Checked, check_window
+from evidence_loop.policies.config import Policy
+from evidence_loop.policies.question import analyse
+from evidence_loop.tools.parse import parse_document
+from evidence_loop.tools.types import DocumentInput, Hit, ParsedDocument
+from evidence_loop.tools.windows import Window
 
 FILLER = " ".join(f"Sentence number {i:02d}." for i in range(10)) + "\n"
 QUESTION = analyse("Which sentence number?")

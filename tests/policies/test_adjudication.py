@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from policies.adjudication import adjudicate_by_rules, conflict_outcome
-from policies.conflicts import find_candidates
-from policies.question import analyse
-from policies.types import ConflictCandidate, EvidenceView, ValueMention, Verdict
+from evidence_loop.policies.adjudication import adjudicate_by_rules, conflict_outcome
+from evidence_loop.policies.conflicts import find_candidates
+from evidence_loop.policies.question import analyse
+from evidence_loop.policies.types import ConflictCandidate, EvidenceView, ValueMention, Verdict
 
 QUESTION = "会员每月可以免费退货几次？"
 OLD_RULE = "会员每月可免费退货3次，超出部分按次收取运费，详见退货规则。"

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from policies.boundary import (
+from evidence_loop.policies.boundary import (
     exception_clause,
     heading_like,
     is_cut_sentence,
     opens_dangling,
     scope_condition,
 )
-from tools.types import UnitKind
+from evidence_loop.tools.types import UnitKind
 
 CUT: list[tuple[str, UnitKind, bool]] = [
     ("保修期为三年，", "sentence", True),

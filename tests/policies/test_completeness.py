@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from policies.completeness import Gap, check_window, window_gaps
-from policies.config import Policy
-from policies.question import analyse
-from tools.parse import parse_document
-from tools.types import DocFormat, DocumentInput, Hit, ParsedDocument
-from tools.windows import Window
+from evidence_loop.policies.completeness import Gap, check_window, window_gaps
+from evidence_loop.policies.config import Policy
+from evidence_loop.policies.question import analyse
+from evidence_loop.tools.parse import parse_document
+from evidence_loop.tools.types import DocFormat, DocumentInput, Hit, ParsedDocument
+from evidence_loop.tools.windows import Window
 
 COURSE_ZH = """# 改期规则
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from policies.config import ADDED_LATER, WERE_CONSTANTS, Policy
-from policies.conflicts import ConflictRules
-from policies.presets import MODES
+from evidence_loop.policies.config import ADDED_LATER, WERE_CONSTANTS, Policy
+from evidence_loop.policies.conflicts import ConflictRules
+from evidence_loop.policies.presets import MODES
 
 # The hashes policies had before their constants became fields (commit dfe228a): every trace
 # recorded under one of them pins it. A deliberate change of a default changes one of these (and

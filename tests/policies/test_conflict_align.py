@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from policies.conflict_align import prepare, regions, share_context, text_pairs
-from policies.types import EvidenceView
+from evidence_loop.policies.conflict_align import prepare, regions, share_context, text_pairs
+from evidence_loop.policies.types import EvidenceView
 
 RUN = 4
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from policies.config import Policy
-from policies.conflict_slots import unit_of
-from policies.conflicts import ConflictRules, find_candidates
-from policies.question import analyse
-from policies.slots import extract_slots
-from policies.types import EvidenceView
+from evidence_loop.policies.config import Policy
+from evidence_loop.policies.conflict_slots import unit_of
+from evidence_loop.policies.conflicts import ConflictRules, find_candidates
+from evidence_loop.policies.question import analyse
+from evidence_loop.policies.slots import extract_slots
+from evidence_loop.policies.types import EvidenceView
 
 TABLE_EN = (
     "| Model | Whole-unit warranty | Battery warranty |\n| --- | --- | --- |\n"

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 import pytest
 
-from policies.conflicts import find_candidates
-from policies.question import analyse
-from policies.types import EvidenceView
+from evidence_loop.policies.conflicts import find_candidates
+from evidence_loop.policies.question import analyse
+from evidence_loop.policies.types import EvidenceView
 
 
 def view(

@@ -4,21 +4,21 @@ from __future__ import annotations
 
 import pytest
 
-from policies.completeness import Checked, check_window
-from policies.config import Policy
-from policies.decision import (
+from evidence_loop.policies.completeness import Checked, check_window
+from evidence_loop.policies.config import Policy
+from evidence_loop.policies.decision import (
     missing_pieces,
     should_widen,
     status_of,
     widen,
     widened_query,
 )
-from policies.question import Question, analyse
-from policies.selection import pinned_for_references, select_evidence
-from policies.types import MissingPiece
-from tools.parse import parse_document
-from tools.types import DocFormat, DocumentInput, ParsedDocument
-from tools.windows import Window
+from evidence_loop.policies.question import Question, analyse
+from evidence_loop.policies.selection import pinned_for_references, select_evidence
+from evidence_loop.policies.types import MissingPiece
+from evidence_loop.tools.parse import parse_document
+from evidence_loop.tools.types import DocFormat, DocumentInput, ParsedDocument
+from evidence_loop.tools.windows import Window
 
 COURSE_ZH = (
     "本节规定仅适用于尚未开课的常规班报名。学员可免费改期一次。"

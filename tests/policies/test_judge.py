@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from policies.config import Policy, load_policy_file
-from policies.judge import judge
-from policies.judge_model import DEFAULT_JUDGE, JudgeModel
-from policies.pseudo import opening, pseudo_questions
-from tools.calibration import CorpusScale
-from tools.types import Unit
+from evidence_loop.policies.config import Policy, load_policy_file
+from evidence_loop.policies.judge import judge
+from evidence_loop.policies.judge_model import DEFAULT_JUDGE, JudgeModel
+from evidence_loop.policies.pseudo import opening, pseudo_questions
+from evidence_loop.tools.calibration import CorpusScale
+from evidence_loop.tools.types import Unit
 
 MODEL = JudgeModel(
     features=("semantic_top", "coverage"),

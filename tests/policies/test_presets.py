@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from policies.config import Policy
-from policies.presets import MODES, PRESETS, Preset
+from evidence_loop.policies.config import Policy
+from evidence_loop.policies.presets import MODES, PRESETS, Preset
 
 
 def test_the_shipped_policy_runs_the_full_loop() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from policies.question import analyse, asked_kinds, content_terms, subject_terms
+from evidence_loop.policies.question import analyse, asked_kinds, content_terms, subject_terms
 
 CONTENT_TERMS = [
     ("如何设置访客扫脸进门？", ("设置", "访客", "扫脸", "进门")),

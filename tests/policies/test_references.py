@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from policies.completeness import Checked, check_window
-from policies.config import Policy
-from policies.question import Question, analyse
-from policies.references import cross_reference, names_a_rule, reference_resolved, window_references
-from tools.parse import parse_document
-from tools.types import DocFormat, DocumentInput, ParsedDocument
-from tools.windows import Window
+from evidence_loop.policies.completeness import Checked, check_window
+from evidence_loop.policies.config import Policy
+from evidence_loop.policies.question import Question, analyse
+from evidence_loop.policies.references import (
+    cross_reference,
+    names_a_rule,
+    reference_resolved,
+    window_references,
+)
+from evidence_loop.tools.parse import parse_document
+from evidence_loop.tools.types import DocFormat, DocumentInput, ParsedDocument
+from evidence_loop.tools.windows import Window
 
 COURSE_ZH = (
     "本节规定仅适用于尚未开课的常规班报名。学员可免费改期一次。"

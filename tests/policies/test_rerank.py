@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from policies.completeness import Checked, WindowCheck, with_rerank
-from policies.config import ADDED_LATER, Policy
-from policies.rerank import rerank_pool, rerank_text, reranked
-from tools.parse import parse_document
-from tools.types import DocumentInput, ParsedDocument
-from tools.windows import Window
+from evidence_loop.policies.completeness import Checked, WindowCheck, with_rerank
+from evidence_loop.policies.config import ADDED_LATER, Policy
+from evidence_loop.policies.rerank import rerank_pool, rerank_text, reranked
+from evidence_loop.tools.parse import parse_document
+from evidence_loop.tools.types import DocumentInput, ParsedDocument
+from evidence_loop.tools.windows import Window
 
 FILLER = " ".join(f"Sentence number {i:02d}." for i in range(10)) + "\n"
 RERANK = Policy(rerank_k=2, rerank_chars=30, w_rerank=0.5)

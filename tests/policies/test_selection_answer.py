@@ -6,14 +6,14 @@ from dataclasses import replace
 
 import pytest
 
-from policies.answer import answer_units
-from policies.completeness import Checked, WindowCheck, check_window, with_rerank
-from policies.config import Policy
-from policies.question import Question, analyse
-from policies.selection import conflict_extras, regrown, select, shortlist, statement_span
-from tools.parse import parse_document
-from tools.types import DocumentInput, Hit, ParsedDocument
-from tools.windows import Window
+from evidence_loop.policies.answer import answer_units
+from evidence_loop.policies.completeness import Checked, WindowCheck, check_window, with_rerank
+from evidence_loop.policies.config import Policy
+from evidence_loop.policies.question import Question, analyse
+from evidence_loop.policies.selection import conflict_extras, regrown, select, shortlist, statement_span
+from evidence_loop.tools.parse import parse_document
+from evidence_loop.tools.types import DocumentInput, Hit, ParsedDocument
+from evidence_loop.tools.windows import Window
 
 # Ten sentences of 19 characters each (plus a space between), so budgets are easy to count.
 FILLER = " ".join(f"Sentence number {i:02d}." for i in range(10)) + "\n"

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from policies.completeness import Checked, WindowCheck
-from policies.judge import Verdict
-from policies.question import analyse
-from policies.signals import EvidenceSignals, evidence_signals
-from tools.parse import parse_document
-from tools.types import DocumentInput, Hit, ParsedDocument
-from tools.windows import Window
+from evidence_loop.policies.completeness import Checked, WindowCheck
+from evidence_loop.policies.judge import Verdict
+from evidence_loop.policies.question import analyse
+from evidence_loop.policies.signals import EvidenceSignals, evidence_signals
+from evidence_loop.tools.parse import parse_document
+from evidence_loop.tools.types import DocumentInput, Hit, ParsedDocument
+from evidence_loop.tools.windows import Window
 
 FILLER = " ".join(f"Sentence number {i:02d}." for i in range(10)) + "\n"
 QUESTION = analyse("Which sentence number?")

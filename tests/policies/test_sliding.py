@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from policies.completeness import WindowCheck, check_window
-from policies.config import Policy
-from policies.question import analyse
-from policies.sliding import Move, coverage_moves, gap_moves, keep, keep_parent, parent_move
-from tools.parse import parse_document
-from tools.types import DocumentInput, ParsedDocument
-from tools.windows import Window
+from evidence_loop.policies.completeness import WindowCheck, check_window
+from evidence_loop.policies.config import Policy
+from evidence_loop.policies.question import analyse
+from evidence_loop.policies.sliding import Move, coverage_moves, gap_moves, keep, keep_parent, parent_move
+from evidence_loop.tools.parse import parse_document
+from evidence_loop.tools.types import DocumentInput, ParsedDocument
+from evidence_loop.tools.windows import Window
 
 COURSE_ZH = """# 改期规则
 

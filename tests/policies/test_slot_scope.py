@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from policies.config import Policy
-from policies.conflicts import ConflictRules, find_candidates
-from policies.question import analyse
-from policies.slot_scope import about_other, look_alike
-from policies.types import EvidenceView
+from evidence_loop.policies.config import Policy
+from evidence_loop.policies.conflicts import ConflictRules, find_candidates
+from evidence_loop.policies.question import analyse
+from evidence_loop.policies.slot_scope import about_other, look_alike
+from evidence_loop.policies.types import EvidenceView
 
 
 def view(evidence_id: str, text: str, section: tuple[str, ...] = ("Help",)) -> EvidenceView:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from policies.slots import extract_slots, slot_in_text
-from policies.types import Slot
+from evidence_loop.policies.slots import extract_slots, slot_in_text
+from evidence_loop.policies.types import Slot
 
 
 def kinds_and_norms(question: str) -> list[tuple[str, str]]:

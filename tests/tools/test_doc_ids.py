@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tools.errors import InputError, NotFoundError
-from tools.store import Store
-from tools.types import DocumentInput, doc_id_fault
+from evidence_loop.tools.errors import InputError, NotFoundError
+from evidence_loop.tools.store import Store
+from evidence_loop.tools.types import DocumentInput, doc_id_fault
 
 UNSAFE_IDS = [
     pytest.param("a\x00b", id="NUL"),

@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tools.index import RecallIndex, top_k
-from tools.snapshot import Snapshot
-from tools.store import Store
-from tools.types import DocumentInput, Hit
+from evidence_loop.tools.index import RecallIndex, top_k
+from evidence_loop.tools.snapshot import Snapshot
+from evidence_loop.tools.store import Store
+from evidence_loop.tools.types import DocumentInput, Hit
 
 CORPUS = [
     DocumentInput("refund", "售后说明\n购买后七天内可以申请全额退款。\n超过七天不予退款。"),

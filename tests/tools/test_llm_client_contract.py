@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 from pydantic_ai.models import override_allow_model_requests
 
-from agent.conflict_check import Adjudication, rules_adjudicator
-from agent.llm_adjudicator import SYSTEM_PROMPT, LLMAdjudicator
+from evidence_loop.agent.conflict_check import Adjudication, rules_adjudicator
+from evidence_loop.agent.llm_adjudicator import SYSTEM_PROMPT, LLMAdjudicator
+from evidence_loop.tools.llm_client import build_model, replay_model
+from evidence_loop.tools.llm_recording import LLMRecorder
 from tests.fake_openai_server import FakeOpenAIServer, error_body, text_reply, tool_calls_reply
 from tests.llm_support import CANDIDATE, COMPATIBLE, QUESTION, VIEWS, config, records, with_quote
-from tools.llm_client import build_model, replay_model
-from tools.llm_recording import LLMRecorder
 
 FINAL = json.dumps(COMPATIBLE, ensure_ascii=False)
 BAD_QUOTE = json.dumps(with_quote(COMPATIBLE, "购买后45天内申请"), ensure_ascii=False)

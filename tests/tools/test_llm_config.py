@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tools.errors import InputError
-from tools.llm_config import LLMConfig
+from evidence_loop.tools.errors import InputError
+from evidence_loop.tools.llm_config import LLMConfig
 
 ENV = {
     "OPENAI_BASE_URL": "http://127.0.0.1:8000/v1",

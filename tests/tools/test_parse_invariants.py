@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from tools.parse import parse_document
-from tools.types import DocFormat, DocumentInput, ParsedDocument
+from evidence_loop.tools.parse import parse_document
+from evidence_loop.tools.types import DocFormat, DocumentInput, ParsedDocument
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_KB = ROOT / "agent" / "sample_kb"

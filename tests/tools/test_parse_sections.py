@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tools.errors import UnsupportedFormatError
-from tools.parse import parse_document
-from tools.types import DocFormat, DocumentInput, ParsedDocument
+from evidence_loop.tools.errors import UnsupportedFormatError
+from evidence_loop.tools.parse import parse_document
+from evidence_loop.tools.types import DocFormat, DocumentInput, ParsedDocument
 
 
 def parse(text: str, fmt: DocFormat = "text", title: str = "Doc") -> ParsedDocument:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools.parse.sentences import MAX_SENTENCE_CHARS, split_sentences
+from evidence_loop.tools.parse.sentences import MAX_SENTENCE_CHARS, split_sentences
 
 
 def sentences(text: str) -> list[str]:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tools.parse import parse_document
-from tools.parse.html import visible_text
-from tools.types import DocFormat, DocumentInput, ParsedDocument, Unit
+from evidence_loop.tools.parse import parse_document
+from evidence_loop.tools.parse.html import visible_text
+from evidence_loop.tools.types import DocFormat, DocumentInput, ParsedDocument, Unit
 
 
 def parse(text: str, fmt: DocFormat = "markdown") -> ParsedDocument:

@@ -15,16 +15,16 @@ import numpy as np
 import psycopg
 import pytest
 
-from agent.cli import main
-from agent.sample import load_sample_kb
+from evidence_loop.agent.cli import main
+from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.tools.errors import EmbedderError, IndexStateError
+from evidence_loop.tools.pg import redact
+from evidence_loop.tools.pg_schema import LATEST, WRITE_LOCK, applied, migrate
+from evidence_loop.tools.pg_store import PgStore
+from evidence_loop.tools.store import Store
+from evidence_loop.tools.types import DocumentInput
 from tests.fake_embedder import FakeEmbedder
 from tests.pg_server import PgServer
-from tools.errors import EmbedderError, IndexStateError
-from tools.pg import redact
-from tools.pg_schema import LATEST, WRITE_LOCK, applied, migrate
-from tools.pg_store import PgStore
-from tools.store import Store
-from tools.types import DocumentInput
 
 WIFI = DocumentInput("wifi", "Connecting\nOpen Settings and choose the wifi network.\nEnter the password.")
 REFUND = DocumentInput("refund", "Refunds\nA refund is paid within seven days of the return.")

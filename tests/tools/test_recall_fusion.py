@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from tools.errors import IndexStateError
-from tools.parse import parse_document
-from tools.passages import passage_ids, passage_tokens
-from tools.store import BM25_DIR, PASSAGES_DIR, Store
-from tools.tokenize import cjk_bigrams, index_tokens, recall_tokens
-from tools.types import DocumentInput, Hit
+from evidence_loop.tools.errors import IndexStateError
+from evidence_loop.tools.parse import parse_document
+from evidence_loop.tools.passages import passage_ids, passage_tokens
+from evidence_loop.tools.store import BM25_DIR, PASSAGES_DIR, Store
+from evidence_loop.tools.tokenize import cjk_bigrams, index_tokens, recall_tokens
+from evidence_loop.tools.types import DocumentInput, Hit
 
 # The same sentence twice: once in a section about returns, once in a section about shipping.
 # Its own BM25 score is the same in both places; only the section around it differs.

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from evidence_loop.tools.errors import InputError, RerankerError
+from evidence_loop.tools.rerank_config import RerankConfig
+from evidence_loop.tools.reranker import HTTPReranker, RecordedReranker, build_reranker
 from tests.fake_rerank_server import FakeRerankServer
-from tools.errors import InputError, RerankerError
-from tools.rerank_config import RerankConfig
-from tools.reranker import HTTPReranker, RecordedReranker, build_reranker
 
 DOCS = ["The LM-S10 has a three-year warranty.", "Lunch is rice.", "Warranty claims go through the app."]
 

@@ -9,13 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agent.sample import load_sample_kb
-from tools.index import RecallIndex, Rows
-from tools.parse import parse_document
-from tools.snapshot import Snapshot
-from tools.store import Store
-from tools.tokenize import recall_tokens
-from tools.types import DocumentInput
+from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.tools.index import RecallIndex, Rows
+from evidence_loop.tools.parse import parse_document
+from evidence_loop.tools.snapshot import Snapshot
+from evidence_loop.tools.store import Store
+from evidence_loop.tools.tokenize import recall_tokens
+from evidence_loop.tools.types import DocumentInput
 
 KESTREL = DocumentInput(
     "refund-approvals-staff",

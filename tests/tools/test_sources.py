@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.errors import (
+from evidence_loop.tools.errors import (
     DecodeError,
     DocumentTooLargeError,
     InputError,
@@ -16,7 +16,7 @@ from tools.errors import (
     UnsupportedFormatError,
     VersionClashError,
 )
-from tools.sources import collect, html_title, markdown_title, read_corpus_jsonl
+from evidence_loop.tools.sources import collect, html_title, markdown_title, read_corpus_jsonl
 
 
 def write(path: Path, text: str) -> Path:

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from tools.errors import DocumentTooLargeError, NotFoundError, VersionClashError
-from tools.parse import parse_document
-from tools.store import Store
-from tools.stores import Location, open_store
-from tools.types import DocumentInput
+from evidence_loop.tools.errors import DocumentTooLargeError, NotFoundError, VersionClashError
+from evidence_loop.tools.parse import parse_document
+from evidence_loop.tools.store import Store
+from evidence_loop.tools.stores import Location, open_store
+from evidence_loop.tools.types import DocumentInput
 
 REFUND_V1 = "售后说明\n购买后七天内可以申请全额退款。"
 REFUND_V2 = "售后说明\n购买后十四天内可以申请全额退款。"

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from evidence_loop.tools.errors import IndexStateError, NotFoundError
+from evidence_loop.tools.parse import parse_document
+from evidence_loop.tools.store import Store
+from evidence_loop.tools.types import DocFormat, DocumentInput
 from tests.damage_support import killed_at
-from tools.errors import IndexStateError, NotFoundError
-from tools.parse import parse_document
-from tools.store import Store
-from tools.types import DocFormat, DocumentInput
 
 CORPUS = [
     DocumentInput("refund", "售后说明\n购买后七天内可以申请全额退款。\n超过七天不予退款。", title="退款"),
@@ -101,8 +101,8 @@ def test_opening_removes_index_folders_of_other_generations(tmp_path: Path) -> N
 
 
 KILLED_INGEST = """
-from tools.store import Store
-from tools.types import DocumentInput
+from evidence_loop.tools.store import Store
+from evidence_loop.tools.types import DocumentInput
 with Store.open(sys.argv[1], checkpoint=kill_at(sys.argv[2])) as store:
     store.ingest([
         DocumentInput("fresh", "全新的文档。\\n第二句话。"),

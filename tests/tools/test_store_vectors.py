@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from evidence_loop.tools.errors import EmbedderError, IndexStateError
+from evidence_loop.tools.store import Store, gen_dir
+from evidence_loop.tools.types import DocumentInput
 from tests.fake_embedder import FakeEmbedder
-from tools.errors import EmbedderError, IndexStateError
-from tools.store import Store, gen_dir
-from tools.types import DocumentInput
 
 WIFI = DocumentInput("wifi", "Connecting\nOpen Settings and choose the wifi network.\nEnter the password.")
 REFUND = DocumentInput("refund", "Refunds\nA refund is paid within seven days of the return.")

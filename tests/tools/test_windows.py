@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tools.parse import parse_document
-from tools.types import DocumentInput, Hit, ParsedDocument
-from tools.windows import (
+from evidence_loop.tools.parse import parse_document
+from evidence_loop.tools.types import DocumentInput, Hit, ParsedDocument
+from evidence_loop.tools.windows import (
     Step,
     Window,
     char_count,

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from traces.schema import CorpusInfo, TraceHeader
-from traces.steps import (
+from evidence_loop.traces.schema import CorpusInfo, TraceHeader
+from evidence_loop.traces.steps import (
     AbortedStep,
     CheckedStep,
     CohereRerankBody,
@@ -29,7 +29,7 @@ from traces.steps import (
     ValueRecord,
     WindowRecord,
 )
-from traces.store import TraceStore
+from evidence_loop.traces.store import TraceStore
 
 HeaderFactory = Callable[..., TraceHeader]
 RunWriter = Callable[..., Path]

@@ -6,9 +6,9 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
+from evidence_loop.traces.diff import ABSENT, DEFAULT_VOLATILE, Divergence, first_divergence
+from evidence_loop.traces.steps import DecidedStep, RecalledStep, TraceStep, parse_step
 from tests.traces.conftest import EXAMPLES
-from traces.diff import ABSENT, DEFAULT_VOLATILE, Divergence, first_divergence
-from traces.steps import DecidedStep, RecalledStep, TraceStep, parse_step
 
 Data = dict[str, Any]
 

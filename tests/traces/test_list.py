@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tools.errors import InputError
-from traces.store import TraceStore
+from evidence_loop.tools.errors import InputError
+from evidence_loop.traces.store import TraceStore
 
 
 def _ids(store: TraceStore, since: datetime | None = None, status: str | None = None) -> list[str]:

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from traces import MANIFEST_NAME, FinishedRun, TraceStore, read_manifest
-from traces.hashing import record_hash
-from traces.manifest import append_finished
-from traces.schema import TraceHeader
-from traces.verify import HEADER_SEQ
+from evidence_loop.traces import MANIFEST_NAME, FinishedRun, TraceStore, read_manifest
+from evidence_loop.traces.hashing import record_hash
+from evidence_loop.traces.manifest import append_finished
+from evidence_loop.traces.schema import TraceHeader
+from evidence_loop.traces.verify import HEADER_SEQ
 
 RunWriter = Callable[..., Path]
 

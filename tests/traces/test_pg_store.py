@@ -10,11 +10,11 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from evidence_loop.tools.errors import InputError, NotFoundError
+from evidence_loop.traces.pg_store import PgTraceStore
+from evidence_loop.traces.store import TraceStore
+from evidence_loop.traces.writer import TraceWriter
 from tests.traces.conftest import EXAMPLES, SAMPLE_STEPS, HeaderFactory
-from tools.errors import InputError, NotFoundError
-from traces.pg_store import PgTraceStore
-from traces.store import TraceStore
-from traces.writer import TraceWriter
 
 
 @pytest.fixture

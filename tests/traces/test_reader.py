@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from tools.errors import NotFoundError, TraceError
-from traces.hashing import event_hash
-from traces.reader import parse_trace, read_trace
-from traces.steps import DecidedStep
-from traces.store import TraceStore
-from traces.verify import verify
+from evidence_loop.tools.errors import NotFoundError, TraceError
+from evidence_loop.traces.hashing import event_hash
+from evidence_loop.traces.reader import parse_trace, read_trace
+from evidence_loop.traces.steps import DecidedStep
+from evidence_loop.traces.store import TraceStore
+from evidence_loop.traces.verify import verify
 
 TORN = b'{"type":"event","seq":8,"step":"decided","data":{"sta'
 

@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pytest
 
+from evidence_loop.traces.render import render_event, render_list, render_timeline
+from evidence_loop.traces.schema import TraceEvent
+from evidence_loop.traces.steps import STEP_KINDS, TraceStep
+from evidence_loop.traces.store import TraceStore
 from tests.traces.conftest import EXAMPLES, SAMPLE_STEPS
-from traces.render import render_event, render_list, render_timeline
-from traces.schema import TraceEvent
-from traces.steps import STEP_KINDS, TraceStep
-from traces.store import TraceStore
 
 
 def _lines(step: TraceStep) -> list[str]:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tools.errors import InputError
-from traces import MANIFEST_NAME, TraceStore, prune, read_manifest
+from evidence_loop.tools.errors import InputError
+from evidence_loop.traces import MANIFEST_NAME, TraceStore, prune, read_manifest
 
 TODAY = date(2025, 3, 10)
 

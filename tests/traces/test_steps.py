@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from evidence_loop.traces.steps import STEP_KINDS, CheckedStep, TraceStep, parse_step
 from tests.traces.conftest import EXAMPLES
-from traces.steps import STEP_KINDS, CheckedStep, TraceStep, parse_step
 
 SIGNALS = {"coverage": 0.75, "score": 0.61}
 JUDGED = EXAMPLES["checked"].model_copy(

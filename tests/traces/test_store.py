@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from evidence_loop.tools.errors import InputError, NotFoundError, TraceError
+from evidence_loop.traces.schema import SCHEMA_VERSION, TraceEvent, TraceHeader
+from evidence_loop.traces.steps import AbortedStep, TraceStep
+from evidence_loop.traces.store import TraceStore
 from tests.traces.conftest import EXAMPLES
-from tools.errors import InputError, NotFoundError, TraceError
-from traces.schema import SCHEMA_VERSION, TraceEvent, TraceHeader
-from traces.steps import AbortedStep, TraceStep
-from traces.store import TraceStore
 
 Steps = list[TraceStep]
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from traces.hashing import event_hash, record_hash
-from traces.schema import Trace
-from traces.store import TraceStore
-from traces.verify import HEADER_SEQ, verify
+from evidence_loop.traces.hashing import event_hash, record_hash
+from evidence_loop.traces.schema import Trace
+from evidence_loop.traces.store import TraceStore
+from evidence_loop.traces.verify import HEADER_SEQ, verify
 
 Tamper = Callable[[Path, int, bytes, bytes], None]
 

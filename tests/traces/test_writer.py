@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from evidence_loop.tools.errors import TraceError
+from evidence_loop.traces.hashing import canonical_json
+from evidence_loop.traces.schema import TraceHeader
+from evidence_loop.traces.steps import CheckedStep, TraceStep
+from evidence_loop.traces.store import TraceStore
+from evidence_loop.traces.writer import TraceWriter
 from tests.traces.conftest import EXAMPLES
-from tools.errors import TraceError
-from traces.hashing import canonical_json
-from traces.schema import TraceHeader
-from traces.steps import CheckedStep, TraceStep
-from traces.store import TraceStore
-from traces.writer import TraceWriter
 
 RECALLED, CHECKED = EXAMPLES["recalled"], EXAMPLES["checked"]
 

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tools.errors import UnsupportedFormatError
-from tools.parse.assemble import assemble_units
-from tools.parse.blocks import Block
-from tools.parse.html import scan_html
-from tools.parse.markdown import scan_markdown
-from tools.parse.plain import scan_plain
-from tools.parse.sections import build_sections
-from tools.types import DocumentInput, ParsedDocument
+from evidence_loop.tools.errors import UnsupportedFormatError
+from evidence_loop.tools.parse.assemble import assemble_units
+from evidence_loop.tools.parse.blocks import Block
+from evidence_loop.tools.parse.html import scan_html
+from evidence_loop.tools.parse.markdown import scan_markdown
+from evidence_loop.tools.parse.plain import scan_plain
+from evidence_loop.tools.parse.sections import build_sections
+from evidence_loop.tools.types import DocumentInput, ParsedDocument
 
 _READERS: dict[str, Callable[[str], list[Block]]] = {
     "text": scan_plain,

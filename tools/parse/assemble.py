@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tools.parse.blocks import Block
-from tools.types import DocumentInput, Unit, UnitKind
+from evidence_loop.tools.parse.blocks import Block
+from evidence_loop.tools.types import DocumentInput, Unit, UnitKind
 
 
 @dataclass(slots=True)

@@ -21,9 +21,9 @@ import html as _html
 import re
 from dataclasses import dataclass
 
-from tools.parse.blocks import Block, BlockKind, HeadingMark, Span
-from tools.parse.lines import collapse
-from tools.parse.sentences import cap_span, split_sentences
+from evidence_loop.tools.parse.blocks import Block, BlockKind, HeadingMark, Span
+from evidence_loop.tools.parse.lines import collapse
+from evidence_loop.tools.parse.sentences import cap_span, split_sentences
 
 _TOKEN_RE = re.compile(
     r"""<!--.*?(?:-->|\Z)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from tools.tokenize import CJK_CHARS
+from evidence_loop.tools.tokenize import CJK_CHARS
 
 _CN_NUM = "一二三四五六七八九十百千零〇两"
 _TITLE_STOP_RE = re.compile(r"[。！？；!?;]")

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 
-from tools.parse.blocks import Block, HeadingMark
-from tools.parse.lines import collapse
-from tools.parse.plain import Reader, TextScanner
+from evidence_loop.tools.parse.blocks import Block, HeadingMark
+from evidence_loop.tools.parse.lines import collapse
+from evidence_loop.tools.parse.plain import Reader, TextScanner
 
 _FENCE_RE = re.compile(r"(`{3,}|~{3,})")
 _ATX_RE = re.compile(r"(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")

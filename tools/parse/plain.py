@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tools.parse.blocks import Block, HeadingMark, Span
-from tools.parse.lines import (
+from evidence_loop.tools.parse.blocks import Block, HeadingMark, Span
+from evidence_loop.tools.parse.lines import (
     BREAK_RE,
     LIST_MARKER_RE,
     HeadingCandidate,
@@ -24,7 +24,7 @@ from tools.parse.lines import (
     match_heading,
     split_lines,
 )
-from tools.parse.sentences import cap_span, is_cjk_dominant, split_sentences, trim
+from evidence_loop.tools.parse.sentences import cap_span, is_cjk_dominant, split_sentences, trim
 
 Reader = Callable[[int], int | None]
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tools.parse.blocks import Block, HeadingMark
-from tools.types import Section
+from evidence_loop.tools.parse.blocks import Block, HeadingMark
+from evidence_loop.tools.types import Section
 
 
 @dataclass(slots=True)

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 
-from tools.tokenize import CJK_CHARS
+from evidence_loop.tools.tokenize import CJK_CHARS
 
 MAX_SENTENCE_CHARS = 300
 

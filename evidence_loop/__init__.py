@@ -1,0 +1,74 @@
+"""evidence-loop: grounded answers with exact citations, or explicit refusals, for support chatbots.
+
+    from evidence_loop import DocumentInput, Service
+
+    with Service.open(".evloop", create=True) as service:
+        service.ingest([DocumentInput(doc_id="warranty", text="# Warranty\n\nOne year.\n")])
+        outcome = service.ask("How long is the warranty?")
+
+The packages below (``evidence_loop.agent``, ``.tools``, ``.policies``, ``.traces``) are the
+design's layers; these names are the library's front door.
+"""
+
+from evidence_loop.agent.outcome import (
+    Answer,
+    Citation,
+    Conflict,
+    ConflictSide,
+    Evidence,
+    Missing,
+    Outcome,
+    Signals,
+    TraceRef,
+)
+from evidence_loop.agent.replay import ReplayReport
+from evidence_loop.agent.service import Service
+from evidence_loop.policies.config import Policy, load_policy_file
+from evidence_loop.tools.embed_config import EmbedConfig
+from evidence_loop.tools.errors import (
+    DeadlineExceeded,
+    EmbedderError,
+    EvidenceLoopError,
+    IndexStateError,
+    InputError,
+    LLMError,
+    NotFoundError,
+    RerankerError,
+    StoreUnavailableError,
+    TamperedTraceError,
+    TraceError,
+)
+from evidence_loop.tools.llm_config import LLMConfig
+from evidence_loop.tools.rerank_config import RerankConfig
+from evidence_loop.tools.types import DocumentInput
+
+__all__ = [
+    "Answer",
+    "Citation",
+    "Conflict",
+    "ConflictSide",
+    "DeadlineExceeded",
+    "DocumentInput",
+    "EmbedConfig",
+    "EmbedderError",
+    "Evidence",
+    "EvidenceLoopError",
+    "IndexStateError",
+    "InputError",
+    "LLMConfig",
+    "LLMError",
+    "Missing",
+    "NotFoundError",
+    "Outcome",
+    "Policy",
+    "ReplayReport",
+    "RerankConfig",
+    "RerankerError",
+    "Service",
+    "Signals",
+    "StoreUnavailableError",
+    "TamperedTraceError",
+    "TraceError",
+    "TraceRef",
+    "load_policy_file",
+]
