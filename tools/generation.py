@@ -12,6 +12,7 @@ module knows how to write one, check it against its manifest and the database, a
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from evidence_loop.tools import vectors
@@ -52,6 +53,15 @@ def reembed_hint(folder: Path | str) -> str:
         "or configure the embedder the index was built with (EVLOOP_EMBEDDER, EVLOOP_EMBED_CONFIG), "
         "or EVLOOP_EMBEDDER=none for lexical recall only"
     )
+
+
+def remove_folders(folder: Path, doomed: Callable[[int], bool]) -> None:
+    """Remove the generation folders of ``folder`` whose number is ``doomed`` (old or stray ones)."""
+    root = folder / BM25_DIR
+    for child in root.iterdir() if root.is_dir() else ():
+        name = child.name
+        if name.startswith("gen-") and name[4:].isdigit() and doomed(int(name[4:])):
+            shutil.rmtree(child, ignore_errors=True)
 
 
 def fresh_dir(folder: Path) -> Path:

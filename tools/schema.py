@@ -152,6 +152,15 @@ def create_schema(conn: sqlite3.Connection) -> None:
     conn.execute("COMMIT")
 
 
+def is_blank(conn: sqlite3.Connection) -> bool:
+    """True for a database with no tables yet (new, or a creation killed before it committed)."""
+    try:
+        count: int = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        return count == 0
+    except sqlite3.DatabaseError:
+        return False  # not a database at all: check_schema reports it
+
+
 def check_schema(conn: sqlite3.Connection, folder: Path) -> None:
     """Raise IndexStateError unless the database was written by this schema version."""
     try:

@@ -35,7 +35,7 @@ from pathlib import Path
 from types import TracebackType
 
 from evidence_loop.tools import generation as gen
-from evidence_loop.tools import vectors
+from evidence_loop.tools import store_embedder, vectors
 from evidence_loop.tools.calibration import CorpusScale, read_scale, write_scale
 from evidence_loop.tools.embedder import Embedder
 from evidence_loop.tools.errors import EmbedderError, IndexStateError, NotFoundError
@@ -48,6 +48,7 @@ from evidence_loop.tools.schema import (
     connect,
     create_schema,
     database_errors,
+    is_blank,
     read_generation,
     write_generation,
 )
@@ -143,7 +144,7 @@ class Store:
         writer = connect(db_path)
         try:
             with database_errors(folder):
-                if create and _is_blank(writer):
+                if create and is_blank(writer):
                     empty = RecallIndex.build([])
                     meta = {"generation": 0, "fingerprint": fingerprint(())}
                     gen.save(gen.fresh_dir(gen_dir(folder, 0)), (empty, empty, None), meta)
@@ -319,7 +320,7 @@ class Store:
             with self._lock:
                 self._generation = generation
                 self._current = snapshot
-            self._remove_folders(lambda g: g < generation)
+            gen.remove_folders(self._folder, lambda g: g < generation)
             return generation
 
     def _publish(self, conn: Db, generation: int) -> Snapshot:
@@ -358,6 +359,38 @@ class Store:
         gen.save(gen.fresh_dir(gen_dir(self._folder, generation)), indexes, meta)
         return snapshot
 
+    def _embed(self, conn: Db, progress: EmbedProgress | None) -> None:
+        """Embed the versions this write added (tools/store_embedder.embed_written)."""
+        store_embedder.embed_written(conn, self._embedder, self._shown, progress)
+
+    def _reembed(self, progress: EmbedProgress | None) -> None:
+        """Embed every stored version with this store's embedder (none: drop the vectors), in a new
+        generation; other embedders' vectors are dropped."""
+        embedder = self._embedder
+        self._write(lambda conn, generation: store_embedder.reembed(conn, embedder, progress))
+
+    def _check_embedder(self) -> None:
+        """EmbedderError when the store's vectors were made by another embedder than the configured one."""
+        embedder = self._embedder
+        if embedder is not None:
+            self._source.read(lambda conn: store_embedder.check(conn, embedder, self._shown))
+
+    def _clean_strays(self) -> None:
+        """Remove index folders other than the committed one, unless a writer is at work right now."""
+        conn = self._sqlite
+        conn.execute("PRAGMA busy_timeout = 0")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError:
+            return  # a writer holds the lock: its folder is not a stray
+        finally:
+            conn.execute("PRAGMA busy_timeout = 30000")
+        try:
+            committed = read_generation(conn)
+            gen.remove_folders(self._folder, lambda g: g != committed)
+        finally:
+            conn.execute("ROLLBACK")
+
     def _load_current(self) -> Snapshot:
         """The snapshot at this store's generation, from the saved index files."""
         generation = self._generation
@@ -385,82 +418,3 @@ class Store:
         with self._lock:
             self._generation = generation
             self._current = snapshot
-
-    def _embed(self, conn: Db, progress: EmbedProgress | None) -> None:
-        """Embed the versions this write added; a store that embeds refuses to go on without its embedder."""
-        if self._embedder is not None:
-            vectors.embed_missing(conn, self._embedder, progress)
-        elif (recorded := vectors.recorded_identity(conn)) is not None:
-            raise EmbedderError(
-                f"the index at {self._shown} embeds its documents with {recorded.key}, and no embedder "
-                f"is configured; configure it to ingest, or drop the vectors with "
-                f"`EVLOOP_EMBEDDER=none evloop reindex --embeddings {gen.location_flag(self._shown)}`"
-            )
-
-    def _reembed(self, progress: EmbedProgress | None) -> None:
-        """Embed every stored version with this store's embedder (none: drop the vectors), in a new
-        generation; other embedders' vectors are dropped."""
-        embedder = self._embedder
-
-        def write(conn: Db, generation: int) -> bool:
-            conn.execute(vectors.DDL)
-            keep = embedder.identity.key if embedder is not None else ""
-            conn.execute("DELETE FROM unit_vectors WHERE embedder != ?", (keep,))
-            if embedder is None:
-                vectors.forget_identity(conn)
-            else:
-                vectors.embed_missing(conn, embedder, progress)
-            return True
-
-        self._write(write)
-
-    def _check_embedder(self) -> None:
-        """EmbedderError when the store's vectors were made by another embedder than the configured one."""
-        if self._embedder is None:
-            return
-        recorded = self._source.read(vectors.recorded_identity)
-        has_units = self._source.read(lambda conn: conn.execute("SELECT 1 FROM units LIMIT 1").fetchone())
-        if not has_units:
-            return  # an empty store takes the embedder of its first ingest
-        configured = self._embedder.identity
-        if recorded is None:
-            raise EmbedderError(
-                f"the index at {self._shown} has no unit vectors; {gen.reembed_hint(self._shown)}"
-            )
-        if recorded is not None and recorded.key != configured.key:
-            raise EmbedderError(
-                f"the index's vectors were made by {recorded.key}, the configured embedder is "
-                f"{configured.key}; {gen.reembed_hint(self._shown)}"
-            )
-
-    def _clean_strays(self) -> None:
-        """Remove index folders other than the committed one, unless a writer is at work right now."""
-        conn = self._sqlite
-        conn.execute("PRAGMA busy_timeout = 0")
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError:
-            return  # a writer holds the lock: its folder is not a stray
-        finally:
-            conn.execute("PRAGMA busy_timeout = 30000")
-        try:
-            committed = read_generation(conn)
-            self._remove_folders(lambda g: g != committed)
-        finally:
-            conn.execute("ROLLBACK")
-
-    def _remove_folders(self, doomed: Callable[[int], bool]) -> None:
-        root = self._folder / BM25_DIR
-        for child in root.iterdir() if root.is_dir() else ():
-            name = child.name
-            if name.startswith("gen-") and name[4:].isdigit() and doomed(int(name[4:])):
-                shutil.rmtree(child, ignore_errors=True)
-
-
-def _is_blank(conn: sqlite3.Connection) -> bool:
-    """True for a database with no tables yet (new, or a creation killed before it committed)."""
-    try:
-        count: int = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-        return count == 0
-    except sqlite3.DatabaseError:
-        return False  # not a database at all: check_schema reports it
