@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from evidence_loop.agent.controller import Controller
+from evidence_loop.agent.expansion import growth
 from evidence_loop.agent.outcome import Outcome
 from evidence_loop.tools.calibration import CorpusScale
 from evidence_loop.tools.embedder import Embedder
@@ -22,7 +23,7 @@ from evidence_loop.tools.snapshot import Snapshot
 from evidence_loop.tools.sources import collect
 from evidence_loop.tools.store import Store
 from evidence_loop.tools.stores import Location, open_store
-from evidence_loop.traces.steps import RecalledStep, TraceStep
+from evidence_loop.traces.steps import RecalledStep, SlidStep, TraceStep
 
 Progress = Callable[[int], None]
 
@@ -131,32 +132,41 @@ def temp_index() -> tempfile.TemporaryDirectory[str]:
     return tempfile.TemporaryDirectory(prefix="evloop-eval-")
 
 
-class _RecallRecorder:
-    """Keeps the documents a run's recall rounds found (for attribution), nothing else."""
+class _RunRecorder:
+    """Keeps the documents a run's recall rounds found (for attribution) and its growth steps (for
+    the expansion profile), nothing else."""
 
     def __init__(self) -> None:
         self.docs: dict[str, None] = {}
+        self.slid: list[SlidStep] = []
 
     def record(self, step: TraceStep) -> None:
         if isinstance(step, RecalledStep):
             self.docs.update(dict.fromkeys(hit["doc_id"] for hit in step.hits))
+        elif isinstance(step, SlidStep):
+            self.slid.append(step)
 
 
 class Asker:
-    """Asks the controller against one snapshot and remembers what each run recalled."""
+    """Asks the controller against one snapshot and remembers what each run recalled and grew."""
 
     def __init__(self, controller: Controller, snapshot: Snapshot, scale: CorpusScale | None = None) -> None:
         self.controller = controller
         self.snapshot = snapshot
         self.scale = scale
-        self._recalled: dict[str, list[str]] = {}
+        self._recorded: dict[str, _RunRecorder] = {}
 
     def __call__(self, question: str, groups: list[str]) -> Outcome:
-        recorder = _RecallRecorder()
+        recorder = _RunRecorder()
         outcome = self.controller.ask(self.snapshot, question, groups, recorder=recorder, scale=self.scale)
-        self._recalled[outcome.run_id] = list(recorder.docs)
+        self._recorded[outcome.run_id] = recorder
         return outcome
 
     def extra(self, outcome: Outcome) -> dict[str, object]:
-        """The result line's ``recalled`` field: documents either recall round found."""
-        return {"recalled": self._recalled.pop(outcome.run_id, [])}
+        """The result line's ``recalled`` field (documents either recall round found) and, answered,
+        its ``expansion`` (agent.expansion: kept growth steps and characters of the evidence)."""
+        recorder = self._recorded.pop(outcome.run_id, None) or _RunRecorder()
+        line: dict[str, object] = {"recalled": list(recorder.docs)}
+        if outcome.status == "answered":
+            line["expansion"] = growth(outcome, recorder.slid).as_record()
+        return line

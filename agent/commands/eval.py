@@ -29,6 +29,7 @@ from evidence_loop.agent.evaluate import (
     temp_index,
     write_jsonl,
 )
+from evidence_loop.agent.expansion import BINS, Bin, profile
 from evidence_loop.agent.runtime import freeze_heap
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.presets import MODES
@@ -121,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
     questions = read_questions(args.set_dir / "questions.jsonl")
     scores: dict[str, dict[str, object] | None] = {}
     causes: dict[str, list[tuple[str, int, float]]] = {}
+    profiles: dict[str, tuple[int, dict[str, Bin]]] = {}
     embedder = evaluation_embedder(args.embed_cache)
     with temp_index() as tmp, embedding_bar(enabled=not args.no_progress) as bar:
         store = ingest_set(args.set_dir, _location(args, Path(tmp)), embedder, bar)
@@ -135,6 +137,7 @@ def run(args: argparse.Namespace) -> int:
                 ask = Asker(controller, snapshot, scale)
                 write_jsonl(out, answer_all(ask, questions, advance, ask.extra))
             causes[mode] = _attribution(questions, out)
+            profiles[mode] = _profile(out, policy)
             scores[mode] = score(args.set_dir, out)
             print(f"{mode}: {len(questions)} questions -> {out}")
         store.close()
@@ -146,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
     for label, key in ROWS:
         print(label.ljust(22) + "".join(_fmt((scores[m] or {}).get(key)).rjust(11) for m in modes))
     _print_attribution(causes, modes)
+    _print_profile(profiles, modes)
     return 0
 
 
@@ -164,6 +168,19 @@ def _attribution(questions: list[dict[str, object]], results: Path) -> list[tupl
         rows = attribute(questions, [json.loads(line) for line in lines if line.strip()])
     write_jsonl(results.with_suffix(".attribution.jsonl"), rows)
     return table(rows, len(questions))
+
+
+def _profile(results: Path, policy: Policy) -> tuple[int, dict[str, Bin]]:
+    with results.open(encoding="utf-8") as lines:
+        return profile((json.loads(line) for line in lines if line.strip()), policy)
+
+
+def _print_profile(profiles: dict[str, tuple[int, dict[str, Bin]]], modes: list[str]) -> None:
+    print("\nexpansion (share of answered questions, mean evidence chars; agent/expansion.py)")
+    print("answered".ljust(22) + "".join(str(profiles[m][0]).rjust(11) for m in modes))
+    for name in BINS:
+        cells = [f"{profiles[m][1][name].share:.2f} {profiles[m][1][name].mean_chars:>5.0f}" for m in modes]
+        print(name.ljust(22) + "".join(c.rjust(11) for c in cells))
 
 
 def _print_attribution(causes: dict[str, list[tuple[str, int, float]]], modes: list[str]) -> None:
