@@ -12,6 +12,7 @@ from dataclasses import asdict
 from evidence_loop.agent.outcome import (
     Answer,
     Citation,
+    DocumentEvidence,
     Evidence,
     GrowthStep,
     Missing,
@@ -19,6 +20,7 @@ from evidence_loop.agent.outcome import (
     Signals,
     Suspicious,
 )
+from evidence_loop.policies.comparison import Side, sides_of
 from evidence_loop.policies.completeness import Checked
 from evidence_loop.policies.signals import EvidenceSignals
 from evidence_loop.policies.types import MissingPiece
@@ -69,6 +71,32 @@ def evidence_items(items: Sequence[Checked], first_id: int = 1) -> list[Evidence
                 )
             )
     return out
+
+
+def documents(
+    evidence: Sequence[Evidence], items: Sequence[Checked], sides: Sequence[Side] = ()
+) -> list[DocumentEvidence]:
+    """The evidence grouped by document version, each group in the order of its first window, with the
+    sides of a comparison (``sides``) that the document's selected windows speak for."""
+    spoken: dict[tuple[str, str], list[str]] = {}
+    for item in items:
+        names = spoken.setdefault(item.window.key, [])
+        names += [s.name for s in sides_of(sides, item) if s.name not in names]
+    ids: dict[tuple[str, str], list[str]] = {}
+    titles: dict[tuple[str, str], str] = {}
+    for e in evidence:
+        ids.setdefault((e.doc_id, e.version), []).append(e.evidence_id)
+        titles.setdefault((e.doc_id, e.version), e.title)
+    return [
+        DocumentEvidence(
+            doc_id=doc_id,
+            version=version,
+            title=titles[doc_id, version],
+            evidence_ids=group,
+            sides=[s.name for s in sides if s.name in spoken.get((doc_id, version), [])],
+        )
+        for (doc_id, version), group in ids.items()
+    ]
 
 
 def common_section(doc: ParsedDocument, first: int, last: int) -> tuple[str, ...]:

@@ -313,7 +313,8 @@ class Controller:
         signals = judge_signals(run.question, selected, self.policy.w_rerank if scored else None)
         run.verdict = judge(signals, self.policy, run.scale)
         missing = missing_pieces(run.question, selected, self.policy, run.verdict)
-        run.record(events.checked, selected, missing, signals, run.verdict)
+        sides = run.question.sides if self.policy.compare_sides else ()
+        run.record(events.checked, selected, missing, signals, run.verdict, sides)
         return selected, missing
 
     def decide(
@@ -337,12 +338,14 @@ class Controller:
         answer = None
         if status == "answered":
             answer = assemble.answer(answer_units(run.question, selected, self.policy), selected, evidence)
+        sides = run.question.sides if self.policy.compare_sides else ()
         return Outcome(
             run_id=run_id,
             status=status,
             question=run.question.text,
             answer=answer,
             evidence=evidence,
+            documents=assemble.documents(evidence, selected, sides),
             missing=assemble.missing(missing) if status == "insufficient_evidence" else [],
             conflicts=list(report.conflicts),
             signals=signals,

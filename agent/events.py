@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from evidence_loop.agent.outcome import Evidence, Outcome
+from evidence_loop.policies.comparison import Side, uncovered_sides
 from evidence_loop.policies.completeness import Checked
 from evidence_loop.policies.judge import Verdict
 from evidence_loop.policies.types import EvidenceView, MissingPiece
@@ -26,6 +27,7 @@ from evidence_loop.traces.steps import (
     RecalledStep,
     RerankReplyStep,
     RerankRequestStep,
+    SideRecord,
     SlidStep,
     WindowRecord,
 )
@@ -125,8 +127,11 @@ def checked(
     missing: Sequence[MissingPiece],
     signals: Mapping[str, float] | None = None,
     verdict: Verdict | None = None,
+    sides: Sequence[Side] = (),
 ) -> CheckedStep:
+    """The check of the selected windows; for a comparison, each side and whether they speak for it."""
     best = selected[0].check if selected else None
+    lacking = {s.name for s in uncovered_sides(sides, selected)}
     return CheckedStep(
         score=_r(best.score) if best else 0.0,
         relevance=_r(best.relevance) if best else 0.0,
@@ -136,6 +141,7 @@ def checked(
         missing=[{"kind": p.kind, "detail": p.detail, "value": p.value} for p in missing],
         signals={name: _r(value) for name, value in sorted(signals.items())} if signals is not None else None,
         judge=_judge(verdict) if verdict is not None else None,
+        sides=[SideRecord(name=s.name, covered=s.name not in lacking) for s in sides] if sides else None,
     )
 
 
@@ -151,7 +157,15 @@ def decided(outcome: Outcome) -> DecidedStep:
     signals = outcome.signals
     quiet = {"suspicious"} if not signals.suspicious else set()
     quiet |= {name for name in LATER_SIGNALS if getattr(signals, name) is None}
-    data = outcome.model_dump(mode="json", exclude={"latency_ms": True, "trace": True, "signals": quiet})
+    # the grouping by document is a view of the evidence, and came later: not recorded, so that runs
+    # recorded before it replay identical
+    exclude: dict[str, bool | set[str]] = {
+        "latency_ms": True,
+        "trace": True,
+        "documents": True,
+        "signals": quiet,
+    }
+    data = outcome.model_dump(mode="json", exclude=exclude)
     return DecidedStep(status=outcome.status, why=_why(outcome), outcome=data)
 
 

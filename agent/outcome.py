@@ -52,6 +52,16 @@ class Evidence(_Frozen):
     steps: list[GrowthStep] = []
 
 
+class DocumentEvidence(_Frozen):
+    """The evidence one document version gives: its windows, and the sides of a comparison it speaks for."""
+
+    doc_id: str
+    version: str
+    title: str
+    evidence_ids: list[str]
+    sides: list[str] = Field(default=[], description="the comparison's sides this document speaks for")
+
+
 class Citation(_Frozen):
     """Where one answer sentence comes from, to the character."""
 
@@ -151,6 +161,9 @@ class Outcome(_Frozen):
     question: str
     answer: Answer | None = None
     evidence: list[Evidence] = []
+    # the evidence grouped by document version, in the order of each one's first window; absent from
+    # outcomes recorded before the grouping (and under a policy without it)
+    documents: list[DocumentEvidence] = []
     missing: list[Missing] = []
     conflicts: list[Conflict] = []
     signals: Signals

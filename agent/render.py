@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evidence_loop.agent.outcome import Outcome
+from evidence_loop.agent.outcome import Evidence, Outcome
 
 
 def _short(text: str, width: int = 120) -> str:
@@ -32,7 +32,29 @@ def render_outcome(outcome: Outcome, *, show_evidence: bool = True) -> str:
         where = f"{found.doc_id}@{found.version} [{found.start}:{found.end}]"
         lines.append(f"  set aside {where}: a sentence addressed to a model ({found.family})")
     if show_evidence:
-        for e in outcome.evidence:
+        lines += _evidence_lines(outcome)
+    trace = f"  trace {outcome.trace.id}" if outcome.trace else ""
+    lines.append(f"  run {outcome.run_id}, {outcome.latency_ms:.1f} ms{trace}")
+    return "\n".join(lines)
+
+
+def _evidence_lines(outcome: Outcome) -> list[str]:
+    """The evidence windows, grouped under their documents when the outcome groups them (each group
+    headed by the document and the sides of a comparison it speaks for)."""
+    by_id = {e.evidence_id: e for e in outcome.evidence}
+    groups: list[tuple[str | None, list[Evidence]]] = [
+        (
+            f"  document {d.doc_id}@{d.version} {d.title}"
+            + (f" (for: {', '.join(d.sides)})" if d.sides else ""),
+            [by_id[i] for i in d.evidence_ids if i in by_id],
+        )
+        for d in outcome.documents
+    ] or [(None, outcome.evidence)]
+    lines: list[str] = []
+    for header, evidence in groups:
+        if header is not None:
+            lines.append(header)
+        for e in evidence:
             lines.append(
                 f"  evidence {e.evidence_id}: {e.doc_id}@{e.version} [{e.start}:{e.end}] {_short(e.text)}"
             )
@@ -41,6 +63,4 @@ def render_outcome(outcome: Outcome, *, show_evidence: bool = True) -> str:
                     f"    slid {step.move} +{step.unit_kind} ({step.reason}) "
                     f"score {step.score_before:.3f} -> {step.score_after:.3f}"
                 )
-    trace = f"  trace {outcome.trace.id}" if outcome.trace else ""
-    lines.append(f"  run {outcome.run_id}, {outcome.latency_ms:.1f} ms{trace}")
-    return "\n".join(lines)
+    return lines

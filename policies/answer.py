@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from evidence_loop.policies.comparison import sides_of
 from evidence_loop.policies.completeness import Checked
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.coverage import covered_terms, uncovered_slots
@@ -25,9 +26,35 @@ def _unit_value(question: Question, unit: Unit, seeds: frozenset[int]) -> tuple[
     return (slots, terms, int(unit.ordinal in seeds))
 
 
+Pick = tuple[int, Unit, tuple[int, int, int]]
+
+
+def _side_units(
+    question: Question,
+    items: Sequence[Checked],
+    ranked: Sequence[Pick],
+    chosen: Sequence[Pick],
+    policy: Policy,
+) -> list[Pick]:
+    """For a comparison, the best unit of a window speaking for each side the ``chosen`` units do not
+    quote: an answer about two plans cites both (beyond ``max_answer_sentences`` if need be)."""
+    if not policy.compare_sides or not question.sides:
+        return []
+    added: list[Pick] = []
+    for side in question.sides:
+        holders = {i for i, item in enumerate(items) if side in sides_of(question.sides, item)}
+        if any(p[0] in holders for p in (*chosen, *added)):
+            continue
+        best = next((p for p in ranked if p[0] in holders), None)
+        if best is not None:
+            added.append(best)
+    return added
+
+
 def answer_units(question: Question, items: Sequence[Checked], policy: Policy) -> list[tuple[int, Unit]]:
-    """(evidence index, unit) pairs: each window's best unit, then more units that add slots, capped."""
-    picked: list[tuple[int, Unit, tuple[int, int, int]]] = []
+    """(evidence index, unit) pairs: each window's best unit, then more units that add slots, capped;
+    for a comparison, a unit for each side."""
+    picked: list[Pick] = []
     for index, item in enumerate(items):
         seeds = frozenset(h.unit.ordinal for h in item.window.seeds)
         units = [
@@ -41,6 +68,7 @@ def answer_units(question: Question, items: Sequence[Checked], policy: Policy) -
         for unit, value in scored[: policy.answer_units_per_window]:
             picked.append((index, unit, value))
     picked.sort(key=lambda p: (-p[2][0], -p[2][1], -p[2][2], p[0], p[1].ordinal))
+    ranked = list(picked)
     if picked:
         # A unit from a weaker window joins only when it says about as much of the question as the best one.
         top, share = picked[0][2], policy.answer_join_share
@@ -48,5 +76,6 @@ def answer_units(question: Question, items: Sequence[Checked], policy: Policy) -
             p for p in picked if p[0] == picked[0][0] or (p[2][0] >= top[0] and p[2][1] >= top[1] * share)
         ]
     chosen = picked[: policy.max_answer_sentences]
+    chosen += _side_units(question, items, ranked, chosen, policy)
     chosen.sort(key=lambda p: (p[0], p[1].ordinal))
     return [(index, unit) for index, unit, _ in chosen]

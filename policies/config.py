@@ -35,6 +35,11 @@ WERE_CONSTANTS: dict[str, object] = {
     "conflict_polarity_reach": 2,
     "conflict_min_sentence_similarity": 0.6,
 }
+# Rules added after the shipped policy's hash was pinned, on by default and, like WERE_CONSTANTS,
+# recorded only when set otherwise: every policy recorded before keeps its record and its hash, and
+# reads them on. Such a rule concerns questions no recorded run asked: compare_sides acts only on a
+# question that compares named things (policies.comparison).
+RECORDED_WHEN_CHANGED: dict[str, object] = {**WERE_CONSTANTS, "compare_sides": True}
 # Fields added after traces were first recorded, with the value a record without one ran under:
 # the value that turns a rule added later off, or the constant a number was before it was a field.
 ADDED_LATER: dict[str, object] = {
@@ -52,7 +57,7 @@ ADDED_LATER: dict[str, object] = {
     "rerank_k": 0,
     "rerank_chars": 1200,
     "w_rerank": 0.0,
-    **WERE_CONSTANTS,
+    **RECORDED_WHEN_CHANGED,
 }
 
 
@@ -137,6 +142,10 @@ class Policy:
     max_answer_sentences: int = 3
     answer_units_per_window: int = 2
     answer_join_share: float = 0.75
+    # a comparison needs evidence for each named side (policies.comparison): a window for a side the
+    # evidence lacks is pinned, the wider recall searches for that side, a side nothing covers is
+    # missing, and the answer quotes each side
+    compare_sides: bool = True
 
     @property
     def preset(self) -> Preset:
@@ -144,12 +153,11 @@ class Policy:
         return PRESETS[self.mode]
 
     def as_dict(self) -> dict[str, object]:
-        """The policy as a trace records it: a field that was a constant is left out while it holds
-        that constant (``WERE_CONSTANTS``)."""
+        """The policy as a trace records it: a field that was a constant, or a rule added on, is left
+        out while it holds that value (``RECORDED_WHEN_CHANGED``)."""
+        quiet = RECORDED_WHEN_CHANGED
         return {
-            name: value
-            for name, value in asdict(self).items()
-            if name not in WERE_CONSTANTS or value != WERE_CONSTANTS[name]
+            name: value for name, value in asdict(self).items() if name not in quiet or value != quiet[name]
         }
 
     def digest(self) -> str:

@@ -5,13 +5,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from evidence_loop.policies.comparison import side_query, uncovered_sides
 from evidence_loop.policies.completeness import Checked
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.coverage import covered_terms, uncovered_slots
 from evidence_loop.policies.judge import Verdict
 from evidence_loop.policies.question import Question
 from evidence_loop.policies.references import referring_unit, unresolved_references
-from evidence_loop.policies.types import MissingPiece, SlotKind, Status
+from evidence_loop.policies.slots import compact
+from evidence_loop.policies.types import MissingPiece, Slot, SlotKind, Status
 from evidence_loop.tools.windows import char_count, units_of, with_units
 
 BLOCKING_GAPS = frozenset({"missing_scope", "orphan_row", "orphan_item", "truncated_unit"})
@@ -61,7 +63,31 @@ def _slot_pieces(question: Question, items: Sequence[Checked], policy: Policy) -
             value=s.value,
             slot_kind=s.kind,
         )
-        for s in uncovered_slots(question.slots, texts)
+        for s in uncovered_slots(_unsided(question, policy), texts)
+    ]
+
+
+def _unsided(question: Question, policy: Policy) -> tuple[Slot, ...]:
+    """The question's slots less those naming a side of its comparison: each side has its own
+    evidence (``_side_pieces``), and no one window need hold both models compared."""
+    if not policy.compare_sides or not question.sides:
+        return question.slots
+    names = [compact(side.name) for side in question.sides]
+    return tuple(s for s in question.slots if not any(s.norm in name for name in names))
+
+
+def _side_pieces(question: Question, items: Sequence[Checked], policy: Policy) -> list[MissingPiece]:
+    """The sides of a comparison no evidence speaks for: one side found is half an answer."""
+    if not policy.compare_sides or not question.sides:
+        return []
+    return [
+        MissingPiece(
+            "uncovered_slot",
+            f"no evidence speaks for '{s.name}', one side of the comparison",
+            value=s.name,
+            slot_kind="side",
+        )
+        for s in uncovered_sides(question.sides, items)
     ]
 
 
@@ -122,11 +148,12 @@ def missing_pieces(
     ``verdict`` is the sufficiency judge's (policies.judge) when it sat on this evidence."""
     pieces = _relevance_pieces(question, items, policy, verdict)
     if pieces:
-        return pieces
+        return [*pieces, *_side_pieces(question, items, policy)]
     # runners-up are extra reading; only the lead windows must be whole
     lead = items[: policy.lead_windows]
     return [
         *_slot_pieces(question, items, policy),
+        *_side_pieces(question, items, policy),
         *_reference_pieces(lead, policy),
         *_gap_pieces(lead, policy),
     ]
@@ -139,9 +166,10 @@ SEARCHABLE_SLOTS: frozenset[SlotKind] = frozenset({"model", "clause", "quoted"})
 
 
 def searchable(piece: MissingPiece) -> bool:
-    """A missing piece a query can name: a referenced rule, a named slot, or the question's own terms."""
+    """A missing piece a query can name: a referenced rule, a named slot, a side of a comparison,
+    or the question's own terms."""
     if piece.kind == "uncovered_slot":
-        return piece.slot_kind is None or piece.slot_kind in SEARCHABLE_SLOTS
+        return piece.slot_kind is None or piece.slot_kind in SEARCHABLE_SLOTS or piece.slot_kind == "side"
     return piece.kind in {"unresolved_reference", "no_relevant_evidence"}
 
 
@@ -156,13 +184,20 @@ def should_widen(missing: Sequence[MissingPiece], recalls: int, policy: Policy) 
 
 
 def widened_query(question: Question, missing: Sequence[MissingPiece]) -> str:
-    """The question plus the names of what is missing: referenced rules, uncovered slots."""
+    """The question plus the names of what is missing: referenced rules, uncovered slots. For a
+    comparison's missing side, the question without the names of the sides already found: the
+    missing side's name and the question's other words lead the recall."""
+    sides = {p.value for p in missing if p.slot_kind == "side" and p.value}
+    text = side_query(question.text, question.sides, sides) if sides else question.text
     extra = [
         p.value
         for p in missing
-        if p.value and p.kind in {"unresolved_reference", "uncovered_slot"} and searchable(p)
+        if p.value
+        and p.slot_kind != "side"
+        and p.kind in {"unresolved_reference", "uncovered_slot"}
+        and searchable(p)
     ]
-    return " ".join([question.text, *dict.fromkeys(extra)])
+    return " ".join([text, *dict.fromkeys(extra)])
 
 
 def status_of(missing: Sequence[MissingPiece], conflict: bool) -> Status:

@@ -207,3 +207,37 @@ REFERENCE_NOUNS_EN: frozenset[str] = _words(
     "policy policies rules rule terms agreement guide guidelines manual section chapter article clause "
     "conditions procedure faq appendix"
 )
+
+# The words of a comparison (``policies.comparison``): what joins the named sides, the nouns and
+# verbs that make joined names a comparison, and the framing a side's name is read without.
+COMPARE_LINKS_ZH: tuple[str, ...] = ("以及", "和", "与", "與", "跟", "及")
+COMPARE_NOUNS_ZH: tuple[str, ...] = tuple(
+    sorted("区别 區別 不同 不同之处 差别 差異 差异 异同 不一样 分别".split(), key=len, reverse=True)
+)
+COMPARE_VERBS_ZH: tuple[str, ...] = tuple(
+    sorted("比较 比較 对比 對比 对照 相比 相较 比起来".split(), key=len, reverse=True)
+)
+COMPARE_WHICH_ZH: tuple[str, ...] = tuple(
+    sorted("哪个 哪一个 哪种 哪款 哪一款 哪一种 谁".split(), key=len, reverse=True)
+)
+# Words a Chinese side opens with that only frame the question ("请问基础版和…", "你们的高级版…").
+SIDE_PREFIXES_ZH: tuple[str, ...] = tuple(
+    sorted(
+        "请问 请 我想知道 想知道 我想问 想问 我想了解 想了解 一下 你们的 你们 您的 我的 贵司的 贵司".split(),
+        key=len,
+        reverse=True,
+    )
+)
+# Verbs a Chinese side's name runs into before the comparison word: "Topic方式使用对比" compares the
+# ways, "工号获取的区别" the numbers; the verb is no part of the name.
+SIDE_SUFFIXES_ZH: tuple[str, ...] = tuple(
+    sorted("使用 获取 设置 配置 操作 开通 开启 申请".split(), key=len, reverse=True)
+)
+# A side opening with these is the other side's complement ("专业版和非专业版", "认证跟不认证",
+# "members and non-members"): what is said of the one says what the other lacks.
+COMPLEMENT_PREFIXES: tuple[str, ...] = ("非", "不", "无", "未", "没有", "non-", "non ", "not ", "without ")
+# Words an English side opens or ends with that are framing, not the name ("is the Premium plan").
+SIDE_FILLERS_EN: frozenset[str] = _words(
+    "the a an my your our their this that these those both between is are was were does do did "
+    "what which how why should would could can will may i we you it its"
+)

@@ -9,7 +9,9 @@
 - **kinds**: the kinds of value it asks for ("when" a date, "多少" a number, "who" a name, a yes/no a
   polarity; any kind when nothing says); **asks** the numeric ones the answer-type penalty reads;
   **factoid** whether it asks for a fact (selection reads a few more short passages for one);
-- **own numbers**: the numbers it writes itself (its scope: a year, a model's number).
+- **own numbers**: the numbers it writes itself (its scope: a year, a model's number);
+- **sides**: the named things a comparison question compares (``policies.comparison``), each of
+  which the evidence must speak for.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from evidence_loop.policies.comparison import Side, comparison_sides
 from evidence_loop.policies.lexicon import (
     ASKING_WORDS_ZH,
     QUESTION_PREFIXES_ZH,
@@ -48,6 +51,7 @@ class Question:
     own_numbers: frozenset[str] = frozenset()
     subject_terms: frozenset[str] = frozenset()
     identifiers: tuple[Slot, ...] = ()
+    sides: tuple[Side, ...] = ()  # a comparison's named sides (empty: the question compares nothing)
     # the question's cosine with each unit the caller may read (None: lexical recall only)
     cosines: UnitCosines | None = field(default=None, compare=False)
 
@@ -79,6 +83,7 @@ def analyse(
         own_numbers(text),
         subject_terms(text),
         identifiers(slots),
+        comparison_sides(text),
         cosines,
     )
 

@@ -2,7 +2,8 @@
 
 shortlist(items, policy)                           the lead windows, and the runners-up to regrow
 runner_policy(policy), regrown(original, item, p)  how a runner-up is regrown, and what it keeps
-select_evidence(question, shortlisted, items, p)   the evidence, windows resolving its references first
+select_evidence(question, shortlisted, items, p)   the evidence, windows resolving its references and
+                                                   speaking for a comparison's missing sides first
 conflict_extras(items, selected, policy)           windows the conflict check reads beside it
 statement_span(question, units, policy)            where in a window a disagreement can sit
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from evidence_loop.policies.comparison import covers, uncovered_sides
 from evidence_loop.policies.completeness import Checked, with_rerank
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.coverage import covered_terms
@@ -99,17 +101,36 @@ def pinned_for_references(
     return pinned
 
 
+def pinned_for_sides(
+    question: Question, selected: Sequence[Checked], candidates: Sequence[Checked], policy: Policy
+) -> list[Checked]:
+    """For each side of a comparison the selected evidence does not speak for, the best window that does."""
+    if not policy.compare_sides or not question.sides:
+        return []
+    pinned: list[Checked] = []
+    for side in uncovered_sides(question.sides, selected):
+        for item in rank(candidates):
+            if item not in selected and covers(side, question.sides, item.window, item.doc):
+                pinned.append(item)
+                break
+    return pinned
+
+
 def select_evidence(
     question: Question, shortlisted: Sequence[Checked], items: Sequence[Checked], policy: Policy
 ) -> list[Checked]:
     """The evidence, selected from the ``shortlisted`` windows that are about the question's subject.
 
-    When it refers to a rule that it does not carry and another grown window of ``items`` does, the
-    best such window is pinned beside the lead one and the evidence is selected again, from the
-    windows as grown: the reference and what it refers to are read together.
+    When it refers to a rule that it does not carry and another grown window of ``items`` does, or
+    when a comparison's side has no window in it and a grown one speaks for that side, the best such
+    window is pinned beside the lead one and the evidence is selected again, from the windows as
+    grown: the reference and what it refers to are read together, and each side of a comparison.
     """
     selected = select(on_subject(question, shortlisted, policy), policy, factoid=question.factoid)
     pinned = pinned_for_references(selected, items, policy)
+    if policy.compare_sides and question.sides:
+        subject = on_subject(question, items, policy)
+        pinned += [p for p in pinned_for_sides(question, selected, subject, policy) if p not in pinned]
     if not pinned:
         return selected
     pins = (*selected[:1], *pinned)

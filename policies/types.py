@@ -46,7 +46,8 @@ class MissingPiece:
     kind: MissingKind
     detail: str
     value: str | None = None
-    slot_kind: SlotKind | None = None  # for an uncovered slot: what kind of slot it is
+    # for an uncovered slot: what kind of slot it is, or "side" for a side of a comparison
+    slot_kind: SlotKind | Literal["side"] | None = None
     doc_id: str | None = None
     version: str | None = None
     start: int | None = None

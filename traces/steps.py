@@ -9,7 +9,7 @@ and replays as it was written:
     recalled        a recall round: its query, k and hits
     slid            one kept step of a window's growth: where, which move, why, score before and after
     checked         the completeness check of the selected windows: scores, windows, missing pieces,
-                    and with vectors the judge's inputs and verdict
+                    with vectors the judge's inputs and verdict, and for a comparison its sides
     rerank_request  the body sent to the cross-encoder
     rerank_reply    what came back, and the 0..1 score read for each document
     llm_request     one attempt of a conflict adjudicator's model call, messages and HTTP body as sent
@@ -152,6 +152,12 @@ class JudgeRecord(TypedDict):
     threshold: float
 
 
+@with_config(_STRICT)
+class SideRecord(TypedDict):
+    name: str  # a side of a comparison, as the question names it
+    covered: bool  # whether a selected window speaks for it
+
+
 class CheckedStep(StepModel):
     step: Literal["checked"] = Field(default="checked", exclude=True)
     score: float  # score, relevance, slot_coverage and boundary of the leading window (0 without one)
@@ -162,6 +168,7 @@ class CheckedStep(StepModel):
     missing: list[MissingRecord]
     signals: dict[str, float] | None = optional()  # hybrid recall: the judge's inputs, sat or not
     judge: JudgeRecord | None = optional()  # the judge's verdict, when it sat
+    sides: list[SideRecord] | None = optional()  # a comparison's sides, when the question compares
 
 
 # --- the cross-encoder ----------------------------------------------------------------------------
@@ -279,7 +286,7 @@ class DecidedStep(StepModel):
     step: Literal["decided"] = Field(default="decided", exclude=True)
     status: str
     why: str
-    outcome: dict[str, Any]  # the Outcome as JSON, without latency and trace
+    outcome: dict[str, Any]  # the Outcome as JSON, without latency, trace and its documents (a view)
 
 
 class AbortedStep(StepModel):

@@ -40,7 +40,8 @@ HITS_PER_SEARCH = 3
 
 # An answer that needed the scope sentence and the referenced rule, the same question where the
 # referenced rule is missing (a refusal naming it), a table row with its header, a model the corpus
-# does not cover, and a staff-only page asked by the public and by staff.
+# does not cover, a staff-only page asked by the public and by staff, and two comparisons: of two
+# plans with a page each (both cited), and of a plan with one and a plan without (refused, naming it).
 DEMO_QUESTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("我的常规班已经开课了，还能免费改期一次吗？", ()),
     ("My regular class has already started. Can I still reschedule once for free?", ()),
@@ -49,6 +50,8 @@ DEMO_QUESTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("LM-Z900 的整机保修期是多久？", ()),
     ("员工内部购机优惠是多少？", ()),
     ("员工内部购机优惠是多少？", ("staff",)),
+    ("基础会员和尊享会员有什么区别？", ()),
+    ("What is the difference between the Essential plan and the Family plan?", ()),
 )
 SLIDE_QUESTION: tuple[str, tuple[str, ...]] = ("学员可以免费改期几次？", ())
 TIGHT = Policy(window_budget=70, seed_k=1)

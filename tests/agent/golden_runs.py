@@ -38,10 +38,26 @@ EDITED_SHIPPING = DocumentInput(
 )
 
 
+# The sample help centre's pages when the golden and the written traces were recorded. Pages added
+# since (the subscription plans) change recall's statistics, so those runs replay against these only.
+RECORDED_DOC_IDS = frozenset(
+    {
+        "course-policy-zh", "course-policy-en", "enrolled-reschedule-zh", "warranty-zh", "warranty-en",
+        "returns-zh", "returns-en", "troubleshoot-wifi-en", "troubleshoot-wifi-zh", "shipping-zh",
+        "staff-discount-zh", "faq-account-zh", "faq-devices-en", "contact-zh",
+    }
+)  # fmt: skip
+
+
+def recorded_sample_kb() -> list[DocumentInput]:
+    """The sample KB as the recorded runs read it: its documents of ``RECORDED_DOC_IDS``."""
+    return [d for d in load_sample_kb() if d.doc_id in RECORDED_DOC_IDS]
+
+
 def sample_store(root: Path) -> Store:
-    """The store every golden run was recorded against: the sample KB, ingested in one batch."""
+    """The store every golden run was recorded against: the sample KB as it was, ingested in one batch."""
     store = Store.open(root, create=True)
-    store.ingest(load_sample_kb())
+    store.ingest(recorded_sample_kb())
     return store
 
 

@@ -11,7 +11,7 @@ from evidence_loop.agent.cli import main
 from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.tools.store import Store
 from evidence_loop.traces import TraceStore
-from tests.agent.golden_runs import GOLDEN, RUNS
+from tests.agent.golden_runs import GOLDEN, RUNS, recorded_sample_kb
 
 Capture = pytest.CaptureFixture[str]
 QUESTIONS = ("LM-S10 的整机保修期是多久？", "How do I return a device?", "满多少元可以免费配送？")
@@ -22,6 +22,15 @@ def index(tmp_path: Path) -> Path:
     folder = tmp_path / "index"
     with Store.open(folder, create=True) as store:
         store.ingest(load_sample_kb())
+    return folder
+
+
+@pytest.fixture()
+def recorded_index(tmp_path: Path) -> Path:
+    """The sample help centre as the golden runs were recorded against it."""
+    folder = tmp_path / "recorded"
+    with Store.open(folder, create=True) as store:
+        store.ingest(recorded_sample_kb())
     return folder
 
 
@@ -118,10 +127,10 @@ def test_replay_all_names_a_tampered_trace_and_replays_the_rest(capsys: Capture,
 
 @pytest.mark.parametrize("run_id", [r for r, _, _ in RUNS if r.startswith("golden-")])
 def test_a_committed_golden_trace_verifies_and_replays_from_the_cli(
-    capsys: Capture, index: Path, run_id: str
+    capsys: Capture, recorded_index: Path, run_id: str
 ) -> None:
     path = str(GOLDEN / f"{run_id}.jsonl")
-    code, out, _ = run(capsys, "trace", "verify", path, "--index", str(index))
+    code, out, _ = run(capsys, "trace", "verify", path, "--index", str(recorded_index))
     assert code == 0 and ": ok - hash chain verifies" in out and "complete" in out
-    code, out, _ = run(capsys, "replay", path, "--index", str(index))
+    code, out, _ = run(capsys, "replay", path, "--index", str(recorded_index))
     assert code == 0 and f"{run_id}: identical" in out

@@ -66,7 +66,7 @@ def test_the_sample_mixes_languages_and_formats() -> None:
     formats = {e.format for e in MANIFEST}
     languages = {"zh" if e.doc_id.endswith("-zh") else "en" for e in MANIFEST}
 
-    assert 12 <= len({e.doc_id for e in MANIFEST}) <= 16
+    assert 12 <= len({e.doc_id for e in MANIFEST}) <= 24  # a small help centre
     assert (formats, languages) == ({"markdown", "text", "html"}, {"zh", "en"})
 
 

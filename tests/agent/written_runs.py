@@ -22,7 +22,6 @@ from pydantic_ai.models import override_allow_model_requests
 from evidence_loop.agent.conflict_check import ConflictChecker
 from evidence_loop.agent.llm_adjudicator import LLMAdjudicator
 from evidence_loop.agent.runtime import Deps
-from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.errors import DeadlineExceeded
 from evidence_loop.tools.llm_client import build_model
@@ -31,6 +30,7 @@ from evidence_loop.tools.rerank_config import RerankConfig
 from evidence_loop.tools.reranker import HTTPReranker
 from evidence_loop.tools.store import Store
 from evidence_loop.traces import TraceStore
+from tests.agent.golden_runs import recorded_sample_kb
 from tests.fake_embedder import FakeEmbedder
 from tests.fake_openai_server import FakeOpenAIServer, error_body, tool_calls_reply
 from tests.fake_rerank_server import FakeRerankServer
@@ -59,10 +59,11 @@ def fixed(run_id: str, clock: Callable[[], float] | None = None) -> Deps:
 
 
 def hybrid_service(index: Path) -> Service:
-    """The sample help centre with the fake embedder's unit vectors and its corpus scale."""
+    """The sample help centre as the runs were recorded against it, with the fake embedder's unit vectors
+    and its corpus scale."""
     service = Service.open(index, create=True, embedder=FakeEmbedder(), reranker=None, tracing_on=False)
     if service.store.generation == 0:
-        service.ingest(load_sample_kb())
+        service.ingest(recorded_sample_kb())
     return service
 
 
@@ -116,7 +117,7 @@ def _record_llm(index: Path, traces: TraceStore) -> None:
 def _record_aborted(index: Path, traces: TraceStore) -> None:
     with Store.open(index, create=True) as store:
         if store.generation == 0:
-            store.ingest(load_sample_kb())
+            store.ingest(recorded_sample_kb())
         ticks = itertools.count()
         run_id, question = ABORTED
         service = Service(store, traces=traces, deps=fixed(run_id, lambda: float(next(ticks))))
