@@ -35,11 +35,6 @@ WERE_CONSTANTS: dict[str, object] = {
     "conflict_polarity_reach": 2,
     "conflict_min_sentence_similarity": 0.6,
 }
-# Rules added after the shipped policy's hash was pinned, on by default and, like WERE_CONSTANTS,
-# recorded only when set otherwise: every policy recorded before keeps its record and its hash, and
-# reads them on. Such a rule concerns questions no recorded run asked: compare_sides acts only on a
-# question that compares named things (policies.comparison).
-RECORDED_WHEN_CHANGED: dict[str, object] = {**WERE_CONSTANTS, "compare_sides": True}
 # Fields added after traces were first recorded, with the value a record without one ran under:
 # the value that turns a rule added later off, or the constant a number was before it was a field.
 ADDED_LATER: dict[str, object] = {
@@ -57,7 +52,8 @@ ADDED_LATER: dict[str, object] = {
     "rerank_k": 0,
     "rerank_chars": 1200,
     "w_rerank": 0.0,
-    **RECORDED_WHEN_CHANGED,
+    **WERE_CONSTANTS,
+    "compare_sides": False,
 }
 
 
@@ -153,17 +149,16 @@ class Policy:
         return PRESETS[self.mode]
 
     def as_dict(self) -> dict[str, object]:
-        """The policy as a trace records it: a field that was a constant, or a rule added on, is left
-        out while it holds that value (``RECORDED_WHEN_CHANGED``)."""
-        quiet = RECORDED_WHEN_CHANGED
+        """The policy as a trace records it: a field that was a constant is left out while it holds
+        that constant (``WERE_CONSTANTS``); every other field, a rule added later included, is kept."""
+        quiet = WERE_CONSTANTS
         return {
             name: value for name, value in asdict(self).items() if name not in quiet or value != quiet[name]
         }
 
     def digest(self) -> str:
         """sha256 of the policy's canonical JSON: what a trace pins."""
-        blob = json.dumps(self.as_dict(), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(blob.encode()).hexdigest()
+        return record_digest(self.as_dict())
 
     def with_overrides(self, pairs: dict[str, str]) -> Policy:
         """A copy with fields set from text (``window_budget=600``); unknown fields and bad values raise."""
@@ -212,3 +207,9 @@ def load_policy_file(path: Path, base: Policy | None = None) -> Policy:
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"{path}: not a usable policy file ({exc})") from None
     return replace(policy, judge=judge) if judge is not None else policy
+
+
+def record_digest(record: dict[str, object]) -> str:
+    """sha256 of a policy record's canonical JSON (sorted keys, no spaces)."""
+    blob = json.dumps(record, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from evidence_loop.policies.config import ADDED_LATER, WERE_CONSTANTS, Policy
+from evidence_loop.policies.config import ADDED_LATER, WERE_CONSTANTS, Policy, record_digest
 from evidence_loop.policies.conflicts import ConflictRules
 from evidence_loop.policies.presets import MODES
 
 # The hashes policies had before their constants became fields (commit dfe228a): every trace
 # recorded under one of them pins it. A deliberate change of a default changes one of these (and
-# `python -m tests.agent.golden_runs` rewrites the golden traces).
+# `python -m tests.agent.golden_runs` rewrites the golden traces). A rule added since is recorded
+# with the record (ADDED_LATER reads a record without it as the rule off), so the shipped record is
+# the one of dfe228a plus these fields, and its hash changes with them.
+RULES_ADDED_SINCE = {"compare_sides": True}
 RECORDED_HASHES = {
     "adaptive": "4db54ea529f9741b6ad441ad76c64279f4e977d99ce75bada2ee591de57b0ab1",
     "seed": "19812b3deff891583fb769f04faff5f905ab26fd2b73cf8734973c86d4a03109",
@@ -21,7 +24,16 @@ RECORDED_HASHES = {
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_shipped_policy_keeps_the_hash_it_had_before_its_constants_became_fields(mode: str) -> None:
-    assert Policy(mode=mode).digest() == RECORDED_HASHES[mode]  # type: ignore[arg-type]
+    record = Policy(mode=mode).as_dict()  # type: ignore[arg-type]
+    assert {k: record[k] for k in RULES_ADDED_SINCE} == RULES_ADDED_SINCE
+    before = {k: v for k, v in record.items() if k not in RULES_ADDED_SINCE}
+    assert record_digest(before) == RECORDED_HASHES[mode]
+
+
+def test_a_rule_added_since_reads_as_off_from_a_record_without_it() -> None:
+    old = {k: v for k, v in Policy().as_dict().items() if k not in RULES_ADDED_SINCE}
+    assert Policy.from_dict(old).compare_sides is False
+    assert Policy.from_dict(Policy().as_dict()).compare_sides is True
 
 
 def test_a_field_that_was_a_constant_is_recorded_only_when_it_is_set_otherwise() -> None:
