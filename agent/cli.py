@@ -45,6 +45,7 @@ from evidence_loop.tools.errors import (
     InputError,
     MalformedRecordError,
     NotFoundError,
+    StoreStateError,
     StoreUnavailableError,
     UnsupportedFormatError,
     VersionClashError,
@@ -82,6 +83,11 @@ HINTS: tuple[tuple[type[EvidenceLoopError], str], ...] = (
     (InputError, "nothing was written"),
     (NotFoundError, "`evloop docs` lists the documents in the index"),
     (StoreUnavailableError, "is the server up? --store or $EVLOOP_STORE_URL chooses the database"),
+    (
+        StoreStateError,
+        "`evloop migrate --store URL` brings the database's schema up to date; its server log says "
+        "why a statement failed",
+    ),
     (IndexStateError, "`evloop ingest PATH` or `evloop demo` creates an index; --index chooses the folder"),
     (
         EmbedderError,
@@ -89,6 +95,7 @@ HINTS: tuple[tuple[type[EvidenceLoopError], str], ...] = (
     ),
 )
 
+REPAIR_MARK = "`evloop "  # how a message names its own repair: the command, backquoted
 OS_HINT = "check the path, its permissions and the free space"
 
 DESCRIPTION = """\
@@ -185,10 +192,18 @@ def _tolerate_unencodable_output() -> None:
             stream.reconfigure(errors="backslashreplace")
 
 
+def _hint(exc: EvidenceLoopError, message: str) -> str:
+    """The hint of the error's class; none for a damaged or missing store whose message names its own
+    repair (two repairs side by side, one of them generic, leave the reader to choose)."""
+    if isinstance(exc, IndexStateError) and REPAIR_MARK in message:
+        return ""
+    return next((text for cls, text in HINTS if isinstance(exc, cls)), "")
+
+
 def _report(exc: EvidenceLoopError) -> int:
     """Print the error as one line with its hint; the exit code says whether the input was at fault."""
-    hint = next((text for cls, text in HINTS if isinstance(exc, cls)), "")
     message = " ".join(str(exc).split()) or type(exc).__name__
+    hint = _hint(exc, message)
     print(f"evloop: error: {message}" + (f" (hint: {hint})" if hint else ""), file=sys.stderr)
     return EXIT_INPUT if isinstance(exc, InputError) else EXIT_ERROR
 

@@ -10,7 +10,8 @@
     │   └── VersionClashError         same doc_id and version, different text, without --replace
     ├── NotFoundError                 an unknown document, version, run id or trace
     ├── IndexStateError               the index folder is missing, corrupt or from another schema
-    │   └── StoreUnavailableError     the shared store (PostgreSQL) cannot be reached right now
+    │   └── StoreStateError           the shared store (PostgreSQL) is not migrated, or refused a statement
+    │       └── StoreUnavailableError the shared store cannot be reached right now
     ├── TraceError                    a trace that cannot be read or does not verify
     │   └── TamperedTraceError        a trace whose chain or recorded end does not hold (not replayed)
     ├── DeadlineExceeded              a run out of time, stopped at a step boundary
@@ -70,7 +71,12 @@ class IndexStateError(EvidenceLoopError):
     """The index folder is missing, corrupt, or written by another schema version."""
 
 
-class StoreUnavailableError(IndexStateError):
+class StoreStateError(IndexStateError):
+    """The shared store (PostgreSQL) is not migrated, is ahead of this code, or refused a statement:
+    its repair is a database's (``evloop migrate``), not a folder's."""
+
+
+class StoreUnavailableError(StoreStateError):
     """The shared store (PostgreSQL) cannot be reached; the same call may succeed once it is back."""
 
 

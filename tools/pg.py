@@ -4,7 +4,7 @@
     redact(url)             the URL without its password, for messages and logs
     connect(url)            an autocommit psycopg connection (transactions are explicit)
     PgConnection(conn)      runs the store's statements (written for SQLite, tools/sql.py) on it
-    unavailable(url)        psycopg's errors as StoreUnavailableError / IndexStateError
+    unavailable(url)        psycopg's errors as StoreUnavailableError / StoreStateError
 
 The store's rules are written once, in SQLite's dialect. PostgreSQL differs in little that they
 use: placeholders (``?`` and ``:name`` become ``%s`` and ``%(name)s``), ``INSERT OR IGNORE``
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from evidence_loop.tools import vectors
-from evidence_loop.tools.errors import IndexStateError, StoreUnavailableError
+from evidence_loop.tools.errors import StoreStateError, StoreUnavailableError
 from evidence_loop.tools.sql import Rows
 
 if TYPE_CHECKING:
@@ -112,7 +112,7 @@ def connect(url: str) -> psycopg.Connection[Any]:
 @contextmanager
 def unavailable(url: str) -> Iterator[None]:
     """psycopg's errors as ours: a lost or refused connection is StoreUnavailableError (a 503 that
-    passes), any other database error an IndexStateError naming the store."""
+    passes), any other database error a StoreStateError naming the store."""
     import psycopg
 
     try:
@@ -122,7 +122,7 @@ def unavailable(url: str) -> Iterator[None]:
             f"the store at {redact(url)} cannot be reached ({_first_line(exc)})"
         ) from exc
     except psycopg.DatabaseError as exc:
-        raise IndexStateError(f"the store at {redact(url)} failed: {_first_line(exc)}") from exc
+        raise StoreStateError(f"the store at {redact(url)} failed: {_first_line(exc)}") from exc
 
 
 def _first_line(exc: BaseException) -> str:

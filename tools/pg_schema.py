@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from evidence_loop.tools.errors import IndexStateError
+from evidence_loop.tools.errors import StoreStateError
 from evidence_loop.tools.pg import PgConnection, redact
 from evidence_loop.tools.sql import Db
 
@@ -182,7 +182,7 @@ def migrate(conn: psycopg.Connection[Any]) -> list[Migration]:
         conn.execute(_LEDGER)
         done = applied(PgConnection(conn))
         if done > LATEST:
-            raise IndexStateError(_ahead(done))
+            raise StoreStateError(_ahead(done))
         pending = [m for m in MIGRATIONS if m.version > done]
         for migration in pending:
             conn.execute(migration.sql)
@@ -194,14 +194,14 @@ def migrate(conn: psycopg.Connection[Any]) -> list[Migration]:
 
 
 def check_schema(conn: Db, url: str) -> None:
-    """IndexStateError unless every migration of this code, and no later one, has been applied."""
+    """StoreStateError unless every migration of this code, and no later one, has been applied."""
     done = applied(conn)
     if done == LATEST:
         return
     if done > LATEST:
-        raise IndexStateError(f"the store at {redact(url)}: {_ahead(done)}")
+        raise StoreStateError(f"the store at {redact(url)}: {_ahead(done)}")
     found = "no evloop schema" if done == 0 else f"schema version {done}"
-    raise IndexStateError(
+    raise StoreStateError(
         f"the store at {redact(url)} has {found}; this evloop needs schema version {LATEST}: "
         f"{migrate_hint(url)}"
     )

@@ -1,6 +1,6 @@
 """The shared store: the same knowledge base as tools/store.py, kept in PostgreSQL for many replicas.
 
-    PgStore.open(url)      a store over a migrated database (``evloop migrate``), else IndexStateError
+    PgStore.open(url)      a store over a migrated database (``evloop migrate``), else StoreStateError
     store.watch()          follow generations committed elsewhere: LISTEN/NOTIFY, polling as fallback
     store.reachable        False while the watcher cannot reach the server
 
@@ -166,7 +166,7 @@ class PgStore(Store):
         embed_progress: EmbedProgress | None = None,
         checkpoint: Checkpoint | None = None,
     ) -> PgStore:
-        """Open the store at ``url``; IndexStateError (with the command) unless it is migrated.
+        """Open the store at ``url``; StoreStateError (with the command) unless it is migrated.
 
         ``embedder``, ``reembed`` and ``checkpoint`` as for :meth:`tools.store.Store.open`.
         """

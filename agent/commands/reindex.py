@@ -23,7 +23,11 @@ the index folder was damaged or deleted. Documents, versions and traces are unto
 With --embeddings, embed every stored document version with the configured embedder instead
 (EVLOOP_EMBEDDER, EVLOOP_EMBED_CONFIG; see the README), in a new generation: after changing the
 embedder, or to add vectors to an index built without them. With EVLOOP_EMBEDDER=none it drops
-the vectors and the index goes back to lexical recall."""
+the vectors and the index goes back to lexical recall.
+
+A PostgreSQL store (--store) keeps no index files: each replica builds the current generation's
+index in memory from the database. Without --embeddings reindex then builds it once, to show that
+the database holds all it needs, and writes nothing."""
 
 EPILOG = """\
 examples:
@@ -49,7 +53,15 @@ def run(args: argparse.Namespace) -> int:
     index = resolve_location(args)
     if not args.embeddings:
         with open_store(index, rebuild_index=True) as store:
-            print(f"rebuilt the index of generation {store.generation} in {shown(index)}")
+            if isinstance(index, str):
+                units = store.snapshot().unit_count
+                print(
+                    f"nothing to rebuild: the store at {shown(index)} keeps no index files, each replica "
+                    f"builds generation {store.generation}'s index in memory; built it here from the "
+                    f"database ({units} units) and wrote nothing"
+                )
+            else:
+                print(f"rebuilt the index of generation {store.generation} in {shown(index)}")
         return 0
     embedder = configured_embedder()
     with (

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from evidence_loop.agent.cli import _report, main
-from evidence_loop.tools.errors import IndexStateError
+from evidence_loop.tools.errors import IndexStateError, StoreStateError
 
 Capture = pytest.CaptureFixture[str]
 NOT_UTF8 = os.fsdecode(b"\xff warranty")  # what Python makes of the argv bytes b"\xff warranty"
@@ -42,6 +42,32 @@ def index(capsys: Capture, tmp_path: Path) -> Path:
 
 
 # --- text that is not UTF-8 ----------------------------------------------------------------------------
+
+
+def test_an_index_error_that_names_its_repair_gets_no_second_generic_one(capsys: Capture) -> None:
+    _report(
+        IndexStateError(
+            "the vectors are damaged; delete ix and ingest again: `evloop ingest PATH --index ix`"
+        )
+    )
+    _report(IndexStateError("the vectors cover 3 of 4 units"))
+
+    named, bare = capsys.readouterr().err.splitlines()
+    assert "hint:" not in named and named.endswith("`evloop ingest PATH --index ix`")
+    assert bare.endswith(
+        "(hint: `evloop ingest PATH` or `evloop demo` creates an index; --index chooses the folder)"
+    )
+
+
+def test_a_database_store_error_names_the_database_repair_not_a_folder(capsys: Capture) -> None:
+    code = _report(
+        StoreStateError("the store at postgresql:///kb failed: relation trace_runs does not exist")
+    )
+
+    err = capsys.readouterr().err
+    assert code == 1
+    assert_one_line(err, "(hint: `evloop migrate --store URL`")
+    assert "--index" not in err
 
 
 @pytest.mark.parametrize(

@@ -294,13 +294,16 @@ def test_replace_overwrites_changed_text_under_the_same_version(
 # --- other errors: exit 1 with a hint ------------------------------------------------------------------
 
 
-def test_searching_a_missing_index_is_an_error_with_a_hint(capsys: Capture, tmp_path: Path) -> None:
-    code, out, err = run(capsys, "search", "保修", "--index", str(tmp_path / "nowhere"))
+def test_searching_a_missing_index_is_an_error_naming_its_one_repair(capsys: Capture, tmp_path: Path) -> None:
+    nowhere = tmp_path / "nowhere"
+    code, out, err = run(capsys, "search", "保修", "--index", str(nowhere))
 
     assert (code, out) == (1, "")
-    assert err.startswith("evloop: error: no index at ")
-    assert "hint:" in err
-    assert not (tmp_path / "nowhere").exists()
+    assert (
+        err
+        == f"evloop: error: no index at {nowhere}; create one with `evloop ingest PATH --index {nowhere}`\n"
+    )
+    assert not nowhere.exists()
 
 
 def test_deleting_an_unknown_document_is_an_error_with_a_hint(

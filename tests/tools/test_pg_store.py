@@ -70,6 +70,21 @@ def test_a_command_on_a_database_that_was_not_migrated_exits_1_naming_migrate(
     assert "evloop migrate --store" in capsys.readouterr().err
 
 
+def test_reindex_on_a_database_says_it_keeps_no_index_files_and_wrote_nothing(
+    pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with PgStore.open(pg_url) as store:
+        store.ingest([WIFI, REFUND])
+        units = store.snapshot().unit_count
+    assert main(["reindex", "--store", pg_url]) == 0
+
+    out = capsys.readouterr().out
+    assert out.startswith(f"nothing to rebuild: the store at {redact(pg_url)} keeps no index files")
+    assert f"generation 1's index in memory; built it here from the database ({units} units)" in out
+    with PgStore.open(pg_url) as store:
+        assert store.generation == 1
+
+
 def test_the_password_of_a_url_is_never_shown() -> None:
     assert (
         redact("postgresql://evloop:s3cret@db.internal:5432/kb")
