@@ -90,6 +90,7 @@ class Run:
     verdict: Verdict | None = None  # the judge's last verdict
     deadline: float | None = None  # on the deps clock; checked at every step boundary
     clock: Callable[[], float] = time.perf_counter
+    inline_text: bool = False  # the steps copy the text they cite, as schema 1 traces did (a replay of one)
 
     def set_aside(self, found: Iterable[tuple[Unit, str]]) -> None:
         """Note sentences addressed to a model (with their families), once each, for the outcome."""
@@ -139,6 +140,7 @@ class Controller:
         timeout_s: float | None = None,
         scale: CorpusScale | None = None,
         vector: Vectors | None = None,
+        inline_text: bool = False,
     ) -> Outcome:
         """Answer one question from one snapshot: answered, insufficient_evidence or conflicting_evidence.
 
@@ -148,6 +150,9 @@ class Controller:
 
         With ``timeout_s`` the run stops at the first step boundary past that time, raising
         ``DeadlineExceeded``: a caller that gave up does not leave the loop running in its thread.
+
+        ``inline_text`` records the steps as schema 1 traces held them, the text they cite copied in
+        (a replay of such a trace compares like with like).
         """
         started = self.deps.clock()
         readers = tuple(sorted(set(groups)))
@@ -169,6 +174,7 @@ class Controller:
             scale=scale,
             deadline=None if timeout_s is None else started + timeout_s,
             clock=self.deps.clock,
+            inline_text=inline_text,
         )
         self.recall(snapshot, run, question, self.policy.seed_k)
         selected, missing = self.check(run)
@@ -180,7 +186,7 @@ class Controller:
         evidence, report = self.conflicts(snapshot, run, selected)
         outcome = self.decide(run, selected, evidence, missing, report, run_id or self.deps.new_run_id())
         latency = round((self.deps.clock() - started) * 1000, 3)
-        run.record(events.decided, outcome)
+        run.record(events.decided, outcome, inline_text=run.inline_text)
         return outcome.model_copy(update={"latency_ms": latency})
 
     def embedder_for(self, snapshot: Snapshot) -> EmbedderIdentity | None:
@@ -229,7 +235,7 @@ class Controller:
             typo_min_chars=policy.typo_min_chars,
         )
         run.recalls += 1
-        run.record(events.recalled, query, k, run.recalls, hits)
+        run.record(events.recalled, query, k, run.recalls, hits, inline_text=run.inline_text)
         run.seen.update((h.unit.doc_id, h.unit.version, h.unit.ordinal) for h in hits)
         best = max((h.score for h in hits), default=0.0)
         for window in merge_windows([seed_window(h) for h in self.screened_hits(run, hits)]):

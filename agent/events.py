@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from evidence_loop.tools.embedder import EmbedderIdentity, Vectors
 from evidence_loop.tools.reranker import Reranking
 from evidence_loop.tools.types import Hit
 from evidence_loop.tools.windows import Step, Window
+from evidence_loop.traces.citations import HIT_PREVIEW, text_sha256
 from evidence_loop.traces.steps import (
     CheckedStep,
     DecidedStep,
@@ -37,7 +39,7 @@ def _r(x: float) -> float:
     return round(x, 6)
 
 
-def _hit(h: Hit) -> HitRecord:
+def _hit(h: Hit, inline_text: bool) -> HitRecord:
     unit = h.unit
     record: HitRecord = {
         "doc_id": unit.doc_id,
@@ -47,15 +49,22 @@ def _hit(h: Hit) -> HitRecord:
         "start": unit.start,
         "end": unit.end,
         "score": _r(h.score),
-        "text": unit.text[:160],
     }
+    if inline_text:
+        record["text"] = unit.text[:HIT_PREVIEW]
     if h.similarity is not None:  # hybrid recall only: lexical traces read as they were written
         record["similarity"] = _r(h.similarity)
+    if not inline_text:
+        record["sha256"] = text_sha256(unit.text)
     return record
 
 
-def recalled(query: str, k: int, round_no: int, hits: Sequence[Hit]) -> RecalledStep:
-    return RecalledStep(round=round_no, query=query, k=k, hits=[_hit(h) for h in hits])
+def recalled(
+    query: str, k: int, round_no: int, hits: Sequence[Hit], *, inline_text: bool = False
+) -> RecalledStep:
+    """A recall round; each hit cites its unit's stored text (``inline_text``: copies its start in,
+    as schema 1 did)."""
+    return RecalledStep(round=round_no, query=query, k=k, hits=[_hit(h, inline_text) for h in hits])
 
 
 def embedded(identity: EmbedderIdentity, vector: Vectors) -> EmbeddedStep:
@@ -153,7 +162,9 @@ def _judge(verdict: Verdict) -> JudgeRecord:
 LATER_SIGNALS = ("semantic", "judge", "judge_threshold")
 
 
-def decided(outcome: Outcome) -> DecidedStep:
+def decided(outcome: Outcome, *, inline_text: bool = False) -> DecidedStep:
+    """The outcome as the trace keeps it: every span of stored text it quotes cited by its offsets
+    and sha256 (``inline_text``: copied in, as schema 1 did)."""
     signals = outcome.signals
     quiet = {"suspicious"} if not signals.suspicious else set()
     quiet |= {name for name in LATER_SIGNALS if getattr(signals, name) is None}
@@ -166,7 +177,28 @@ def decided(outcome: Outcome) -> DecidedStep:
         "signals": quiet,
     }
     data = outcome.model_dump(mode="json", exclude=exclude)
+    if not inline_text:
+        _cite_spans(data)
     return DecidedStep(status=outcome.status, why=_why(outcome), outcome=data)
+
+
+def _cite(span: dict[str, object], key: str) -> None:
+    """Replace the span's copied text (under ``key``) by its sha256, after the offsets."""
+    text = span.pop(key)
+    assert isinstance(text, str)
+    span["sha256"] = text_sha256(text)
+
+
+def _cite_spans(outcome: dict[str, Any]) -> None:
+    """The evidence windows, answer citations and conflict sides of an outcome's JSON, cited."""
+    for evidence in outcome["evidence"]:
+        _cite(evidence, "text")
+    if outcome.get("answer"):
+        for citation in outcome["answer"]["citations"]:
+            _cite(citation, "quote")
+    for conflict in outcome["conflicts"]:
+        for side in conflict["values"]:
+            _cite(side["citation"], "quote")
 
 
 def _why(outcome: Outcome) -> str:

@@ -28,6 +28,7 @@ from evidence_loop.tools.reranker import RecordedReranker, RerankerIdentity
 from evidence_loop.tools.snapshot import Snapshot
 from evidence_loop.tools.store import Store
 from evidence_loop.traces import Divergence, Trace, TraceStep, VerifyResult, first_divergence, verify
+from evidence_loop.traces.citations import cites
 from evidence_loop.traces.steps import (
     EmbeddedStep,
     LLMReplyStep,
@@ -172,6 +173,7 @@ def replay(
         run_id=header.run_id,
         scale=CorpusScale.from_dict(header.judge["scale"]) if header.judge.get("scale") else None,
         vector=_recorded_vector(trace, snapshot),
+        inline_text=not cites(trace),  # a schema 1 trace copied the text its steps cite
     )
     seconds = time.perf_counter() - started
     divergence = first_divergence(_comparable([e.data for e in trace.events]), _comparable(recorder.steps))

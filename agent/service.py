@@ -36,6 +36,7 @@ from evidence_loop.tools.store import DocumentInfo, IngestReport, Store
 from evidence_loop.tools.stores import Location, open_store
 from evidence_loop.tools.types import DocumentInput
 from evidence_loop.traces import Trace, TraceStore, VerifyResult
+from evidence_loop.traces.citations import resolve, with_citations
 
 TRACES_SUBDIR = "traces"
 
@@ -242,10 +243,18 @@ class Service:
         return self.traces
 
     def trace(self, run_id: str) -> Trace:
+        """A stored run's trace as written (a schema 2 trace cites text: ``shown`` resolves it)."""
         return self._trace_store().read(run_id)
 
+    def shown(self, trace: Trace) -> Trace:
+        """The trace as a reader sees it: the text its steps cite read from this service's store."""
+        return resolve(trace, tracing.stored_texts(self.store))
+
     def verify(self, run_id: str) -> VerifyResult:
-        return self._trace_store().verify(run_id)
+        """The chain, the end its store recorded, and each cited text against its sha256."""
+        traces = self._trace_store()
+        trace = traces.read(run_id)
+        return with_citations(traces.check(trace), trace, tracing.stored_texts(self.store))
 
     def replay(self, run_id: str, *, current: bool = False) -> ReplayReport:
         """Replay a stored run; ``TamperedTraceError`` when its trace does not verify (nothing re-run)."""

@@ -17,8 +17,10 @@ from evidence_loop.agent.runtime import Deps
 from evidence_loop.policies.config import Policy
 from evidence_loop.tools.calibration import CorpusScale
 from evidence_loop.tools.embedder import EmbedderIdentity
+from evidence_loop.tools.errors import NotFoundError
 from evidence_loop.tools.reranker import RerankerIdentity
 from evidence_loop.tools.snapshot import Snapshot
+from evidence_loop.tools.store import Store
 from evidence_loop.traces import (
     CorpusInfo,
     TraceHeader,
@@ -28,6 +30,7 @@ from evidence_loop.traces import (
     digest,
     utc_timestamp,
 )
+from evidence_loop.traces.citations import TextSource
 
 
 @lru_cache(maxsize=1)
@@ -113,6 +116,20 @@ def corpus_fingerprint(snapshot: Snapshot, groups: Collection[str], policy: Poli
     if policy.caller_statistics:
         return snapshot.readable_fingerprint(groups)
     return snapshot.fingerprint
+
+
+def stored_texts(store: Store) -> TextSource:
+    """The text of any version the store holds (old and deleted ones too), for the spans a trace
+    cites; None for one it does not hold."""
+    snapshot = store.snapshot()
+
+    def text(doc_id: str, version: str) -> str | None:
+        try:
+            return snapshot.parsed(doc_id, version).text
+        except NotFoundError:
+            return None
+
+    return text
 
 
 def versions_read(outcome: Outcome) -> dict[str, str]:

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from evidence_loop.tools.errors import InputError, NotFoundError, TraceError
 from evidence_loop.tools.pg import connect, unavailable
+from evidence_loop.traces.citations import TextSource, with_citations
 from evidence_loop.traces.reader import parse_trace
 from evidence_loop.traces.retention import PruneReport
 from evidence_loop.traces.schema import Trace, TraceHeader, TraceSummary
@@ -44,9 +45,10 @@ if TYPE_CHECKING:
 
 # Most runs one commit takes: a larger group waits for the next.
 GROUP_MAX = 256
+# A run id already stored is skipped, not an error: the rest of the group still commits.
 _INSERT_RUNS = """INSERT INTO trace_runs (run_id, created_at, question, status, outcome_status, final_hash,
     events, bytes) SELECT * FROM unnest(%s::text[], %s::timestamptz[], %s::text[], %s::text[], %s::text[],
-    %s::text[], %s::int[], %s::bigint[])"""
+    %s::text[], %s::int[], %s::bigint[]) ON CONFLICT (run_id) DO NOTHING RETURNING run_id"""
 _INSERT_RECORDS = """INSERT INTO trace_records (run_id, n, line)
     SELECT %s, ord - 1, line FROM unnest(%s::text[]) WITH ORDINALITY AS t(line, ord)"""
 _SUMMARY = "run_id, created_at, status, outcome_status, question, final_hash, events, bytes"
@@ -150,7 +152,7 @@ class PgTraceStore(TraceStore):
             return verify(trace)
         return verify(trace, expected_hash=final, expected_events=events)
 
-    def verify_all(self) -> Iterator[tuple[str, VerifyResult]]:
+    def verify_all(self, texts: TextSource | None = None) -> Iterator[tuple[str, VerifyResult]]:
         for summary in self.list():
             try:
                 trace = self.read(summary.run_id)
@@ -161,7 +163,7 @@ class PgTraceStore(TraceStore):
             except TraceError as exc:
                 yield summary.run_id, VerifyResult(False, False, HEADER_SEQ, str(exc))
                 continue
-            yield summary.run_id, self.check(trace)
+            yield summary.run_id, with_citations(self.check(trace), trace, texts)
 
     def list(self, since: datetime | None = None, status: str | None = None) -> builtins.list[TraceSummary]:
         if since is not None and since.tzinfo is None:
@@ -238,21 +240,33 @@ class PgTraceStore(TraceStore):
                 return
 
     def _write_group(self, conn: psycopg.Connection[Any] | None, runs: builtins.list[_Run]) -> Any:
-        """One transaction for the group; every run of a failed group gets the error."""
+        """One transaction for the group; every run of a failed group gets the error.
+
+        A run whose id another run of the group, or one already stored, has taken gets an
+        InputError of its own; the others commit (its id must not sink the whole group)."""
+        first = _first_of_each_id(runs)
         try:
             with unavailable(self.url):
                 if conn is None or conn.closed or conn.broken:
                     conn = connect(self.url)
                 with conn.transaction():
-                    rows = list(zip(*(run.row() for run in runs), strict=True))
-                    conn.execute(_INSERT_RUNS, [list(column) for column in rows])
-                    with conn.cursor() as cursor:
-                        cursor.executemany(_INSERT_RECORDS, [(r.header.run_id, r.lines) for r in runs])
+                    rows = list(zip(*(run.row() for run in first), strict=True))
+                    cursor = conn.execute(_INSERT_RUNS, [list(column) for column in rows])
+                    stored = {row[0] for row in cursor.fetchall()}
+                    new = [run for run in first if run.header.run_id in stored]
+                    if new:
+                        with conn.cursor() as records:
+                            records.executemany(_INSERT_RECORDS, [(r.header.run_id, r.lines) for r in new])
         except Exception as exc:  # handed to each waiting run, raised in its own thread
-            error = _duplicate(exc, runs) or exc
             for run in runs:
-                run.error = error
+                run.error = exc
             return None if conn is None or conn.broken else conn
+        kept = {id(run) for run in new}
+        for run in runs:
+            if id(run) not in kept:
+                run.error = InputError(
+                    f"run {run.header.run_id} already has a trace; this one was not stored"
+                )
         return conn
 
     def _query(self, sql: str, params: tuple[Any, ...]) -> builtins.list[tuple[Any, ...]]:
@@ -286,10 +300,12 @@ def _summary(row: tuple[Any, ...]) -> TraceSummary:
     )
 
 
-def _duplicate(exc: BaseException, runs: builtins.list[_Run]) -> BaseException | None:
-    import psycopg
-
-    if isinstance(exc.__cause__, psycopg.errors.UniqueViolation):
-        names = ", ".join(run.header.run_id for run in runs)
-        return InputError(f"a run id among {names} already has a trace")
-    return None
+def _first_of_each_id(runs: builtins.list[_Run]) -> builtins.list[_Run]:
+    """The group without the later runs of an id it holds twice (the first to finish keeps it)."""
+    seen: set[str] = set()
+    first = []
+    for run in runs:
+        if run.header.run_id not in seen:
+            seen.add(run.header.run_id)
+            first.append(run)
+    return first

@@ -22,7 +22,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from evidence_loop.tools.errors import NotFoundError, TraceError
-from evidence_loop.traces.schema import SCHEMA_VERSION, Trace, TraceEvent, TraceFooter, TraceHeader
+from evidence_loop.traces.schema import (
+    FIRST_SCHEMA,
+    SCHEMA_VERSION,
+    Trace,
+    TraceEvent,
+    TraceFooter,
+    TraceHeader,
+)
 
 
 class _BadRecord(ValueError):
@@ -58,7 +65,7 @@ def _check_schema(version: object) -> None:
         raise TraceError(
             f"trace schema {version} is newer than this evidence-loop reads ({SCHEMA_VERSION}); upgrade it"
         )
-    if version < SCHEMA_VERSION:
+    if version < FIRST_SCHEMA:
         raise TraceError(f"trace schema {version} was never written by evidence-loop")
 
 

@@ -7,7 +7,7 @@ happened, continuation lines the detail (a few hits, why a window slid, what is 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from evidence_loop.traces.schema import Trace, TraceEvent, TraceSummary
@@ -55,10 +55,20 @@ def _recalled(step: RecalledStep) -> Lines:
     for hit in step.hits[:MAX_HITS]:
         similarity = f" cos {_num(hit['similarity'])}" if "similarity" in hit else ""
         where = f"{hit['doc_id']}@{hit['version']} [{hit['start']}:{hit['end']}]"
-        lines.append(f'{where} {_num(hit["score"])}{similarity} {hit["kind"]}  "{short(hit["text"], 40)}"')
+        lines.append(f"{where} {_num(hit['score'])}{similarity} {hit['kind']}  {_cited(hit)}")
     if len(step.hits) > MAX_HITS:
         lines.append(f"... {len(step.hits) - MAX_HITS} more")
     return lines
+
+
+def _cited(hit: Mapping[str, Any]) -> str:
+    """A hit's text as a reader shows it: its start, or why the store could not give it (a schema 2
+    trace not resolved: ``traces.citations``)."""
+    if "text" in hit:
+        return f'"{short(hit["text"], 40)}"'
+    if "unresolved" in hit:
+        return f"[{short(hit['unresolved'], 90)}]"
+    return f"[cited, sha256 {hit.get('sha256', '')[:12]}]"
 
 
 def _slid(step: SlidStep) -> Lines:
@@ -131,7 +141,12 @@ def _conflict(step: ConflictStep) -> Lines:
 
 
 def _decided(step: DecidedStep) -> Lines:
-    return [f"{step.status}: {short(step.why, 80)}"]
+    lines = [f"{step.status}: {short(step.why, 80)}"]
+    for evidence in (step.outcome.get("evidence") or [])[:MAX_HITS]:
+        where = f"{evidence['doc_id']}@{evidence['version']} [{evidence['start']}:{evidence['end']}]"
+        text = f'"{short(evidence["text"], 40)}"' if "text" in evidence else _cited(evidence)
+        lines.append(f"{evidence.get('evidence_id', '-')} {where}  {text}")
+    return lines
 
 
 def _aborted(step: AbortedStep) -> Lines:

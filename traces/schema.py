@@ -2,7 +2,7 @@
 
 A finished trace file reads::
 
-    {"type":"header","schema_version":1,"run_id":"r-1",...,"hash":H}
+    {"type":"header","schema_version":2,"run_id":"r-1",...,"hash":H}
     {"type":"event","seq":0,"step":"recalled","data":{...},"prev_hash":H,"hash":E0}
     {"type":"event","seq":1,"step":"checked","data":{...},"prev_hash":E0,"hash":E1}
     {"type":"footer","status":"complete","outcome_status":"answered","events":2,...,"prev_hash":E1,"hash":F}
@@ -14,8 +14,10 @@ An event's data is one of the typed steps of ``traces.steps``, named by its ``st
 
 Evolving the schema: a field added to a step or to the header is left out while it has no value, so
 that every trace written before it reads and hashes as it was written (``traces.steps.optional``).
-Only a change that cannot be made so needs ``SCHEMA_VERSION`` bumped, with an upgrader that reads the
-older records in the new shape while ``verify`` keeps checking the bytes as written; none has so far.
+Only a change that cannot be made so needs ``SCHEMA_VERSION`` bumped. Schema 2 is one: its events
+cite the stored text of a span (doc_id, version, start, end and the text's sha256) where schema 1
+copied the text in (``traces.citations``). A schema 1 trace reads, verifies and replays as written;
+a reader shows a schema 2 one with the cited text resolved from the store.
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ from pydantic import (
 from evidence_loop.traces.hashing import digest
 from evidence_loop.traces.steps import TraceStep
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
+FIRST_SCHEMA: Final = 1
 
 RUN_ID_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 

@@ -6,7 +6,7 @@ the dicts the loop has always written, so a trace written before the steps were 
 and replays as it was written:
 
     embedded        the question's vector (recorded first when recall is hybrid)
-    recalled        a recall round: its query, k and hits
+    recalled        a recall round: its query, k and hits (each citing its unit's stored text)
     slid            one kept step of a window's growth: where, which move, why, score before and after
     checked         the completeness check of the selected windows: scores, windows, missing pieces,
                     with vectors the judge's inputs and verdict, and for a comparison its sides
@@ -15,13 +15,16 @@ and replays as it was written:
     llm_request     one attempt of a conflict adjudicator's model call, messages and HTTP body as sent
     llm_reply       its reply or failure, HTTP body as received
     conflict        one adjudicated conflict candidate and its verdict
-    decided         the outcome's status, why, and the outcome itself
+    decided         the outcome's status, why, and the outcome itself (its spans cited, not copied)
     aborted         the run stopped by an exception (the trace then has no footer)
 
 A field added after traces were first written is left out of the data while it has no value (a
 step's ``optional()`` field, a record's ``NotRequired`` key), so older traces (without it) and newer
 runs without it read and hash alike. The records inside a step are typed dicts: the data as written,
 validated with the step.
+
+From schema 2 on, a span of stored text is cited by (doc_id, version, start, end) and its sha256,
+not copied into the step (``traces.citations``): a hit has ``sha256`` where schema 1 had ``text``.
 """
 
 from __future__ import annotations
@@ -90,8 +93,10 @@ class HitRecord(TypedDict):
     start: int
     end: int
     score: float
-    text: str  # the unit's first 160 characters
+    text: NotRequired[str]  # schema 1, and a resolved schema 2 hit: the unit's first 160 characters
     similarity: NotRequired[float]  # hybrid recall: the unit's cosine to the question
+    sha256: NotRequired[str]  # schema 2: of the unit's text, which the store keeps (traces.citations)
+    unresolved: NotRequired[str]  # a resolved schema 2 hit whose text the store could not give
 
 
 class RecalledStep(StepModel):

@@ -7,6 +7,10 @@ Layout under ``root``::
     2025/03/01/finished.manifest     run id, final hash and event count of each run of the day that
                                      finished (``traces.manifest``): what a cut trace is checked against
 
+Runs that finish together share one sync of their day folder (``traces.group_sync``): each run's
+file is synced by its own run, and the run returns only once a folder sync that began after its file
+was made has completed.
+
 Day folders keep any one directory small and let ``list(since=...)`` skip whole days. The index makes
 listing 10k runs one file read; it is a cache, not the truth: it is appended after the trace is durable
 and never fsynced, so ``list`` also scans the day folders and reads any file the index does not know
@@ -18,11 +22,14 @@ from __future__ import annotations
 import builtins
 import os
 import re
+import threading
 from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime
 from pathlib import Path
 
 from evidence_loop.tools.errors import InputError, NotFoundError, TraceError
+from evidence_loop.traces.citations import TextSource, with_citations
+from evidence_loop.traces.group_sync import GroupSync
 from evidence_loop.traces.manifest import FinishedRun, append_finished, read_manifest
 from evidence_loop.traces.reader import read_trace
 from evidence_loop.traces.schema import (
@@ -81,6 +88,8 @@ class TraceStore:
         self._fsync_each = fsync_each
         self._fsync = fsync
         self._made_day: Path | None = None
+        self._folder_syncs: dict[Path, GroupSync] = {}
+        self._folder_syncs_lock = threading.Lock()
 
     def begin(self, header: TraceHeader) -> TraceWriter:
         """Create the trace file for ``header.run_id`` and write its header; refuses a run id in use."""
@@ -108,7 +117,23 @@ class TraceStore:
             fsync_each=self._fsync_each,
             fsync=self._fsync,
             on_finish=self._record_finished,
+            folder_sync=self._covering_syncs(sync_dirs),
         )
+
+    def _covering_syncs(self, folders: builtins.list[Path]) -> Callable[[], None]:
+        """What makes a new file's folder entries durable at its run's finish: the group commit of
+        each folder, marked now that the file exists (runs finishing together share one sync)."""
+        with self._folder_syncs_lock:
+            syncs = [
+                self._folder_syncs.setdefault(folder, GroupSync(folder, self._fsync)) for folder in folders
+            ]
+        marks = [(sync, sync.mark()) for sync in syncs]
+
+        def sync_folders() -> None:
+            for sync, mark in marks:
+                sync.wait_covered(mark)
+
+        return sync_folders
 
     def close(self) -> None:
         """Nothing to release: every trace file is closed when its run ends."""
@@ -138,9 +163,10 @@ class TraceStore:
         manifest = read_manifest(trace.path.parent, only=run_id) if self._holds(trace.path) else {}
         return self._check(trace, manifest, self._read_index(only=run_id))
 
-    def verify_all(self) -> Iterator[tuple[str, VerifyResult]]:
+    def verify_all(self, texts: TextSource | None = None) -> Iterator[tuple[str, VerifyResult]]:
         """(run id, verdict) of every trace file, oldest day first, and of every run that a manifest
-        records as finished but whose file is gone. A trace that cannot be read is a failure, not a stop."""
+        records as finished but whose file is gone. A trace that cannot be read is a failure, not a stop.
+        With ``texts`` (the document store's), the text each trace cites is checked too."""
         indexed = self._read_index()
         for day in reversed(builtins.list(self._days(None))):
             manifest = read_manifest(day)
@@ -154,7 +180,8 @@ class TraceStore:
                 except TraceError as exc:
                     yield name.removesuffix(".jsonl"), VerifyResult(False, False, HEADER_SEQ, str(exc))
                     continue
-                yield name.removesuffix(".jsonl"), self._check(trace, manifest, indexed)
+                verdict = self._check(trace, manifest, indexed)
+                yield name.removesuffix(".jsonl"), with_citations(verdict, trace, texts)
             on_disk = {name.removesuffix(".jsonl") for name in names}
             for run in sorted(set(manifest) - on_disk):
                 yield run, _gone(manifest[run])

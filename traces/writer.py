@@ -2,8 +2,10 @@
 
 Every record is one ``write`` of one line followed by a flush, so a killed process leaves at worst a torn
 last line (which readers ignore). ``finish`` writes the footer and fsyncs the file and its directory
-before it returns: once the caller has the final hash, the trace survives a power cut. With
-``fsync_each`` every line is fsynced too (slower; for runs whose partial traces must survive a crash).
+before it returns: once the caller has the final hash, the trace survives a power cut. The store may
+hand in ``folder_sync``, its group commit of the folder (``traces.group_sync``), in place of a sync
+of the folders per run. With ``fsync_each`` every line is fsynced too (slower; for runs whose
+partial traces must survive a crash).
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ class TraceWriter:
         fsync_each: bool = False,
         fsync: Fsync = os.fsync,
         on_finish: FinishHook | None = None,
+        folder_sync: Callable[[], None] | None = None,
     ) -> None:
         self._file = file
         self._path = path
@@ -67,6 +70,7 @@ class TraceWriter:
         self._fsync_each = fsync_each
         self._fsync = fsync
         self._on_finish = on_finish
+        self._folder_sync = folder_sync
         self._seq = 0
         self._last_hash = self._header.hash
         self._bytes = 0
@@ -124,7 +128,11 @@ class TraceWriter:
         self._write(footer.model_dump(), sync=False)
         try:
             self._fsync(self._file.fileno())
-            if not self._fsync_each:
+            if self._fsync_each:
+                pass  # the folders were synced when the file was made
+            elif self._folder_sync is not None:
+                self._folder_sync()
+            else:
                 self._sync_directories()
         finally:
             self._file.close()  # even when fsync fails: nothing may follow the footer

@@ -6,6 +6,9 @@ run recorded) is a 409 ``trace-tampered`` naming the first bad event, and nothin
 Who sees a trace: its own key (scope ``ask``), or any key with scope ``audit``; and in both cases
 only if the key's groups cover the groups the run read with, so a trace never shows a key text
 that its groups could not have read. Any other run id is "not found", whether it exists or not.
+
+A trace of schema 2 cites stored text by offsets and sha256: it is shown with that text read from the
+store, and a span whose version the store no longer holds carries ``unresolved`` saying so.
 """
 
 from functools import partial
@@ -31,7 +34,7 @@ def traces_router(ctx: ApiContext) -> APIRouter:
 
     @router.get("/v1/traces/{run_id}", response_model=TraceOut, summary="Read a run's trace")
     async def get_trace(run_id: RunId, caller: Annotated[Caller, Depends(reader)]) -> TraceOut:
-        trace = await ctx.in_thread(partial(visible_trace, ctx, caller, run_id))
+        trace = await ctx.in_thread(partial(_shown_trace, ctx, caller, run_id))
         return TraceOut(
             header=trace.header,
             events=list(trace.events),
@@ -64,6 +67,11 @@ def visible_trace(ctx: ApiContext, caller: Caller, run_id: str) -> Trace:
     if trace is None or not may_see(caller, trace.header.caller, trace.header.groups):
         raise ApiProblem(404, "not-found", "Not found", f"no trace for run {run_id!r}")
     return trace
+
+
+def _shown_trace(ctx: ApiContext, caller: Caller, run_id: str) -> Trace:
+    """The visible trace with the text its steps cite read from the store (or why it cannot be)."""
+    return ctx.service.shown(visible_trace(ctx, caller, run_id))
 
 
 def may_see(caller: Caller, owner: str | None, groups: list[str]) -> bool:

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from datetime import UTC, date, datetime
 from pathlib import Path
 
+from evidence_loop.agent import tracing
 from evidence_loop.agent.commands.common import (
     Subparsers,
     add_command,
@@ -17,9 +18,11 @@ from evidence_loop.agent.commands.common import (
     resolve_location,
 )
 from evidence_loop.agent.service import TRACES_SUBDIR
-from evidence_loop.tools.errors import InputError, TraceError
+from evidence_loop.tools.errors import EvidenceLoopError, InputError, TraceError
+from evidence_loop.tools.stores import open_store
 from evidence_loop.traces import (
     HEADER_SEQ,
+    Trace,
     TraceStore,
     VerifyResult,
     prune,
@@ -27,13 +30,18 @@ from evidence_loop.traces import (
     render_list,
     render_timeline,
 )
+from evidence_loop.traces.citations import TextSource, cites, resolve, with_citations
 from evidence_loop.traces.pg_store import PgTraceStore
 
 DESCRIPTION = """\
 Read the traces that every run leaves: list runs, show one as a readable timeline (what was
 recalled, how each window slid and why, what was missing, what the LLM was asked and answered,
 the decision), verify hash chains (a changed byte is reported at its event), export one as JSON,
-and prune: remove whole UTC days of traces older than a date (retention)."""
+and prune: remove whole UTC days of traces older than a date (retention).
+
+A trace cites the stored text of what it recalled and decided (by offsets and sha256) rather than
+copying it: show and export read that text from the store (--index or --store), and say which
+version's text the store no longer holds; verify checks each cited text's sha256 when it can."""
 
 EPILOG = """\
 examples:
@@ -83,6 +91,10 @@ def register(subparsers: Subparsers) -> None:
             sub.add_argument("--all", action="store_true", help="verify every stored run")
         else:
             sub.add_argument("target", metavar="RUN", help="run id or trace file")
+        if name == "export":
+            sub.add_argument(
+                "--as-written", action="store_true", help="the records as written, cited text not read in"
+            )
         sub.set_defaults(run=globals()[f"_{name}"])
 
 
@@ -126,14 +138,43 @@ def _read(args: argparse.Namespace, run: str) -> object:
         return store.read(run)
 
 
+@contextmanager
+def stored_texts(args: argparse.Namespace) -> Iterator[TextSource | None]:
+    """The texts of the store the command names (``--index``/``--store``), for the spans a trace
+    cites; None when there is no store to open there (the spans then say so)."""
+    try:
+        store = open_store(resolve_location(args))
+    except EvidenceLoopError:
+        yield None
+        return
+    try:
+        yield tracing.stored_texts(store)
+    finally:
+        store.close()
+
+
+def _shown(args: argparse.Namespace) -> Trace:
+    trace: Trace = _read(args, args.target)  # type: ignore[assignment]
+    if not cites(trace):
+        return trace
+    with stored_texts(args) as texts:
+        return resolve(trace, texts)
+
+
 def _show(args: argparse.Namespace) -> int:
-    print(render_timeline(_read(args, args.target)))  # type: ignore[arg-type]
+    print(render_timeline(_shown(args)))
     return 0
 
 
 def _export(args: argparse.Namespace) -> int:
-    trace = _read(args, args.target)
-    print(json.dumps(list(trace.records), ensure_ascii=False, indent=1))  # type: ignore[attr-defined]
+    """The records; the events with the text they cite read in, unless ``--as-written``."""
+    if args.as_written:
+        records = list(_read(args, args.target).records)  # type: ignore[attr-defined]
+    else:
+        trace = _shown(args)
+        events = [event.model_dump(mode="json") for event in trace.events]
+        records = [trace.records[0], *events, *trace.records[1 + len(events) :]]
+    print(json.dumps(records, ensure_ascii=False, indent=1))
     return 0
 
 
@@ -159,12 +200,14 @@ def _verify(args: argparse.Namespace) -> int:
     """One line per trace (with --all: per failing trace), then the count; non-zero if any failed."""
     if args.all == bool(args.target):
         raise InputError("give a run id or --all")
-    with trace_store(args) as store:
-        return _verify_rows(args, store)
+    with trace_store(args) as store, stored_texts(args) as texts:
+        return _verify_rows(args, store, texts)
 
 
-def _verify_rows(args: argparse.Namespace, store: TraceStore) -> int:
-    rows = store.verify_all() if args.all else iter([(args.target, _verify_one(store, args.target))])
+def _verify_rows(args: argparse.Namespace, store: TraceStore, texts: TextSource | None) -> int:
+    rows = (
+        store.verify_all(texts) if args.all else iter([(args.target, _verify_one(store, args.target, texts))])
+    )
     total = bad = 0
     for run, result in rows:
         total += 1
@@ -178,11 +221,11 @@ def _verify_rows(args: argparse.Namespace, store: TraceStore) -> int:
     return 0
 
 
-def _verify_one(store: TraceStore, run: str) -> VerifyResult:
+def _verify_one(store: TraceStore, run: str, texts: TextSource | None) -> VerifyResult:
     """A run id or a trace file; a file whose header cannot be read is a failed verdict, not a crash."""
     path = Path(run)
     try:
         trace = read_trace(path) if path.suffix == ".jsonl" and path.exists() else store.read(run)
     except TraceError as exc:
         return VerifyResult(ok=False, complete=False, first_bad_seq=HEADER_SEQ, reason=str(exc))
-    return store.check(trace)
+    return with_citations(store.check(trace), trace, texts)

@@ -4,6 +4,7 @@ grouped commits that each run waits for, and retention by whole days."""
 from __future__ import annotations
 
 import threading
+import time
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -133,6 +134,44 @@ def test_a_run_id_is_stored_once(pg_traces: PgTraceStore, make_header: HeaderFac
     with pytest.raises(InputError, match="already has a trace"):
         write(pg_traces, make_header, "r-6")
     assert pg_traces.verify("r-6").ok
+
+
+def test_a_run_id_twice_in_one_commit_group_fails_only_the_later_run(
+    pg_traces: PgTraceStore, pg_url: str, make_header: HeaderFactory
+) -> None:
+    write(pg_traces, make_header, "r-7")  # stored before: a group holding it again commits the rest
+    outcomes: dict[str, str] = {}
+
+    def finish(name: str, run_id: str) -> None:
+        try:
+            write(pg_traces, make_header, run_id)
+            outcomes[name] = "stored"
+        except InputError:
+            outcomes[name] = "refused"
+
+    with psycopg.connect(pg_url) as blocker:  # holds the committer's first group at its insert
+        blocker.execute("LOCK TABLE trace_runs IN EXCLUSIVE MODE")
+        first = threading.Thread(target=finish, args=("first", "r-8"))
+        first.start()
+        deadline = time.monotonic() + 60
+        while pg_traces._queue.qsize() and time.monotonic() < deadline:
+            time.sleep(0.01)  # the committer took r-8 and waits on the lock
+        rest = [
+            threading.Thread(target=finish, args=(name, run_id))
+            for name, run_id in (("a", "twice"), ("b", "twice"), ("again", "r-7"), ("other", "r-9"))
+        ]
+        for thread in rest:
+            thread.start()
+        while pg_traces._queue.qsize() < len(rest) and time.monotonic() < deadline:
+            time.sleep(0.01)  # all four wait in the queue: the next group holds them together
+        blocker.rollback()
+    for thread in (first, *rest):
+        thread.join(60)
+
+    assert sorted(outcomes.values()) == ["refused", "refused", "stored", "stored", "stored"]
+    assert (outcomes["first"], outcomes["other"], outcomes["again"]) == ("stored", "stored", "refused")
+    assert {outcomes["a"], outcomes["b"]} == {"stored", "refused"}
+    assert all(pg_traces.verify(run).ok for run in ("r-7", "r-8", "r-9", "twice"))
 
 
 def test_an_unknown_run_is_not_found(pg_traces: PgTraceStore) -> None:
