@@ -19,7 +19,7 @@ and questions.jsonl. The script
 
 With ``--store URL`` (an empty, migrated PostgreSQL database) the corpus goes there and
 ``--replicas`` servers share it, the clients spread over them. Each phase also reports CPU
-milliseconds per request: of the servers (their processes), of this load generator, and of the
+milliseconds per request: of the servers (their processes and workers), of this load generator, and of the
 whole machine (the rest is PostgreSQL and whatever else runs).
 
 It exits 1 if any response was a 5xx, a listing showed part of the batch, or a document was lost.
@@ -165,15 +165,36 @@ def start_server(
     raise SystemExit(f"the server did not start:\n{log.read_text()}")
 
 
+def _stat(pid: int | str) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command name (None once the process is gone)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+
+
+def _with_descendants(pids: Sequence[int]) -> set[int]:
+    """The processes and every process below them: ``serve --workers N`` answers in its workers."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and (fields := _stat(entry.name)) is not None:
+            parents[int(entry.name)] = int(fields[1])
+    found, grown = set(pids), True
+    while grown:
+        below = {pid for pid, parent in parents.items() if parent in found} - found
+        found |= below
+        grown = bool(below)
+    return found
+
+
 def cpu_seconds(pids: Sequence[int]) -> float:
-    """User + system CPU of the processes (from /proc; 0 where unreadable)."""
+    """User + system CPU of the processes and their descendants, the workers (from /proc; a process
+    that ended meanwhile no longer counts, so a phase reads them at its start and its end alike)."""
     total = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += int(fields[11]) + int(fields[12])
+    for pid in _with_descendants(pids):
+        fields = _stat(pid)
+        if fields is not None:
+            total += int(fields[11]) + int(fields[12])
     return total / os.sysconf("SC_CLK_TCK")
 
 

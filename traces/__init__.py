@@ -4,10 +4,12 @@ Where things are:
 
     steps.py     every step an event records, typed: TraceStep (one discriminated union), parse_step
     schema.py    the records (header, event, footer), SCHEMA_VERSION, Trace, TraceSummary
+    citations.py stored text cited by (doc_id, version, start, end, sha256): resolve, check_citations
     hashing.py   canonical JSON and the hash chain
     writer.py    TraceWriter: append-only, flushed per line, fsynced at finish
     reader.py    read_trace / parse_trace: torn, incomplete and damaged files told apart
     store.py     TraceStore: one file per run by UTC day, index.jsonl, list, read, verify, verify_all
+    group_sync.py GroupSync: one folder sync shared by the runs finishing together (group commit)
     manifest.py  the day manifest: each finished run's final hash, where cutting its trace cannot reach
     retention.py prune(store, before): whole days older than a date removed, the index rewritten
     verify.py    verify(trace) -> VerifyResult

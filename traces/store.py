@@ -23,7 +23,7 @@ import builtins
 import os
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -88,6 +88,7 @@ class TraceStore:
         self._fsync_each = fsync_each
         self._fsync = fsync
         self._made_day: Path | None = None
+        self._days_seen: builtins.list[Path] | None = None
         self._folder_syncs: dict[Path, GroupSync] = {}
         self._folder_syncs_lock = threading.Lock()
 
@@ -95,11 +96,11 @@ class TraceStore:
         """Create the trace file for ``header.run_id`` and write its header; refuses a run id in use."""
         run_id = _check_run_id(header.run_id)
         sealed = seal_header(header)  # a bad header fails here, before any file exists
-        existing = self._find(run_id)
-        if existing is not None:
-            raise InputError(f"run {run_id} already has a trace at {existing}")
         created = sealed.created
         day = self.root / f"{created.year:04d}" / f"{created.month:02d}" / f"{created.day:02d}"
+        existing = self._find(run_id, self._known_days(day))
+        if existing is not None:
+            raise InputError(f"run {run_id} already has a trace at {existing}")
         new_dirs = self._make_dirs(day)
         path = day / f"{run_id}.jsonl"
         try:
@@ -238,9 +239,18 @@ class TraceStore:
             out.append((date(int(year), int(month), int(day)), folder))
         return out
 
-    def _find(self, run_id: str) -> Path | None:
+    def _known_days(self, day: Path) -> builtins.list[Path]:
+        """The day folders, listed once and again only when ``day`` is not among them, so a new run's
+        id is checked against every day without listing the folders each time. Within its own day
+        a run id is always unique (the file is created exclusively); a folder for another day that
+        another process made since is seen at the next listing (the service's run ids are random)."""
+        if self._days_seen is None or day not in self._days_seen:
+            self._days_seen = builtins.list(self._days(None))
+        return self._days_seen
+
+    def _find(self, run_id: str, days: Iterable[Path] | None = None) -> Path | None:
         name = f"{run_id}.jsonl"
-        for day in self._days(None):
+        for day in self._days(None) if days is None else days:
             candidate = day / name
             if candidate.is_file():
                 return candidate
