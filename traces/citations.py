@@ -77,12 +77,12 @@ class _Texts:
             self.held[key] = self.source(doc_id, version) if self.source is not None else None
         whole = self.held[key]
         if whole is None:
-            where = "no store to read it from" if self.source is None else "the store no longer holds it"
-            return (
-                None,
-                f"text of {doc_id}@{version} not resolved: {where} (deleted, pruned, another store)",
-                True,
+            where = (
+                "no store to read it from"
+                if self.source is None
+                else "the store does not hold that version (deleted, pruned, or another store)"
             )
+            return None, f"text of {doc_id}@{version} not resolved: {where}", True
         start, end = span["start"], span["end"]
         text = whole[start:end]
         if text_sha256(text) != span.get("sha256"):

@@ -67,7 +67,7 @@ def _cited(hit: Mapping[str, Any]) -> str:
     if "text" in hit:
         return f'"{short(hit["text"], 40)}"'
     if "unresolved" in hit:
-        return f"[{short(hit['unresolved'], 90)}]"
+        return f"[{short(hit['unresolved'], 120)}]"
     return f"[cited, sha256 {hit.get('sha256', '')[:12]}]"
 
 
