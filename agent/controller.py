@@ -37,6 +37,7 @@ from evidence_loop.policies.decision import missing_pieces, should_widen, status
 from evidence_loop.policies.directives import addressed_units, screened_window
 from evidence_loop.policies.judge import Verdict, judge, judge_signals
 from evidence_loop.policies.question import Question, analyse
+from evidence_loop.policies.reading import read_for_shape
 from evidence_loop.policies.rerank import rerank_pool, rerank_text, reranked
 from evidence_loop.policies.selection import (
     conflict_extras,
@@ -46,6 +47,7 @@ from evidence_loop.policies.selection import (
     shortlist,
     statement_span,
 )
+from evidence_loop.policies.shape import Shape, shape_of
 from evidence_loop.policies.signals import evidence_signals
 from evidence_loop.policies.slot_scope import on_subject
 from evidence_loop.policies.types import MissingPiece
@@ -78,6 +80,7 @@ class Run:
     """The state of one run: what was recalled and grown so far."""
 
     question: Question
+    shape: Shape  # what kind of answer the question wants (policies.shape): how much is read for it
     groups: tuple[str, ...]
     recorder: Recorder  # a NullRecorder when the run is not traced
     items: list[Checked] = field(default_factory=list)
@@ -160,15 +163,15 @@ class Controller:
         scoped = self.policy.caller_statistics
         recorder = recorder or NullRecorder()
         vector = self.embed(snapshot, question, recorder, vector)
+        analysed = analyse(
+            question,
+            partial(snapshot.term_weights, groups=readers, scoped=scoped),
+            partial(snapshot.spelled, groups=readers, scoped=scoped, min_chars=self.policy.typo_min_chars),
+            snapshot.cosines(vector, readers) if vector is not None else None,
+        )
         run = Run(
-            analyse(
-                question,
-                partial(snapshot.term_weights, groups=readers, scoped=scoped),
-                partial(
-                    snapshot.spelled, groups=readers, scoped=scoped, min_chars=self.policy.typo_min_chars
-                ),
-                snapshot.cosines(vector, readers) if vector is not None else None,
-            ),
+            analysed,
+            shape_of(analysed),
             readers,
             recorder,
             scale=scale,
@@ -313,14 +316,17 @@ class Controller:
         return True
 
     def check(self, run: Run) -> tuple[list[Checked], list[MissingPiece]]:
-        """Rerank, select the evidence, judge it and list what it still lacks."""
+        """Rerank, select the evidence, judge it and list what it still lacks; then read as much of
+        it as the question's shape needs (policies.reading: what is read, not whether to answer)."""
         scored = self.rerank(run)
         selected = select_evidence(run.question, self.shortlist(run), run.items, self.policy)
         signals = judge_signals(run.question, selected, self.policy.w_rerank if scored else None)
         run.verdict = judge(signals, self.policy, run.scale)
         missing = missing_pieces(run.question, selected, self.policy, run.verdict)
+        selected = read_for_shape(run.shape, run.question, selected, run.items, self.policy)
+        shape = run.shape if self.policy.shape_reading else None  # a trace from before it has none
         sides = run.question.sides if self.policy.compare_sides else ()
-        run.record(events.checked, selected, missing, signals, run.verdict, sides)
+        run.record(events.checked, selected, missing, signals, run.verdict, sides, shape)
         return selected, missing
 
     def decide(

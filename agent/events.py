@@ -14,6 +14,7 @@ from evidence_loop.agent.outcome import Evidence, Outcome
 from evidence_loop.policies.comparison import Side, uncovered_sides
 from evidence_loop.policies.completeness import Checked
 from evidence_loop.policies.judge import Verdict
+from evidence_loop.policies.shape import Shape
 from evidence_loop.policies.types import EvidenceView, MissingPiece
 from evidence_loop.tools.embedder import EmbedderIdentity, Vectors
 from evidence_loop.tools.reranker import Reranking
@@ -137,6 +138,7 @@ def checked(
     signals: Mapping[str, float] | None = None,
     verdict: Verdict | None = None,
     sides: Sequence[Side] = (),
+    shape: Shape | None = None,
 ) -> CheckedStep:
     """The check of the selected windows; for a comparison, each side and whether they speak for it."""
     best = selected[0].check if selected else None
@@ -151,6 +153,7 @@ def checked(
         signals={name: _r(value) for name, value in sorted(signals.items())} if signals is not None else None,
         judge=_judge(verdict) if verdict is not None else None,
         sides=[SideRecord(name=s.name, covered=s.name not in lacking) for s in sides] if sides else None,
+        shape=shape,
     )
 
 

@@ -52,6 +52,13 @@ ADDED_LATER: dict[str, object] = {
     "rerank_k": 0,
     "rerank_chars": 1200,
     "w_rerank": 0.0,
+    "shape_reading": False,
+    "shape_sure_score": 0.6,
+    "shape_list_chars": 2500,
+    "shape_section_chars": 2500,
+    "shape_docs": 3,
+    "shape_docs_ratio": 0.6,
+    "shape_outcome_chars": 3000,
     **WERE_CONSTANTS,
     "compare_sides": False,
 }
@@ -110,6 +117,18 @@ class Policy:
     window_keep_ratio: float = 0.8
     fill_ratio: float = 0.5  # a factoid question also reads windows this close to the best ...
     fill_chars: int = 500  # ... while its evidence is shorter than this (policies.selection.select)
+    # reading as the question's shape needs (policies.shape, policies.reading): a procedure's or a
+    # list's lead windows grow to their whole list within shape_list_chars, and when the lead window
+    # scores shape_sure_score or more to their section (with its intro) within shape_section_chars;
+    # an explanation reads the best window of up to shape_docs documents scoring within
+    # shape_docs_ratio of the best
+    shape_reading: bool = True
+    shape_sure_score: float = 0.6
+    shape_list_chars: int = 2500
+    shape_section_chars: int = 2500
+    shape_docs: int = 3
+    shape_docs_ratio: float = 0.6
+    shape_outcome_chars: int = 3000  # a procedure's or list's other windows kept while all fit this
     # a reference is resolved by a window whose title, path or text holds this share of its name's terms
     reference_term_share: float = 0.8
     # conflict check: windows close to the best are read too, so both sides of a disagreement are seen

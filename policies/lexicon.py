@@ -241,3 +241,36 @@ SIDE_FILLERS_EN: frozenset[str] = _words(
     "the a an my your our their this that these those both between is are was were does do did "
     "what which how why should would could can will may i we you it its"
 )
+
+# The shape of a question (``policies.shape``): the words that say what kind of answer it wants. English
+# entries are lower-case phrases matched on word boundaries, Chinese ones as substrings. A measure
+# ("how many", "多少") asks for one value whatever else the question says, so those come first there.
+SHAPE_COMPARISON_EN: tuple[str, ...] = (
+    "difference", "differences", "differ", "differs", "different from", "compare", "compared",
+    "comparing", "comparison", "vs", "versus",
+)  # fmt: skip
+SHAPE_COMPARISON_ZH: tuple[str, ...] = tuple(
+    "区别 差别 差异 异同 对比 比较 相比 有什么不同 有何不同 有哪些不同 不一样 哪个好 哪个更".split()
+)
+SHAPE_PROCEDURE_EN: tuple[str, ...] = (
+    "how do", "how does", "how can", "how could", "how should", "how would", "how to", "steps",
+    "step by step", "procedure", "instructions", "way to", "ways to", "what should i do",
+    "what do i do", "what can i do", "what to do",
+)  # fmt: skip
+SHAPE_PROCEDURE_ZH: tuple[str, ...] = tuple(
+    "如何 怎么 怎样 怎麼 咋 步骤 流程 操作方法 方法 办法 教程".split()
+)
+# "怎么样" asks what something is like, "怎么回事"/"怎么会" why it happens: explanations, not steps.
+SHAPE_NOT_PROCEDURE_ZH: tuple[str, ...] = ("怎么样", "怎样的", "怎么回事", "怎么会", "怎么了")
+SHAPE_LIST_EN: tuple[str, ...] = (
+    "what are the", "what kinds of", "what types of", "what sorts of", "which of the", "list of",
+    "list the", "list all", "what options", "what features", "what settings", "which ones",
+)  # fmt: skip
+SHAPE_LIST_ZH: tuple[str, ...] = tuple("哪些 哪几 几种 几类 有什么 列举 清单".split())
+SHAPE_EXPLANATION_EN: tuple[str, ...] = (
+    "why", "explain", "describe", "tell me about", "know about", "overview", "summary", "summarize",
+    "summarise", "what is the use of", "what is the purpose", "what does", "purpose of", "reason",
+)  # fmt: skip
+SHAPE_EXPLANATION_ZH: tuple[str, ...] = tuple(
+    "为什么 为何 为啥 原因 介绍 总结 概括 概述 解释 含义 意思 作用 用途 了解 怎么样 怎么回事 怎么会".split()
+)

@@ -26,12 +26,15 @@ class Preset:
     widens: bool  # a second, wider recall for the gaps a query can name (policies.decision)
     regrows_runners_up: bool  # windows after the lead ones regrown from their seeds (policies.selection)
     checks_conflicts: bool  # the conflict check reads the evidence (agent.conflict_check)
+    reads_shape: bool = False  # the evidence read as the question's shape needs (policies.reading)
 
 
 _ABLATION = {"widens": False, "regrows_runners_up": False, "checks_conflicts": False}
 
 PRESETS: dict[Mode, Preset] = {
-    "adaptive": Preset("slide", widens=True, regrows_runners_up=True, checks_conflicts=True),
+    "adaptive": Preset(
+        "slide", widens=True, regrows_runners_up=True, checks_conflicts=True, reads_shape=True
+    ),
     "seed": Preset("seed", **_ABLATION),
     "window": Preset("radius", **_ABLATION),
     "parent": Preset("section", **_ABLATION),

@@ -163,6 +163,10 @@ class SideRecord(TypedDict):
     covered: bool  # whether a selected window speaks for it
 
 
+# the shapes of a question (policies.shape.Shape, which traces may not import; a test keeps them equal)
+ShapeName = Literal["fact", "yes_no", "procedure", "list", "comparison", "explanation"]
+
+
 class CheckedStep(StepModel):
     step: Literal["checked"] = Field(default="checked", exclude=True)
     score: float  # score, relevance, slot_coverage and boundary of the leading window (0 without one)
@@ -174,6 +178,7 @@ class CheckedStep(StepModel):
     signals: dict[str, float] | None = optional()  # hybrid recall: the judge's inputs, sat or not
     judge: JudgeRecord | None = optional()  # the judge's verdict, when it sat
     sides: list[SideRecord] | None = optional()  # a comparison's sides, when the question compares
+    shape: ShapeName | None = optional()  # the question's shape (policies.shape), when reading follows it
 
 
 # --- the cross-encoder ----------------------------------------------------------------------------

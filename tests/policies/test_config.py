@@ -13,7 +13,16 @@ from evidence_loop.policies.presets import MODES
 # `python -m tests.agent.golden_runs` rewrites the golden traces). A rule added since is recorded
 # with the record (ADDED_LATER reads a record without it as the rule off), so the shipped record is
 # the one of dfe228a plus these fields, and its hash changes with them.
-RULES_ADDED_SINCE = {"compare_sides": True}
+RULES_ADDED_SINCE: dict[str, object] = {
+    "compare_sides": True,
+    "shape_reading": True,
+    "shape_sure_score": 0.6,
+    "shape_list_chars": 2500,
+    "shape_section_chars": 2500,
+    "shape_docs": 3,
+    "shape_docs_ratio": 0.6,
+    "shape_outcome_chars": 3000,
+}
 RECORDED_HASHES = {
     "adaptive": "4db54ea529f9741b6ad441ad76c64279f4e977d99ce75bada2ee591de57b0ab1",
     "seed": "19812b3deff891583fb769f04faff5f905ab26fd2b73cf8734973c86d4a03109",
@@ -34,6 +43,7 @@ def test_a_rule_added_since_reads_as_off_from_a_record_without_it() -> None:
     old = {k: v for k, v in Policy().as_dict().items() if k not in RULES_ADDED_SINCE}
     assert Policy.from_dict(old).compare_sides is False
     assert Policy.from_dict(Policy().as_dict()).compare_sides is True
+    assert Policy.from_dict(old).shape_reading is False
 
 
 def test_a_field_that_was_a_constant_is_recorded_only_when_it_is_set_otherwise() -> None:
