@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import get_args
+
 import pytest
 
 from evidence_loop.policies.question import analyse
 from evidence_loop.policies.shape import SHAPES, Shape, classify, shape_of
+from evidence_loop.traces.steps import ShapeName
 
 ENGLISH: list[tuple[str, Shape]] = [
     ("How do I pair the remote?", "procedure"),
@@ -102,3 +105,8 @@ def test_the_cue_that_decided_is_named() -> None:
 def test_every_shape_is_reached_in_both_languages() -> None:
     for table in (ENGLISH, CHINESE):
         assert {shape for _, shape in table} == set(SHAPES)
+
+
+def test_the_trace_names_the_same_shapes() -> None:
+    """traces may not import policies, so the checked step spells the shapes out itself."""
+    assert get_args(ShapeName) == SHAPES
