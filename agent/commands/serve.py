@@ -10,7 +10,7 @@ import os
 from dataclasses import asdict
 from pathlib import Path
 
-from evidence_loop.agent.api.app import ENV_INDEX, ENV_KEYS, ENV_LIMITS, ENV_TRACES, create_app
+from evidence_loop.agent.api.app import ENV_INDEX, ENV_KEYS, ENV_LIMITS, ENV_TRACES, TRACES_OFF, create_app
 from evidence_loop.agent.api.auth import Keyring
 from evidence_loop.agent.api.limits import Limits
 from evidence_loop.agent.commands.common import (
@@ -133,7 +133,8 @@ def run(args: argparse.Namespace) -> int:
     service.close()  # each worker process opens its own
     os.environ[ENV_INDEX] = str(index.resolve()) if isinstance(index, Path) else index
     os.environ[ENV_KEYS] = str(args.keys.resolve()) if args.keys is not None else ""
-    os.environ[ENV_TRACES] = "off" if args.no_trace else str(args.traces.resolve()) if args.traces else ""
+    folder = str(args.traces.resolve()) if args.traces else ""
+    os.environ[ENV_TRACES] = TRACES_OFF if args.no_trace else folder
     os.environ[ENV_LIMITS] = json.dumps(asdict(limits))
     uvicorn.run(
         "evidence_loop.agent.api.app:from_env",
