@@ -1,4 +1,5 @@
-"""Fixtures the agent tests share: the sample knowledge base as a snapshot, behind a service, and a client."""
+"""Fixtures the agent tests share: the sample knowledge base as a snapshot, an index folder, behind a
+service, and a client."""
 
 from __future__ import annotations
 
@@ -22,6 +23,15 @@ def sample_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Snapsh
     store.ingest(load_sample_kb(include_optional=True))
     yield store.snapshot()
     store.close()
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> Path:
+    """A folder index holding the sample help centre's default documents (a fresh one per test)."""
+    folder = tmp_path / "index"
+    with Store.open(folder, create=True) as store:
+        store.ingest(load_sample_kb())
+    return folder
 
 
 @pytest.fixture

@@ -26,14 +26,6 @@ QUESTION = "LM-S10 的整机保修期是多久？"
 
 
 @pytest.fixture()
-def index(tmp_path: Path) -> Path:
-    folder = tmp_path / "index"
-    with Store.open(folder, create=True) as store:
-        store.ingest(load_sample_kb())
-    return folder
-
-
-@pytest.fixture()
 def service(index: Path) -> Any:
     with Service.open(index) as opened:
         yield opened

@@ -12,22 +12,12 @@ from pathlib import Path
 import pytest
 
 from evidence_loop.agent.cli import main
-from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.agent.service import Service
-from evidence_loop.tools.store import Store
 from tests.agent.api_support import PUBLIC, api_client
 from tests.damage_support import flip_byte, flip_units_page
 
 Capture = pytest.CaptureFixture[str]
 NPY = Path("bm25") / "gen-000001" / "data.csc.index.npy"
-
-
-@pytest.fixture
-def index(tmp_path: Path) -> Path:
-    folder = tmp_path / "index"
-    with Store.open(folder, create=True) as store:
-        store.ingest(load_sample_kb())
-    return folder
 
 
 def run(capsys: Capture, *argv: str) -> tuple[int, str, str]:

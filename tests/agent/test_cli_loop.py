@@ -11,17 +11,8 @@ import pytest
 
 from evidence_loop.agent.cli import main
 from evidence_loop.agent.sample import load_sample_kb
-from evidence_loop.tools.store import Store
 
 Capture = pytest.CaptureFixture[str]
-
-
-@pytest.fixture()
-def index(tmp_path: Path) -> Path:
-    folder = tmp_path / "index"
-    with Store.open(folder, create=True) as store:
-        store.ingest(load_sample_kb())
-    return folder
 
 
 def run(capsys: Capture, *argv: str) -> tuple[int, str, str]:

@@ -8,21 +8,12 @@ from pathlib import Path
 import pytest
 
 from evidence_loop.agent.cli import main
-from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.tools.store import Store
 from evidence_loop.traces import TraceStore
 from tests.agent.golden_runs import GOLDEN, RUNS, recorded_sample_kb
 
 Capture = pytest.CaptureFixture[str]
 QUESTIONS = ("LM-S10 的整机保修期是多久？", "How do I return a device?", "满多少元可以免费配送？")
-
-
-@pytest.fixture()
-def index(tmp_path: Path) -> Path:
-    folder = tmp_path / "index"
-    with Store.open(folder, create=True) as store:
-        store.ingest(load_sample_kb())
-    return folder
 
 
 @pytest.fixture()
