@@ -41,8 +41,12 @@ def test_a_shipped_policy_keeps_the_hash_it_had_before_its_constants_became_fiel
 
 def test_a_rule_added_since_reads_as_off_from_a_record_without_it() -> None:
     old = {k: v for k, v in Policy().as_dict().items() if k not in RULES_ADDED_SINCE}
-    assert Policy.from_dict(old).compare_sides is False
-    assert Policy.from_dict(Policy().as_dict()).compare_sides is True
+    rebuilt = Policy.from_dict(old)
+    assert {name: getattr(rebuilt, name) for name in RULES_ADDED_SINCE} == {
+        name: ADDED_LATER[name] for name in RULES_ADDED_SINCE
+    }
+    assert (rebuilt.compare_sides, rebuilt.shape_reading) == (False, False)
+    assert Policy.from_dict(Policy().as_dict()) == Policy()
     assert Policy.from_dict(old).shape_reading is False
 
 
