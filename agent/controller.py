@@ -31,6 +31,7 @@ from evidence_loop.agent.runtime import (
 )
 from evidence_loop.policies.absorption import absorb
 from evidence_loop.policies.answer import answer_units
+from evidence_loop.policies.comparison import compared
 from evidence_loop.policies.completeness import Checked
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.decision import missing_pieces, should_widen, status_of, widened_query
@@ -325,7 +326,7 @@ class Controller:
         missing = missing_pieces(run.question, selected, self.policy, run.verdict)
         selected = read_for_shape(run.shape, run.question, selected, run.items, self.policy)
         shape = run.shape if self.policy.shape_reading else None  # a trace from before it has none
-        sides = run.question.sides if self.policy.compare_sides else ()
+        sides = compared(run.question, self.policy)
         run.record(events.checked, selected, missing, signals, run.verdict, sides, shape)
         return selected, missing
 
@@ -350,7 +351,7 @@ class Controller:
         answer = None
         if status == "answered":
             answer = assemble.answer(answer_units(run.question, selected, self.policy), selected, evidence)
-        sides = run.question.sides if self.policy.compare_sides else ()
+        sides = compared(run.question, self.policy)
         return Outcome(
             run_id=run_id,
             status=status,

@@ -39,6 +39,8 @@ from evidence_loop.tools.windows import Window, units_of
 
 if TYPE_CHECKING:
     from evidence_loop.policies.completeness import Checked
+    from evidence_loop.policies.config import Policy
+    from evidence_loop.policies.question import Question
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +177,11 @@ def comparison_sides(text: str) -> tuple[Side, ...]:
 
 
 # --- which evidence speaks for which side -----------------------------------------------------------
+
+
+def compared(question: Question, policy: Policy) -> tuple[Side, ...]:
+    """The sides the loop reads evidence for: the question's, none while ``compare_sides`` is off."""
+    return question.sides if policy.compare_sides else ()
 
 
 def names_side(side: Side, text: str) -> bool:

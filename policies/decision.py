@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from evidence_loop.policies.comparison import side_query, uncovered_sides
+from evidence_loop.policies.comparison import compared, side_query, uncovered_sides
 from evidence_loop.policies.completeness import Checked
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.coverage import covered_terms, uncovered_slots
@@ -70,16 +70,12 @@ def _slot_pieces(question: Question, items: Sequence[Checked], policy: Policy) -
 def _unsided(question: Question, policy: Policy) -> tuple[Slot, ...]:
     """The question's slots less those naming a side of its comparison: each side has its own
     evidence (``_side_pieces``), and no one window need hold both models compared."""
-    if not policy.compare_sides or not question.sides:
-        return question.slots
-    names = [compact(side.name) for side in question.sides]
+    names = [compact(side.name) for side in compared(question, policy)]
     return tuple(s for s in question.slots if not any(s.norm in name for name in names))
 
 
 def _side_pieces(question: Question, items: Sequence[Checked], policy: Policy) -> list[MissingPiece]:
     """The sides of a comparison no evidence speaks for: one side found is half an answer."""
-    if not policy.compare_sides or not question.sides:
-        return []
     return [
         MissingPiece(
             "uncovered_slot",
@@ -87,7 +83,7 @@ def _side_pieces(question: Question, items: Sequence[Checked], policy: Policy) -
             value=s.name,
             slot_kind="side",
         )
-        for s in uncovered_sides(question.sides, items)
+        for s in uncovered_sides(compared(question, policy), items)
     ]
 
 

@@ -10,10 +10,11 @@ statement_span(question, units, policy)            where in a window a disagreem
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
+from typing import TypeVar
 
-from evidence_loop.policies.comparison import covers, uncovered_sides
+from evidence_loop.policies.comparison import compared, covers, uncovered_sides
 from evidence_loop.policies.completeness import Checked, with_rerank
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.coverage import covered_terms
@@ -22,6 +23,8 @@ from evidence_loop.policies.references import reference_resolved, unresolved_ref
 from evidence_loop.policies.slot_scope import on_subject
 from evidence_loop.tools.types import Unit
 from evidence_loop.tools.windows import char_count
+
+T = TypeVar("T")
 
 
 def rank(items: Sequence[Checked]) -> list[Checked]:
@@ -88,32 +91,40 @@ def select(
     return chosen
 
 
+def _first_meeting(
+    needs: Iterable[T],
+    ordered: Sequence[Checked],
+    selected: Sequence[Checked],
+    meets: Callable[[T, Checked], bool],
+) -> list[Checked]:
+    """For each need, the first window of ``ordered`` outside ``selected`` that meets it."""
+    found = (next((c for c in ordered if c not in selected and meets(need, c)), None) for need in needs)
+    return [c for c in found if c is not None]
+
+
 def pinned_for_references(
     selected: Sequence[Checked], candidates: Sequence[Checked], policy: Policy
 ) -> list[Checked]:
     """For each reference the selected evidence leaves unresolved, the best window that resolves it."""
-    pinned: list[Checked] = []
-    for name, referrer in unresolved_references(selected, policy):
-        for item in sorted(candidates, key=lambda c: -c.check.score):
-            if item not in selected and reference_resolved(name, referrer, [item], policy):
-                pinned.append(item)
-                break
-    return pinned
+    return _first_meeting(
+        unresolved_references(selected, policy),
+        sorted(candidates, key=lambda c: -c.check.score),
+        selected,
+        lambda ref, item: reference_resolved(ref[0], ref[1], [item], policy),
+    )
 
 
 def pinned_for_sides(
     question: Question, selected: Sequence[Checked], candidates: Sequence[Checked], policy: Policy
 ) -> list[Checked]:
     """For each side of a comparison the selected evidence does not speak for, the best window that does."""
-    if not policy.compare_sides or not question.sides:
-        return []
-    pinned: list[Checked] = []
-    for side in uncovered_sides(question.sides, selected):
-        for item in rank(candidates):
-            if item not in selected and covers(side, question.sides, item.window, item.doc):
-                pinned.append(item)
-                break
-    return pinned
+    sides = compared(question, policy)
+    return _first_meeting(
+        uncovered_sides(sides, selected),
+        rank(candidates),
+        selected,
+        lambda side, item: covers(side, sides, item.window, item.doc),
+    )
 
 
 def select_evidence(
@@ -128,13 +139,12 @@ def select_evidence(
     """
     selected = select(on_subject(question, shortlisted, policy), policy, factoid=question.factoid)
     pinned = pinned_for_references(selected, items, policy)
-    if policy.compare_sides and question.sides:
-        subject = on_subject(question, items, policy)
-        pinned += [p for p in pinned_for_sides(question, selected, subject, policy) if p not in pinned]
+    subject = on_subject(question, items, policy) if pinned or compared(question, policy) else []
+    pinned += [p for p in pinned_for_sides(question, selected, subject, policy) if p not in pinned]
     if not pinned:
         return selected
     pins = (*selected[:1], *pinned)
-    return select(on_subject(question, items, policy), policy, pinned=pins, factoid=question.factoid)
+    return select(subject, policy, pinned=pins, factoid=question.factoid)
 
 
 def conflict_extras(items: Sequence[Checked], selected: Sequence[Checked], policy: Policy) -> list[Checked]:
