@@ -17,11 +17,11 @@ a span whose stored text does not hash to the recorded sha256 fails; one the sto
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
+from evidence_loop.traces.hashing import sha256_hex
 from evidence_loop.traces.schema import Trace, TraceEvent
 from evidence_loop.traces.steps import parse_step
 from evidence_loop.traces.verify import VerifyResult
@@ -31,13 +31,11 @@ CITING_SCHEMA: Final = 2
 HIT_PREVIEW: Final = 160
 """How much of a hit's unit a schema 1 trace carried, and a resolved hit shows."""
 
+text_sha256 = sha256_hex
+"""The sha256 a cited span records: of the span's text, UTF-8 (the trace's own digest)."""
+
 TextSource = Callable[[str, str], str | None]
 """The text of a stored version (doc_id, version), or None when the store does not hold it."""
-
-
-def text_sha256(text: str) -> str:
-    """The sha256 a cited span records: of the span's text, UTF-8."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def cites(trace: Trace) -> bool:
