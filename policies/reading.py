@@ -26,10 +26,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from evidence_loop.policies.completeness import Checked, check_window, with_rerank
+from evidence_loop.policies.completeness import Checked, check_window
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.question import Question
-from evidence_loop.policies.selection import rank
+from evidence_loop.policies.selection import rank, regrown
 from evidence_loop.policies.shape import Shape
 from evidence_loop.policies.slot_scope import on_subject
 from evidence_loop.tools.types import ParsedDocument
@@ -122,10 +122,12 @@ def grown_for(shape: Shape, item: Checked, sure: bool, policy: Policy) -> Window
 def _regrown(question: Question, item: Checked, window: Window, policy: Policy) -> Checked:
     if window.ordinals == item.window.ordinals:
         return item
-    check = check_window(question, window, item.doc, item.best, policy)
-    if item.check.rerank is not None:  # the reranker read the window as selected; its score stays
-        check = with_rerank(check, item.check.rerank, policy)
-    return Checked(window, item.doc, check, item.best)
+    # the reranker read the window as selected; its score stays (as with a regrown runner-up)
+    return regrown(
+        item,
+        Checked(window, item.doc, check_window(question, window, item.doc, item.best, policy), item.best),
+        policy,
+    )
 
 
 def by_document(items: Sequence[Checked]) -> list[Checked]:
