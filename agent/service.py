@@ -22,6 +22,7 @@ from evidence_loop.agent.controller import Controller
 from evidence_loop.agent.outcome import Outcome, TraceRef
 from evidence_loop.agent.replay import ConflictFactory, ReplayReport, replay
 from evidence_loop.agent.runtime import ConflictCheck, Deps, freeze_heap
+from evidence_loop.agent.write_access import Writer
 from evidence_loop.policies.config import Policy
 from evidence_loop.tools.calibration import CorpusScale
 from evidence_loop.tools.embed_config import EmbedConfig
@@ -269,17 +270,26 @@ class Service:
             embedder=self.embedder,
         )
 
-    def ingest(self, docs: Iterable[DocumentInput], *, replace: bool = False) -> IngestReport:
-        """Ingest a batch atomically; writers are serialised, readers keep their snapshot meanwhile."""
+    def ingest(
+        self, docs: Iterable[DocumentInput], *, replace: bool = False, writer: Writer | None = None
+    ) -> IngestReport:
+        """Ingest a batch atomically; writers are serialised, readers keep their snapshot meanwhile.
+
+        With a ``writer``, each document must be one it may write (``agent.write_access``), checked
+        inside the write's transaction; a refusal (WriteRefusedError) writes nothing of the batch.
+        """
+        guard = writer.guard() if writer is not None else None
         with self._write_lock:
-            report = self.store.ingest(docs, replace=replace)
+            report = self.store.ingest(docs, replace=replace, guard=guard)
         if self.embedder is not None:
             self.calibrate()
         return report
 
-    def delete(self, doc_id: str) -> None:
+    def delete(self, doc_id: str, *, writer: Writer | None = None) -> None:
+        """Stop serving a document; with a ``writer``, only one it may write (as for ``ingest``)."""
+        guard = writer.guard() if writer is not None else None
         with self._write_lock:
-            self.store.delete(doc_id)
+            self.store.delete(doc_id, guard=guard)
 
     def documents(self) -> Sequence[DocumentInfo]:
         return self.store.documents()

@@ -370,7 +370,7 @@ def measure(
     service.close()
     key = new_key()
     (work / "keys.json").write_text(
-        keys_file_json([ApiKey("load", hash_key(key), frozenset(), frozenset({"ask", "ingest"}))])
+        keys_file_json([ApiKey("load", hash_key(key), frozenset(), frozenset({"ask", "ingest", "publish"}))])
     )
     print(
         f"{len(base)} documents indexed, {len(batch)} held back, {len(asked)} questions; "

@@ -9,6 +9,8 @@
     │   ├── QuestionTooLongError      a question over the configured length limit
     │   └── VersionClashError         same doc_id and version, different text, without --replace
     ├── NotFoundError                 an unknown document, version, run id or trace
+    ├── WriteRefusedError             a write the caller's groups or scopes do not allow; nothing written
+    │   └── DocIdNotWritableError     a doc_id the caller may not create, or held by a document it cannot read
     ├── IndexStateError               the index folder is missing, corrupt or from another schema
     │   └── StoreStateError           the shared store (PostgreSQL) is not migrated, or refused a statement
     │       └── StoreUnavailableError the shared store cannot be reached right now
@@ -65,6 +67,16 @@ class VersionClashError(InputError):
 
 class NotFoundError(EvidenceLoopError):
     """An unknown document, version, run id or trace."""
+
+
+class WriteRefusedError(EvidenceLoopError):
+    """A write (create, replace, update, delete) that the caller's groups or scopes do not allow;
+    nothing of its batch was written. Its message never shows a document's text."""
+
+
+class DocIdNotWritableError(WriteRefusedError):
+    """A doc_id the caller may not create, or one held by a document it cannot read: the same
+    refusal for both, so that it does not tell whether a hidden document holds the doc_id."""
 
 
 class IndexStateError(EvidenceLoopError):

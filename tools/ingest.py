@@ -16,12 +16,17 @@ The rules, per incoming document (applied in batch order, so a later line sees a
         or a deleted document)              -> becomes current again (a new live span)
 
 A version that stops being current keeps its rows: it stays readable for replay.
+
+A ``WriteGuard`` (who may write what is the caller's decision, agent/write_access.py) is shown each
+document's ``WriteTarget`` as this transaction reads it, before anything of the document is written:
+the check and the write are one transaction, so no write of another process can land between them.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -33,6 +38,26 @@ from evidence_loop.tools.types import DocumentInput, ParsedDocument, doc_id_faul
 from evidence_loop.tools.vectors import drop_versions
 
 Outcome = Literal["added", "updated", "unchanged", "skipped"]
+
+
+@dataclass(frozen=True, slots=True)
+class WriteTarget:
+    """What one write would change, as the write's own transaction reads it.
+
+    ``live_acl``: the ACL of the document's live version (None: no live version); ``stored_acl``:
+    of the stored version the write names (None: not stored, or a delete); ``new_acl``: the ACL the
+    write brings (None: a delete).
+    """
+
+    doc_id: str
+    version: str | None
+    live_acl: tuple[str, ...] | None
+    stored_acl: tuple[str, ...] | None
+    new_acl: tuple[str, ...] | None
+
+
+WriteGuard = Callable[[WriteTarget], None]
+"""Told each target inside the write transaction; raises to refuse it (the whole batch rolls back)."""
 
 
 @dataclass(slots=True)
@@ -70,9 +95,14 @@ def apply_document(
     replace: bool,
     max_bytes: int,
     tally: Tally,
+    guard: WriteGuard | None = None,
 ) -> Outcome:
-    """Write one document version at ``generation`` following the rules above; returns what happened."""
+    """Write one document version at ``generation`` following the rules above; returns what happened.
+
+    ``guard`` sees the target first (after the doc_id and the text are screened)."""
     incoming = _screen(doc, max_bytes)
+    if guard is not None:
+        guard(_target(conn, doc.doc_id, doc.version, tuple(sorted(set(doc.acl)))))
     if incoming is None:
         tally.skipped.append((doc.doc_id, "empty or whitespace-only text"))
         return "skipped"
@@ -142,6 +172,23 @@ def _write_version(conn: Db, incoming: _Incoming, generation: int, *, replace: b
         _update_fields(conn, incoming)
     _make_current(conn, incoming, generation, is_current=bool(is_current))
     return True
+
+
+def _target(conn: Db, doc_id: str, version: str | None, new_acl: tuple[str, ...] | None) -> WriteTarget:
+    """The ACLs a write to ``doc_id`` (``version``; None: a delete) meets, read in its transaction."""
+    live: tuple[str, ...] | None = None
+    stored: tuple[str, ...] | None = None
+    rows = conn.execute(
+        "SELECT version, acl, is_current FROM versions WHERE doc_id = ? AND (is_current = 1 OR version = ?)",
+        (doc_id, version),
+    ).fetchall()
+    for row_version, acl_json, is_current in rows:
+        acl = tuple(json.loads(acl_json))
+        if is_current:
+            live = acl
+        if row_version == version:
+            stored = acl
+    return WriteTarget(doc_id, version, live, stored, new_acl)
 
 
 def _acl_json(doc: DocumentInput) -> str:
@@ -218,14 +265,16 @@ def _make_current(conn: Db, incoming: _Incoming, generation: int, *, is_current:
     _open_span(conn, doc.doc_id, doc.version, generation)
 
 
-def retire_document(conn: Db, doc_id: str, generation: int) -> bool:
+def retire_document(conn: Db, doc_id: str, generation: int, guard: WriteGuard | None = None) -> bool:
     """Delete a document from ``generation`` on: its versions stay stored (for replay) but none is live.
 
     Returns False when the document has no live version (unknown or already deleted); a doc_id that
-    no document may have is an InputError.
+    no document may have is an InputError. ``guard`` sees the target first.
     """
     if (fault := doc_id_fault(doc_id)) is not None:
         raise InputError(fault)
+    if guard is not None:
+        guard(_target(conn, doc_id, None, None))
     if not _has_current(conn, doc_id):
         return False
     _close_current(conn, doc_id, generation)

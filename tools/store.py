@@ -41,7 +41,7 @@ from evidence_loop.tools.embedder import Embedder
 from evidence_loop.tools.errors import EmbedderError, IndexStateError, NotFoundError
 from evidence_loop.tools.generation import BM25_DIR, PASSAGES_DIR, gen_dir
 from evidence_loop.tools.index import RecallIndex
-from evidence_loop.tools.ingest import Tally, apply_document, retire_document
+from evidence_loop.tools.ingest import Tally, WriteGuard, apply_document, retire_document
 from evidence_loop.tools.schema import (
     DB_NAME,
     check_schema,
@@ -192,19 +192,23 @@ class Store:
         max_bytes: int = 20_000_000,
         progress: Callable[[int], None] | None = None,
         embed_progress: EmbedProgress | None = None,
+        guard: WriteGuard | None = None,
     ) -> IngestReport:
         """Add a batch of documents in one transaction, embed its new versions, rebuild the index once.
 
         All or nothing: an error (a version clash, an oversize document, a parse failure, an
-        embedder that fails) or a kill leaves the store as it was. The rules per document are in
-        :mod:`tools.ingest`; ``embed_progress(done, total)`` counts the units embedded.
+        embedder that fails, a ``guard`` that refuses a document) or a kill leaves the store as it
+        was. The rules per document are in :mod:`tools.ingest`; ``embed_progress(done, total)``
+        counts the units embedded.
         """
         started = time.perf_counter()
         tally = Tally()
 
         def write(conn: Db, generation: int) -> bool:
             for count, doc in enumerate(docs, start=1):
-                apply_document(conn, doc, generation, replace=replace, max_bytes=max_bytes, tally=tally)
+                apply_document(
+                    conn, doc, generation, replace=replace, max_bytes=max_bytes, tally=tally, guard=guard
+                )
                 if count == 1:
                     self._checkpoint("rows")
                 if progress is not None:
@@ -224,11 +228,12 @@ class Store:
             generation=generation,
         )
 
-    def delete(self, doc_id: str) -> None:
-        """Stop serving a document; its versions stay stored and readable for replay."""
+    def delete(self, doc_id: str, *, guard: WriteGuard | None = None) -> None:
+        """Stop serving a document; its versions stay stored and readable for replay. ``guard`` is
+        told the target inside the write's transaction, and may refuse it."""
 
         def write(conn: Db, generation: int) -> bool:
-            if not retire_document(conn, doc_id, generation):
+            if not retire_document(conn, doc_id, generation, guard):
                 raise NotFoundError(f"no document {doc_id!r} in the store")
             return True
 

@@ -25,8 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from evidence_loop.tools.errors import InputError
 
-Scope = Literal["ask", "ingest", "audit"]
-SCOPES: tuple[Scope, ...] = ("ask", "ingest", "audit")
+Scope = Literal["ask", "ingest", "audit", "publish"]
+SCOPES: tuple[Scope, ...] = ("ask", "ingest", "audit", "publish")
 LOCAL_CALLER = "local"
 _HEX64 = r"^[0-9a-f]{64}$"
 
@@ -38,6 +38,12 @@ class _KeyRecord(BaseModel):
     sha256: str = Field(pattern=_HEX64, description="hex sha256 of the key; the key itself is never stored")
     groups: list[str] = []
     scopes: list[Scope] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _publish_adds_to_ingest(self) -> _KeyRecord:
+        if "publish" in self.scopes and "ingest" not in self.scopes:
+            raise ValueError("the scope publish (write public documents) needs the scope ingest")
+        return self
 
 
 class _KeysFile(BaseModel):

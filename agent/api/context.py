@@ -1,8 +1,7 @@
 """What every endpoint shares: the service it fronts, the keys, the limits; and the caller dependency."""
 
-import threading
 from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Annotated, Protocol, TypeVar
 
 import anyio
@@ -15,6 +14,7 @@ from evidence_loop.agent.api.limits import Limits
 from evidence_loop.agent.api.problems import ApiProblem
 from evidence_loop.agent.outcome import Outcome
 from evidence_loop.agent.replay import ReplayReport
+from evidence_loop.agent.write_access import Writer
 from evidence_loop.tools.snapshot import Snapshot
 from evidence_loop.tools.store import DocumentInfo, IngestReport
 from evidence_loop.tools.types import DocumentInput
@@ -36,8 +36,10 @@ class Backend(Protocol):
         caller: str | None = ...,
         timeout_s: float | None = ...,
     ) -> Outcome: ...
-    def ingest(self, docs: Iterable[DocumentInput], *, replace: bool = ...) -> IngestReport: ...
-    def delete(self, doc_id: str) -> None: ...
+    def ingest(
+        self, docs: Iterable[DocumentInput], *, replace: bool = ..., writer: Writer | None = ...
+    ) -> IngestReport: ...
+    def delete(self, doc_id: str, *, writer: Writer | None = ...) -> None: ...
     def documents(self) -> Sequence[DocumentInfo]: ...
     def snapshot(self) -> Snapshot: ...
     def store_reachable(self) -> bool: ...
@@ -51,15 +53,14 @@ class Backend(Protocol):
 class ApiContext:
     """One app's service, keys (None: unauthenticated local mode) and limits.
 
-    ``write_lock`` makes an ingest's access check and its write one step, so no other write of the
-    same process lands between them.
+    A write's access check runs inside the store's write transaction (``agent.write_access``), so
+    no write of this or any other process lands between the check and the write.
     """
 
     service: Backend
     keyring: Keyring | None
     limits: Limits
     ask_slots: anyio.CapacityLimiter
-    write_lock: threading.Lock = field(default_factory=threading.Lock)
 
     async def in_thread(self, work: Callable[[], T], *, timeout_s: float | None = None) -> T:
         """Run blocking work in a worker thread; past ``timeout_s`` answer 504 and abandon it.

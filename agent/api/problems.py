@@ -24,6 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from evidence_loop.tools.errors import (
     DeadlineExceeded,
     DecodeError,
+    DocIdNotWritableError,
     DocumentTooLargeError,
     EvidenceLoopError,
     IndexStateError,
@@ -35,6 +36,7 @@ from evidence_loop.tools.errors import (
     TraceError,
     UnsupportedFormatError,
     VersionClashError,
+    WriteRefusedError,
 )
 
 PROBLEM_JSON = "application/problem+json"
@@ -49,6 +51,8 @@ _ERRORS: tuple[tuple[type[EvidenceLoopError], int, str, str], ...] = (
     (QuestionTooLongError, 422, "question-too-long", "Question too long"),
     (VersionClashError, 409, "version-clash", "Version already stored with other text"),
     (NotFoundError, 404, "not-found", "Not found"),
+    (DocIdNotWritableError, 403, "doc-id-not-writable", "Document not writable"),
+    (WriteRefusedError, 403, "write-not-allowed", "Write not allowed"),
     (StoreUnavailableError, 503, "store-unavailable", "Store unavailable"),
     (IndexStateError, 503, "index-unavailable", "Index unavailable"),
     (TraceError, 409, "trace-unreadable", "Trace cannot be read"),

@@ -19,15 +19,17 @@ from evidence_loop.tools.errors import InputError
 DESCRIPTION = """\
 Create, list and remove API keys for `evloop serve --keys KEYS.json`. A key has a name, the
 groups its requests read with (a request may narrow them, never widen them) and scopes:
-ask (POST /v1/ask and its own traces), ingest (add, list and delete documents), audit (read,
-verify and replay other keys' traces, within the key's groups). The file stores only the
-sha256 of each key; `add` prints the key itself once."""
+ask (POST /v1/ask and its own traces), ingest (add, list and delete the documents whose every
+ACL group the key holds), publish (with ingest: also public documents, those without an ACL),
+audit (read, verify and replay other keys' traces, within the key's groups). The file stores
+only the sha256 of each key; `add` prints the key itself once."""
 
 EPILOG = """\
 examples:
   evloop keys add chatbot --scopes ask --file keys.json
   evloop keys add support-staff --groups staff --scopes ask,audit --file keys.json
   evloop keys add importer --groups staff --scopes ingest --file keys.json
+  evloop keys add help-centre --scopes ingest,publish --file keys.json
   evloop keys list --file keys.json
   evloop keys remove chatbot --file keys.json"""
 
@@ -46,7 +48,7 @@ def register(subparsers: Subparsers) -> None:
         type=_parse_scopes,
         default=("ask",),
         metavar="S1,S2",
-        help="ask, ingest, audit (default: ask)",
+        help="ask, ingest, audit, publish (default: ask)",
     )
     listing = actions.add_parser("list", help="the keys' names, groups and scopes")
     remove = actions.add_parser("remove", help="revoke a key by name")
@@ -88,6 +90,8 @@ def _parse_scopes(value: str) -> tuple[Scope, ...]:
     unknown = [s for s in scopes if s not in SCOPES]
     if unknown or not scopes:
         raise argparse.ArgumentTypeError(f"scopes are {', '.join(SCOPES)}; got {value!r}")
+    if "publish" in scopes and "ingest" not in scopes:
+        raise argparse.ArgumentTypeError("publish adds public documents to ingest: give ingest,publish")
     return tuple(s for s in SCOPES if s in scopes)
 
 

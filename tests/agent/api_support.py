@@ -48,7 +48,7 @@ INGEST_PUBLIC = Key("public-importer", "pk-import", (), ("ingest",))
 INGEST_STAFF = Key("staff-importer", "pk-import-staff", ("staff",), ("ingest",))
 AUDIT_PUBLIC = Key("public-auditor", "pk-audit", (), ("audit",))
 AUDIT_STAFF = Key("staff-auditor", "pk-audit-staff", ("staff",), ("audit",))
-ADMIN = Key("admin", "pk-admin", ("staff", "sales"), ("ask", "ingest", "audit"))
+ADMIN = Key("admin", "pk-admin", ("staff", "sales"), ("ask", "ingest", "audit", "publish"))
 ALL_KEYS = (PUBLIC, STAFF, INGEST_PUBLIC, INGEST_STAFF, AUDIT_PUBLIC, AUDIT_STAFF, ADMIN)
 
 

@@ -119,7 +119,7 @@ def index(tmp_path: Path) -> Path:
 @pytest.fixture
 def server(tmp_path: Path, index: Path, capsys: pytest.CaptureFixture[str]) -> Iterator[Server]:
     keys = tmp_path / "keys.json"
-    key = add_key(keys, "tester", capsys, "--groups", "staff", "--scopes", "ask,ingest,audit")
+    key = add_key(keys, "tester", capsys, "--groups", "staff", "--scopes", "ask,ingest,audit,publish")
     yield from start(tmp_path, "--index", str(index), "--keys", str(keys), key=key)
 
 
@@ -257,7 +257,7 @@ def test_worker_processes_see_an_ingest_made_through_any_of_them(
     tmp_path: Path, index: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     keys = tmp_path / "keys.json"
-    key = add_key(keys, "tester", capsys, "--scopes", "ask,ingest")
+    key = add_key(keys, "tester", capsys, "--scopes", "ask,ingest,publish")
     doc = {"doc_id": "gift-cards-zh", "text": "礼品卡自购买之日起有效期为36个月，过期后余额不退。"}
     for server in start(tmp_path, "--index", str(index), "--keys", str(keys), key=key, workers=2):
         assert httpx.post(f"{server.url}/v1/documents", json=doc, headers=auth(server)).status_code == 200

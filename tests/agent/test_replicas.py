@@ -72,7 +72,7 @@ def wait_until(condition: Callable[[], bool], bound: float = SEEN_WITHIN_S) -> N
 @pytest.fixture
 def keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, str]:
     path = tmp_path / "keys.json"
-    return path, add_key(path, "ops", capsys, "--scopes", "ask,ingest,audit")
+    return path, add_key(path, "ops", capsys, "--scopes", "ask,ingest,audit,publish")
 
 
 @contextmanager

@@ -1,0 +1,95 @@
+"""Who may write which document: the rule, checked inside the store's write transaction.
+
+A writer may create, replace, update or delete a document only when it holds **every** group of
+the document's ACL: of its live version, of the stored version the write names (a replace, an
+update in place, a revival), and the ACL the write brings. One group in common lets a key *read* a
+document; changing what a document says changes the answers of every group that reads it, so it
+takes all of them. A **public** document (empty ACL) is answered to everyone, so writing one, or
+turning a restricted document public, takes the ``publish`` scope; holding groups does not.
+
+A writer that cannot read a doc_id's live document gets the same refusal whether the doc_id is
+free or held (``DocIdNotWritableError``; a delete: the same NotFoundError as an unknown doc_id), so
+only a writer allowed to create doc_ids (``creates``: the API gives it to a key holding every
+group of the keys file) may write a doc_id that has no live document.
+
+The rule runs as the store's ``WriteGuard``: the store reads the ACLs in the write's own
+transaction (SQLite's ``BEGIN IMMEDIATE``, PostgreSQL's advisory write lock), so the check and the
+write are one step whatever the number of processes or replicas. ``docs/write-permissions.md``
+says it for operators.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from evidence_loop.tools.errors import DocIdNotWritableError, NotFoundError, WriteRefusedError
+from evidence_loop.tools.ingest import WriteGuard, WriteTarget
+
+PUBLISH_HINT = "a key with the 'publish' scope (`evloop keys add NAME --scopes ingest,publish`)"
+
+
+@dataclass(frozen=True, slots=True)
+class Writer:
+    """Who writes: ``groups`` None is unbounded (the command line, the local caller); ``publish``
+    allows public documents; ``creates`` allows doc_ids that have no live document."""
+
+    name: str
+    groups: frozenset[str] | None
+    publish: bool = False
+    creates: bool = False
+
+    def reads(self, acl: Collection[str]) -> bool:
+        """Whether a document with this ACL is one the writer can read (empty ACL: public)."""
+        return self.groups is None or not acl or not self.groups.isdisjoint(acl)
+
+    def guard(self) -> WriteGuard | None:
+        """The store's guard for this writer (None: unbounded, nothing to check or read)."""
+        if self.groups is None:
+            return None
+        return lambda target: check(self, target)
+
+
+def check(writer: Writer, target: WriteTarget) -> None:
+    """Raise unless ``writer`` may make the write ``target`` describes (the rule above)."""
+    held = writer.groups
+    if held is None:
+        return
+    live = target.live_acl
+    if live is None or not writer.reads(live):
+        _refuse_hidden(writer, target)
+    # The new ACL is the caller's own and the live one it can read: only these name their groups.
+    acls = (
+        (target.new_acl, "the ACL it is sent with", True),
+        (live, "the ACL of its live version", True),
+        (target.stored_acl, f"the ACL of its stored version {target.version!r}", False),
+    )
+    for acl, whose, shown in acls:
+        if acl is None:
+            continue
+        if not acl and not writer.publish:
+            raise WriteRefusedError(
+                f"document {target.doc_id!r}: {whose} is empty (public: every caller reads it); "
+                f"writing a public document takes {PUBLISH_HINT}"
+            )
+        missing = sorted(set(acl) - held)
+        if missing:
+            named = f" ({', '.join(missing)})" if shown else ""
+            raise WriteRefusedError(
+                f"document {target.doc_id!r}: {whose} has groups this key does not hold{named}; "
+                "a key writes a document only when it holds every group of its ACL"
+            )
+
+
+def _refuse_hidden(writer: Writer, target: WriteTarget) -> None:
+    """A doc_id with no live document the writer can read: creation, or the same refusal as a free one."""
+    if target.new_acl is None:
+        if target.live_acl is not None:
+            raise NotFoundError(f"no document {target.doc_id!r} in the store")
+        return  # nothing live: the store's own "not found"
+    if target.live_acl is None and writer.creates:
+        return
+    raise DocIdNotWritableError(
+        f"document {target.doc_id!r} cannot be written with this key: a key rewrites the documents "
+        "it can read, and creates new doc_ids only if its groups cover every group of the keys file"
+    )
