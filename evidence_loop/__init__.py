@@ -23,10 +23,12 @@ from evidence_loop.agent.outcome import (
 )
 from evidence_loop.agent.replay import ReplayReport
 from evidence_loop.agent.service import Service
+from evidence_loop.agent.write_access import Writer
 from evidence_loop.policies.config import Policy, load_policy_file
 from evidence_loop.tools.embed_config import EmbedConfig
 from evidence_loop.tools.errors import (
     DeadlineExceeded,
+    DocIdNotWritableError,
     EmbedderError,
     EvidenceLoopError,
     IndexStateError,
@@ -38,6 +40,7 @@ from evidence_loop.tools.errors import (
     StoreUnavailableError,
     TamperedTraceError,
     TraceError,
+    WriteRefusedError,
 )
 from evidence_loop.tools.llm_config import LLMConfig
 from evidence_loop.tools.rerank_config import RerankConfig
@@ -49,6 +52,7 @@ __all__ = [
     "Conflict",
     "ConflictSide",
     "DeadlineExceeded",
+    "DocIdNotWritableError",
     "DocumentInput",
     "EmbedConfig",
     "EmbedderError",
@@ -72,5 +76,7 @@ __all__ = [
     "TamperedTraceError",
     "TraceError",
     "TraceRef",
+    "WriteRefusedError",
+    "Writer",
     "load_policy_file",
 ]

@@ -102,7 +102,7 @@ def apply_document(
     ``guard`` sees the target first (after the doc_id and the text are screened)."""
     incoming = _screen(doc, max_bytes)
     if guard is not None:
-        guard(_target(conn, doc.doc_id, doc.version, tuple(sorted(set(doc.acl)))))
+        guard(target_of(conn, doc))
     if incoming is None:
         tally.skipped.append((doc.doc_id, "empty or whitespace-only text"))
         return "skipped"
@@ -172,6 +172,11 @@ def _write_version(conn: Db, incoming: _Incoming, generation: int, *, replace: b
         _update_fields(conn, incoming)
     _make_current(conn, incoming, generation, is_current=bool(is_current))
     return True
+
+
+def target_of(conn: Db, doc: DocumentInput) -> WriteTarget:
+    """The target of writing ``doc``, as ``conn``'s transaction reads the store."""
+    return _target(conn, doc.doc_id, doc.version, tuple(sorted(set(doc.acl))))
 
 
 def _target(conn: Db, doc_id: str, version: str | None, new_acl: tuple[str, ...] | None) -> WriteTarget:

@@ -8,15 +8,19 @@ writes nothing of its batch.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
+from evidence_loop.agent.api.auth import Keyring
+from evidence_loop.agent.cli import main
 from evidence_loop.agent.service import Service
 from evidence_loop.agent.write_access import Writer
-from evidence_loop.tools.errors import DocIdNotWritableError, NotFoundError, WriteRefusedError
+from evidence_loop.tools.errors import DocIdNotWritableError, InputError, NotFoundError, WriteRefusedError
 from evidence_loop.tools.stores import Location
 from evidence_loop.tools.types import DocumentInput
 from tests.agent.api_support import Key, api_client
@@ -29,9 +33,9 @@ WRITE_NOT_ALLOWED = "urn:evloop:problem:write-not-allowed"
 NOT_WRITABLE = "urn:evloop:problem:doc-id-not-writable"
 
 SEEDS = (
-    DocumentInput("shared-ag", "Shared rule. The alpha and gamma teams refund within 14 days.", acl=("alpha", "gamma")),
+    DocumentInput("shared-ag", "Shared rule. Alpha and gamma refund within 14 days.", acl=("alpha", "gamma")),
     DocumentInput("alpha-only", "Alpha rule. Alpha orders ship within 3 days.", acl=("alpha",)),
-    DocumentInput("alpha-only", "Old alpha rule. The beta desk kept 9 spare units.", version="old", acl=("alpha", "beta")),
+    DocumentInput("alpha-only", "Old rule. Beta kept 9 units.", version="old", acl=("alpha", "beta")),
     DocumentInput("alpha-only", "Alpha rule. Alpha orders ship within 2 days.", version="2", acl=("alpha",)),
     DocumentInput("public-faq", "Public rule. Anyone may return a tablet within 30 days."),
     DocumentInput("gamma-doc", "Gamma rule. The gamma vault code is 4417.", acl=("gamma",)),
@@ -247,3 +251,30 @@ def test_service_without_a_writer_writes_as_the_operator(service: Service) -> No
     service.ingest([DocumentInput("shared-ag", "Shared rule. Refunds within 1 day.", version="2")])
 
     assert live(service)["shared-ag"] == ("2", ())
+
+
+# --- the publish scope in the keys file --------------------------------------------------------------
+
+
+def test_keys_add_grants_publish_with_ingest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    keys = tmp_path / "keys.json"
+
+    assert main(["keys", "add", "help-centre", "--scopes", "ingest,publish", "--file", str(keys)]) == 0
+    assert Keyring.load(keys).keys[0].scopes == {"ingest", "publish"}
+
+
+def test_keys_add_refuses_publish_without_ingest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    keys = tmp_path / "keys.json"
+
+    assert main(["keys", "add", "x", "--scopes", "ask,publish", "--file", str(keys)]) == 2
+    assert "ingest,publish" in capsys.readouterr().err
+    assert not keys.exists()
+
+
+def test_a_keys_file_granting_publish_without_ingest_is_refused(tmp_path: Path) -> None:
+    keys = tmp_path / "keys.json"
+    record = {"name": "x", "sha256": "0" * 64, "groups": [], "scopes": ["publish"]}
+    keys.write_text(json.dumps({"keys": [record]}))
+
+    with pytest.raises(InputError, match="needs the scope ingest"):
+        Keyring.load(keys)
