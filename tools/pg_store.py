@@ -8,7 +8,8 @@ The rules are the embedded store's (tools/ingest.py and tools/views.py run uncha
 tools/pg.py); what differs is where things live and who may write:
 
 - **Writes** (an ingest batch, a delete, a calibration) each run in one transaction on a connection
-  of their own, under one advisory lock, so writes from any replica serialise and never interleave.
+  of their own, under one advisory lock, so writes from any replica serialise and never interleave;
+  a caller's ``WriteGuard`` (tools/ingest.py) reads the ACLs it checks inside that transaction.
   The generation counter moves in the same transaction, which also announces it (``pg_notify``,
   delivered at commit): a kill at any point leaves the previous generation whole.
 - **Indexes** are not files: each replica builds the bm25s indexes (and assembles the vectors) of

@@ -7,11 +7,12 @@ With an embedder, every new document version is embedded inside the ingest's tra
 (tools/vectors.py); the store records which embedder made its vectors and refuses to be searched
 with another one's queries (``reindex --embeddings`` re-embeds).
 
-Every change (an ingest batch, a delete) is one write transaction that ends by recording a new
-generation. The index folder of that generation (both indexes, then its manifest) is written *before*
-the commit, so a committed generation always has its index; a kill at any point leaves the previous
-generation intact and queryable. Folders of older generations are removed after the commit, strays
-of killed writers when the store is next opened.
+Every change (an ingest batch, a delete) is one write transaction (``BEGIN IMMEDIATE``: one writer
+at a time, whichever process; a caller's ``WriteGuard`` checks each document inside it) that ends
+by recording a new generation. The index folder of that generation (both indexes, then its
+manifest) is written *before* the commit, so a committed generation always has its index; a kill
+at any point leaves the previous generation intact and queryable. Folders of older generations are
+removed after the commit, strays of killed writers when the store is next opened.
 
 Damage is caught where it costs little: opening compares the sizes of the current generation's
 files with its manifest, loading its index (the first snapshot) their sha256 before reading them;
