@@ -28,6 +28,7 @@ from evidence_loop.agent.commands import (
     docs,
     ingest,
     keys,
+    mcp,
     migrate,
     reindex,
     replay,
@@ -66,6 +67,7 @@ COMMANDS: tuple[ModuleType, ...] = (
     replay,
     demo,
     serve,
+    mcp,
     keys,
     migrate,
 )

@@ -1,0 +1,201 @@
+"""The MCP server of ``evloop mcp``: the five tools of ``agent.toolkit`` on the official ``mcp`` SDK.
+
+Imported only by ``evloop mcp`` (the ``[mcp]`` extra installs the SDK). Who calls: over streamable
+HTTP with a keys file, the key in ``Authorization: Bearer <key>``, checked before the request reaches
+the MCP layer (401 otherwise) and again by each tool for its groups and scopes; over HTTP without keys
+(loopback only) and over stdio, the caller of :func:`stdio_caller`, from the environment.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from functools import partial
+from typing import Annotated, Any, TypeVar
+
+import anyio.to_thread
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field
+from starlette import types as asgi
+
+from evidence_loop.agent import toolkit
+from evidence_loop.agent.api.auth import LOCAL, LOCAL_CALLER, SCOPES, Caller, Keyring, Scope
+from evidence_loop.agent.api.schemas import ReplayOut
+from evidence_loop.agent.commands.common import parse_groups
+from evidence_loop.agent.outcome import Outcome
+from evidence_loop.agent.service import Service
+from evidence_loop.agent.tracing import code_version
+from evidence_loop.tools.errors import EvidenceLoopError, InputError
+
+KEY_ENV = "EVLOOP_API_KEY"
+GROUPS_ENV = "EVLOOP_GROUPS"
+INSTRUCTIONS = (
+    "Answer support questions with the `ask` tool and quote its answer with its citations. When it "
+    "returns a refusal (insufficient_evidence or conflicting_evidence), tell the user what is missing "
+    "or that the sources disagree; do not answer from your own knowledge."
+)
+T = TypeVar("T")
+_READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+
+def stdio_caller(environ: Mapping[str, str], keyring: Keyring | None) -> Caller:
+    """The caller of a stdio session: the key in ``$EVLOOP_API_KEY`` (checked against ``keyring``),
+    else the local caller reading with ``$EVLOOP_GROUPS`` at most, else the local caller."""
+    key = environ.get(KEY_ENV, "")
+    if keyring is not None:
+        found = keyring.authenticate(key) if key else None
+        if found is None:
+            raise InputError(f"--keys given: set ${KEY_ENV} to a key of that file")
+        return found
+    if key:
+        raise InputError(f"${KEY_ENV} is set but no --keys file to check it against")
+    groups = environ.get(GROUPS_ENV)
+    if groups is None:
+        return LOCAL
+    return Caller(LOCAL_CALLER, frozenset(parse_groups(groups)), frozenset(SCOPES))
+
+
+def bearer(headers: Mapping[str, str] | None) -> str:
+    """The key in an ``Authorization: Bearer <key>`` header, or ``""``."""
+    value = (headers or {}).get("authorization", "")
+    scheme, _, key = value.partition(" ")
+    return key.strip() if scheme.lower() == "bearer" else ""
+
+
+class KeyGate:
+    """ASGI middleware: a request without a key of the keyring gets a 401, as from ``evloop serve``."""
+
+    def __init__(self, app: asgi.ASGIApp, keyring: Keyring) -> None:
+        self.app = app
+        self.keyring = keyring
+
+    async def __call__(self, scope: asgi.Scope, receive: asgi.Receive, send: asgi.Send) -> None:
+        if scope["type"] == "http":
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+            key = bearer(headers)
+            if not key or self.keyring.authenticate(key) is None:
+                body = json.dumps({"title": "Unauthenticated", "status": 401}).encode()
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [
+                            (b"content-type", b"application/problem+json"),
+                            (b"www-authenticate", b"Bearer"),
+                        ],
+                    }
+                )
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+class AskArguments(BaseModel):
+    """The arguments of ``ask`` (also the OpenAI function's parameters, ``evloop tool-schema``)."""
+
+    question: str = Field(description="the user's question, as asked (Chinese or English)")
+    groups: list[str] | None = Field(
+        default=None, description="read with only these of the caller's groups (default: all of them)"
+    )
+    history: list[str] | None = Field(
+        default=None,
+        description="the conversation's earlier turns, oldest first, when the question follows up",
+    )
+
+
+def build_server(service: Service, resolve: Callable[[Context], Caller]) -> MCPServer:
+    """The MCP server over ``service``; ``resolve`` names the caller of each tool call."""
+    server = MCPServer("evidence-loop", version=code_version(), instructions=INSTRUCTIONS)
+
+    async def run(ctx: Context, scope: tuple[Scope, ...], work: Callable[[Caller], T]) -> T:
+        # The project's errors are the caller's to read (ToolError): a bad argument, an unknown
+        # document, a missing scope; anything else is a crash whose text stays on the server.
+        try:
+            caller = resolve(ctx)
+            if not any(caller.has(s) for s in scope):
+                raise InputError(f"this key lacks the scope {' or '.join(repr(s) for s in scope)}")
+            return await anyio.to_thread.run_sync(partial(work, caller))
+        except EvidenceLoopError as exc:
+            raise ToolError(str(exc)) from exc
+
+    @server.tool(description=toolkit.ASK_DESCRIPTION, annotations=_READS)
+    async def ask(
+        question: Annotated[str, Field(description=AskArguments.model_fields["question"].description)],
+        ctx: Context,
+        groups: list[str] | None = None,
+        history: list[str] | None = None,
+    ) -> Annotated[CallToolResult, Outcome]:
+        outcome = await run(ctx, ("ask",), lambda c: toolkit.ask(service, c, question, groups, history))
+        return CallToolResult(
+            content=[TextContent(type="text", text=toolkit.outcome_text(outcome))],
+            structured_content=outcome.model_dump(mode="json"),
+        )
+
+    @server.tool(
+        description="The raw recall step: the k best sentences, rows and items for a query, "
+        "with doc_id, version and [start:end] offsets.",
+        annotations=_READS,
+    )
+    async def search(query: str, ctx: Context, k: int = 10) -> toolkit.SearchResult:
+        return await run(ctx, ("ask",), lambda c: toolkit.search(service, c, query, k))
+
+    @server.tool(
+        description="The text of a document version (its current one by default), or the "
+        "[start:end] span of it that a citation names.",
+        annotations=_READS,
+    )
+    async def get_document(
+        doc_id: str,
+        ctx: Context,
+        version: str | None = None,
+        start: int | None = None,
+        end: int | None = None,
+    ) -> toolkit.DocumentText:
+        return await run(
+            ctx, ("ask",), lambda c: toolkit.get_document(service, c, doc_id, version, start, end)
+        )
+
+    @server.tool(description="The documents the caller may read, with their versions.", annotations=_READS)
+    async def list_documents(ctx: Context) -> toolkit.DocumentListOut:
+        return await run(ctx, ("ask", "ingest"), lambda c: toolkit.list_documents(service, c))
+
+    @server.tool(
+        description="Re-run a traced question from its trace and say whether it comes out "
+        "identical (an audit check).",
+        annotations=_READS,
+    )
+    async def replay(run_id: str, ctx: Context) -> ReplayOut:
+        return await run(ctx, ("ask", "audit"), lambda c: toolkit.replay(service, c, run_id))
+
+    return server
+
+
+def http_resolver(keyring: Keyring | None) -> Callable[[Context], Caller]:
+    """Each call's caller over HTTP: the bearer key's (the gate let only valid keys in), or local."""
+
+    def resolve(ctx: Context) -> Caller:
+        if keyring is None:
+            return LOCAL
+        found = keyring.authenticate(bearer(ctx.headers))
+        if found is None:
+            raise InputError("send a valid API key as `Authorization: Bearer <key>`")
+        return found
+
+    return resolve
+
+
+def fixed(caller: Caller) -> Callable[[Any], Caller]:
+    """The resolver of a stdio session: one caller for the whole session."""
+    return lambda _ctx: caller
+
+
+def serve_http(service: Service, keyring: Keyring | None, host: str, port: int) -> None:
+    """Serve streamable HTTP at ``/mcp`` until interrupted; with a keyring, behind :class:`KeyGate`."""
+    import uvicorn
+
+    app: asgi.ASGIApp = build_server(service, http_resolver(keyring)).streamable_http_app(host=host)
+    uvicorn.run(
+        KeyGate(app, keyring) if keyring is not None else app, host=host, port=port, log_level="warning"
+    )
