@@ -34,6 +34,7 @@ from evidence_loop.agent.commands import (
     replay,
     search,
     serve,
+    tool_schema,
     trace,
 )
 from evidence_loop.agent.commands import eval as evaluate
@@ -68,6 +69,7 @@ COMMANDS: tuple[ModuleType, ...] = (
     demo,
     serve,
     mcp,
+    tool_schema,
     keys,
     migrate,
 )

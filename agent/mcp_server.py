@@ -17,11 +17,11 @@ import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import Field
 from starlette import types as asgi
 
 from evidence_loop.agent import toolkit
-from evidence_loop.agent.api.auth import LOCAL, LOCAL_CALLER, SCOPES, Caller, Keyring, Scope
+from evidence_loop.agent.api.auth import LOCAL_CALLER, SCOPES, Caller, Keyring, Scope
 from evidence_loop.agent.api.schemas import ReplayOut
 from evidence_loop.agent.commands.common import parse_groups
 from evidence_loop.agent.outcome import Outcome
@@ -42,7 +42,8 @@ _READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 def stdio_caller(environ: Mapping[str, str], keyring: Keyring | None) -> Caller:
     """The caller of a stdio session: the key in ``$EVLOOP_API_KEY`` (checked against ``keyring``),
-    else the local caller reading with ``$EVLOOP_GROUPS`` at most, else the local caller."""
+    else the local caller reading with ``$EVLOOP_GROUPS`` at most (unset: the public documents only,
+    since the model writes the tools' arguments and must not grant itself groups)."""
     key = environ.get(KEY_ENV, "")
     if keyring is not None:
         found = keyring.authenticate(key) if key else None
@@ -51,10 +52,8 @@ def stdio_caller(environ: Mapping[str, str], keyring: Keyring | None) -> Caller:
         return found
     if key:
         raise InputError(f"${KEY_ENV} is set but no --keys file to check it against")
-    groups = environ.get(GROUPS_ENV)
-    if groups is None:
-        return LOCAL
-    return Caller(LOCAL_CALLER, frozenset(parse_groups(groups)), frozenset(SCOPES))
+    groups = parse_groups(environ.get(GROUPS_ENV, ""))
+    return Caller(LOCAL_CALLER, frozenset(groups), frozenset(SCOPES)) if groups else toolkit.PUBLIC
 
 
 def bearer(headers: Mapping[str, str] | None) -> str:
@@ -92,19 +91,6 @@ class KeyGate:
         await self.app(scope, receive, send)
 
 
-class AskArguments(BaseModel):
-    """The arguments of ``ask`` (also the OpenAI function's parameters, ``evloop tool-schema``)."""
-
-    question: str = Field(description="the user's question, as asked (Chinese or English)")
-    groups: list[str] | None = Field(
-        default=None, description="read with only these of the caller's groups (default: all of them)"
-    )
-    history: list[str] | None = Field(
-        default=None,
-        description="the conversation's earlier turns, oldest first, when the question follows up",
-    )
-
-
 def build_server(service: Service, resolve: Callable[[Context], Caller]) -> MCPServer:
     """The MCP server over ``service``; ``resolve`` names the caller of each tool call."""
     server = MCPServer("evidence-loop", version=code_version(), instructions=INSTRUCTIONS)
@@ -122,7 +108,9 @@ def build_server(service: Service, resolve: Callable[[Context], Caller]) -> MCPS
 
     @server.tool(description=toolkit.ASK_DESCRIPTION, annotations=_READS)
     async def ask(
-        question: Annotated[str, Field(description=AskArguments.model_fields["question"].description)],
+        question: Annotated[
+            str, Field(description=toolkit.AskArguments.model_fields["question"].description)
+        ],
         ctx: Context,
         groups: list[str] | None = None,
         history: list[str] | None = None,
@@ -172,12 +160,13 @@ def build_server(service: Service, resolve: Callable[[Context], Caller]) -> MCPS
     return server
 
 
-def http_resolver(keyring: Keyring | None) -> Callable[[Context], Caller]:
-    """Each call's caller over HTTP: the bearer key's (the gate let only valid keys in), or local."""
+def http_resolver(keyring: Keyring | None, keyless: Caller) -> Callable[[Context], Caller]:
+    """Each call's caller over HTTP: the bearer key's (the gate let only valid keys in); without a
+    keyring (loopback only), ``keyless``, the process's caller as over stdio."""
 
     def resolve(ctx: Context) -> Caller:
         if keyring is None:
-            return LOCAL
+            return keyless
         found = keyring.authenticate(bearer(ctx.headers))
         if found is None:
             raise InputError("send a valid API key as `Authorization: Bearer <key>`")
@@ -191,11 +180,11 @@ def fixed(caller: Caller) -> Callable[[Any], Caller]:
     return lambda _ctx: caller
 
 
-def serve_http(service: Service, keyring: Keyring | None, host: str, port: int) -> None:
+def serve_http(service: Service, keyring: Keyring | None, keyless: Caller, host: str, port: int) -> None:
     """Serve streamable HTTP at ``/mcp`` until interrupted; with a keyring, behind :class:`KeyGate`."""
     import uvicorn
 
-    app: asgi.ASGIApp = build_server(service, http_resolver(keyring)).streamable_http_app(host=host)
+    app: asgi.ASGIApp = build_server(service, http_resolver(keyring, keyless)).streamable_http_app(host=host)
     uvicorn.run(
         KeyGate(app, keyring) if keyring is not None else app, host=host, port=port, log_level="warning"
     )

@@ -10,12 +10,12 @@ errors; a caller's mistake raises ``InputError``, an unknown or hidden document 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evidence_loop.agent.api.auth import Caller, GroupsNotGranted, narrow
+from evidence_loop.agent.api.auth import LOCAL_CALLER, SCOPES, Caller, GroupsNotGranted, narrow
 from evidence_loop.agent.api.routes_traces import may_see
 from evidence_loop.agent.api.schemas import DocumentOut, ReplayOut
 from evidence_loop.agent.commands.common import recall, section_path
@@ -24,12 +24,28 @@ from evidence_loop.agent.service import Service
 from evidence_loop.tools.errors import InputError, NotFoundError, TamperedTraceError
 
 MAX_SEARCH_K = 50
+# The caller a model's tool calls run as unless told otherwise: the public documents only, and no
+# way for the model to widen them by naming groups (a model's arguments are not an identity).
+PUBLIC = Caller(LOCAL_CALLER, frozenset(), frozenset(SCOPES))
 ASK_DESCRIPTION = (
     "Answer a customer-support question from the knowledge base. Returns status 'answered' with an "
     "extractive answer whose every sentence is cited (doc_id, version, [start:end] character offsets), "
     "'insufficient_evidence' with the missing pieces (do not answer then: say what is missing), or "
     "'conflicting_evidence' with both sources cited. Quote the answer and its citations as given."
 )
+
+
+class AskArguments(BaseModel):
+    """The arguments of ``ask`` (also the OpenAI function's parameters, ``evloop tool-schema``)."""
+
+    question: str = Field(description="the user's question, as asked (Chinese or English)")
+    groups: list[str] | None = Field(
+        default=None, description="read with only these of the caller's groups (default: all of them)"
+    )
+    history: list[str] | None = Field(
+        default=None,
+        description="the conversation's earlier turns, oldest first, when the question follows up",
+    )
 
 
 class _Out(BaseModel):
@@ -232,3 +248,31 @@ def outcome_text(outcome: Outcome) -> str:
         return "\n".join([head, "REFUSED: the sources disagree; do not pick one. Both sides, cited:", *sides])
     missing = [f"- {m.kind}: {m.detail}" for m in outcome.missing] or ["- (no piece named)"]
     return "\n".join([head, "REFUSED: the knowledge base does not hold enough to answer. Missing:", *missing])
+
+
+def ask_tool_schema() -> dict[str, Any]:
+    """``ask`` as an OpenAI function-calling tool (``tools=[...]`` of a chat completion)."""
+    parameters = AskArguments.model_json_schema()
+    parameters.pop("title", None)
+    parameters.pop("description", None)
+    for field in parameters["properties"].values():
+        field.pop("title", None)
+    return {
+        "type": "function",
+        "function": {"name": "ask", "description": ASK_DESCRIPTION, "parameters": parameters},
+    }
+
+
+def run_ask_tool(service: Service, arguments: str | Mapping[str, Any], caller: Caller = PUBLIC) -> str:
+    """Answer one ``ask`` tool call (its arguments as the model wrote them, JSON text or parsed) with
+    the text the model reads back: the cited answer, or the refusal and what is missing."""
+    try:
+        parsed = (
+            AskArguments.model_validate_json(arguments)
+            if isinstance(arguments, str)
+            else AskArguments.model_validate(arguments)
+        )
+    except ValidationError as exc:
+        raise InputError(f"bad arguments for ask: {exc.errors()[0]['msg']}") from None
+    outcome = ask(service, caller, parsed.question, parsed.groups, parsed.history)
+    return outcome_text(outcome)

@@ -25,9 +25,10 @@ structured content and a short text with the citations a model can quote (a refu
 missing); search(query, k); get_document(doc_id, version?, start?, end?); list_documents; replay(run_id).
 
 Over stdio (the default) the caller is whoever started the process: $EVLOOP_API_KEY checked
-against --keys, else the local caller reading with $EVLOOP_GROUPS (comma-separated; unset: public
-documents for ask and search). Over --http, each request sends `Authorization: Bearer <key>` for
-a key in --keys, as with `evloop serve`; without --keys the server listens on loopback only."""
+against --keys, else the local caller reading with $EVLOOP_GROUPS (comma-separated; unset: the
+public documents only; the model's `groups` may narrow them, never widen). Over --http, each
+request sends `Authorization: Bearer <key>` for a key in --keys, as with `evloop serve`; without
+--keys the server listens on loopback only and every request is the process's caller."""
 
 EPILOG = """\
 examples:
@@ -72,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
                 f"evloop: MCP for {shown(resolve_location(args))} on http://{host}:{args.port}/mcp",
                 flush=True,
             )
-            mcp_server.serve_http(service, keyring, host, args.port)
+            keyless = mcp_server.stdio_caller(os.environ, None)
+            mcp_server.serve_http(service, keyring, keyless, host, args.port)
         return 0
     caller = mcp_server.stdio_caller(os.environ, keyring)
     with open_service(args, create=True) as service:
