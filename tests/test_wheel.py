@@ -151,3 +151,52 @@ def test_the_mcp_extra_is_all_evloop_mcp_needs(wheel: Path) -> None:
             for top in {n.split(".")[0] for n in names} - set(sys.stdlib_module_names) - {"evidence_loop"}:
                 needed |= {canonicalize_name(d) for d in owners.get(top, [top])}
     assert needed and needed <= provided, needed - provided
+
+
+BLOCK = """
+import importlib.abc, sys
+class Absent(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {blocked!r}:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+sys.meta_path.insert(0, Absent())
+"""
+
+
+def _without(blocked: set[str], code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` in a Python where the ``blocked`` packages are not installed."""
+    return subprocess.run(
+        [sys.executable, "-c", BLOCK.format(blocked=sorted(blocked)) + code],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+FRAMEWORK_MODULES = {"mcp", "mcp_types", "langchain_core", "langchain", "llama_index"}
+
+
+def test_the_core_runs_without_any_framework_installed(tmp_path: Path) -> None:
+    """Ingest, ask, tool-schema and every command's --help work with no extra installed."""
+    code = (
+        "from evidence_loop.agent.cli import main\n"
+        "from evidence_loop.agent.sample import load_sample_kb\n"
+        "from evidence_loop import Service\n"
+        "with Service.open('ix', create=True) as s:\n"
+        "    s.ingest(load_sample_kb())\n"
+        "    assert s.ask('LM-Z900 的整机保修期是多久？').status == 'insufficient_evidence'\n"
+        "assert main(['tool-schema']) == 0\n"
+        "import evidence_loop.integrations\n"
+        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {sorted(FRAMEWORK_MODULES)!r}))\n"
+    )
+    done = _without(FRAMEWORK_MODULES, code, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "[]"
+
+
+def test_evloop_mcp_without_the_extra_says_how_to_install_it(tmp_path: Path) -> None:
+    code = "from evidence_loop.agent.cli import main\nraise SystemExit(main(['mcp', '--index', 'ix']))\n"
+    done = _without({"mcp", "mcp_types"}, code, tmp_path)
+    assert done.returncode == 2
+    assert "pip install 'evidence-loop[mcp]'" in done.stderr and "Traceback" not in done.stderr
