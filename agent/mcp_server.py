@@ -91,72 +91,83 @@ class KeyGate:
         await self.app(scope, receive, send)
 
 
-def build_server(service: Service, resolve: Callable[[Context], Caller]) -> MCPServer:
-    """The MCP server over ``service``; ``resolve`` names the caller of each tool call."""
-    server = MCPServer("evidence-loop", version=code_version(), instructions=INSTRUCTIONS)
+def _described(name: str) -> Any:
+    return Field(description=toolkit.AskArguments.model_fields[name].description)
 
-    async def run(ctx: Context, scope: tuple[Scope, ...], work: Callable[[Caller], T]) -> T:
+
+class Tools:
+    """The tools over one service; each call runs as the caller ``resolve`` names, in a worker thread."""
+
+    def __init__(self, service: Service, resolve: Callable[[Context], Caller]) -> None:
+        self.service = service
+        self.resolve = resolve
+
+    async def _run(self, ctx: Context, scope: tuple[Scope, ...], work: Callable[[Caller], T]) -> T:
         # The project's errors are the caller's to read (ToolError): a bad argument, an unknown
         # document, a missing scope; anything else is a crash whose text stays on the server.
         try:
-            caller = resolve(ctx)
+            caller = self.resolve(ctx)
             if not any(caller.has(s) for s in scope):
                 raise InputError(f"this key lacks the scope {' or '.join(repr(s) for s in scope)}")
             return await anyio.to_thread.run_sync(partial(work, caller))
         except EvidenceLoopError as exc:
             raise ToolError(str(exc)) from exc
 
-    @server.tool(description=toolkit.ASK_DESCRIPTION, annotations=_READS)
     async def ask(
-        question: Annotated[
-            str, Field(description=toolkit.AskArguments.model_fields["question"].description)
-        ],
+        self,
+        question: Annotated[str, _described("question")],
         ctx: Context,
-        groups: list[str] | None = None,
-        history: list[str] | None = None,
+        groups: Annotated[list[str] | None, _described("groups")] = None,
+        history: Annotated[list[str] | None, _described("history")] = None,
     ) -> Annotated[CallToolResult, Outcome]:
-        outcome = await run(ctx, ("ask",), lambda c: toolkit.ask(service, c, question, groups, history))
+        outcome = await self._run(
+            ctx, ("ask",), lambda c: toolkit.ask(self.service, c, question, groups, history)
+        )
         return CallToolResult(
             content=[TextContent(type="text", text=toolkit.outcome_text(outcome))],
             structured_content=outcome.model_dump(mode="json"),
         )
 
-    @server.tool(
-        description="The raw recall step: the k best sentences, rows and items for a query, "
-        "with doc_id, version and [start:end] offsets.",
-        annotations=_READS,
-    )
-    async def search(query: str, ctx: Context, k: int = 10) -> toolkit.SearchResult:
-        return await run(ctx, ("ask",), lambda c: toolkit.search(service, c, query, k))
+    async def search(self, query: str, ctx: Context, k: int = 10) -> toolkit.SearchResult:
+        return await self._run(ctx, ("ask",), lambda c: toolkit.search(self.service, c, query, k))
 
-    @server.tool(
-        description="The text of a document version (its current one by default), or the "
-        "[start:end] span of it that a citation names.",
-        annotations=_READS,
-    )
     async def get_document(
+        self,
         doc_id: str,
         ctx: Context,
         version: str | None = None,
         start: int | None = None,
         end: int | None = None,
     ) -> toolkit.DocumentText:
-        return await run(
-            ctx, ("ask",), lambda c: toolkit.get_document(service, c, doc_id, version, start, end)
+        return await self._run(
+            ctx, ("ask",), lambda c: toolkit.get_document(self.service, c, doc_id, version, start, end)
         )
 
-    @server.tool(description="The documents the caller may read, with their versions.", annotations=_READS)
-    async def list_documents(ctx: Context) -> toolkit.DocumentListOut:
-        return await run(ctx, ("ask", "ingest"), lambda c: toolkit.list_documents(service, c))
+    async def list_documents(self, ctx: Context) -> toolkit.DocumentListOut:
+        return await self._run(ctx, ("ask", "ingest"), lambda c: toolkit.list_documents(self.service, c))
 
-    @server.tool(
-        description="Re-run a traced question from its trace and say whether it comes out "
-        "identical (an audit check).",
-        annotations=_READS,
-    )
-    async def replay(run_id: str, ctx: Context) -> ReplayOut:
-        return await run(ctx, ("ask", "audit"), lambda c: toolkit.replay(service, c, run_id))
+    async def replay(self, run_id: str, ctx: Context) -> ReplayOut:
+        return await self._run(ctx, ("ask", "audit"), lambda c: toolkit.replay(self.service, c, run_id))
 
+
+DESCRIPTIONS = {
+    "ask": toolkit.ASK_DESCRIPTION,
+    "search": "The raw recall step: the k best sentences, rows and items for a query, with doc_id, "
+    "version and [start:end] offsets.",
+    "get_document": "The text of a document version (its current one by default), or the [start:end] "
+    "span of it that a citation names.",
+    "list_documents": "The documents the caller may read, with their versions.",
+    "replay": "Re-run a traced question from its trace and say whether it comes out identical "
+    "(an audit check).",
+}
+
+
+def build_server(service: Service, resolve: Callable[[Context], Caller]) -> MCPServer:
+    """The MCP server over ``service``; ``resolve`` names the caller of each tool call."""
+    server = MCPServer("evidence-loop", version=code_version(), instructions=INSTRUCTIONS)
+    tools = Tools(service, resolve)
+    for name, description in DESCRIPTIONS.items():
+        server.add_tool(getattr(tools, name), name=name, description=description, annotations=_READS)
     return server
 
 

@@ -69,8 +69,12 @@ async def call(client: Client, tool: str, arguments: dict[str, Any]) -> CallTool
 
 async def check_answered_and_refused(client: Client) -> None:
     """The acceptance exchange: one answer cited to exact offsets, one refusal naming what is missing."""
-    tools = {tool.name for tool in (await client.list_tools()).tools}
-    assert tools == {"ask", "search", "get_document", "list_documents", "replay"}
+    tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert set(tools) == {"ask", "search", "get_document", "list_documents", "replay"}
+    asks = tools["ask"].input_schema
+    assert asks["required"] == ["question"] and set(asks["properties"]) == {"question", "groups", "history"}
+    assert all(field.get("description") for field in asks["properties"].values())
+    assert tools["ask"].output_schema is not None and "status" in tools["ask"].output_schema["properties"]
 
     answered = await call(client, "ask", {"question": ANSWERED})
     outcome = answered.structured_content
