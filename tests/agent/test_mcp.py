@@ -236,3 +236,20 @@ def test_history_is_refused_clearly_by_a_build_whose_service_takes_none(tmp_path
             with pytest.raises(InputError, match="history"):
                 toolkit.ask(service, LOCAL, "And the LM-X200?", None, ["How long is the warranty?"])
         assert toolkit.ask(service, LOCAL, "How long is the LM-X200 warranty?", None, []).status == "answered"
+
+
+def test_a_stdio_session_runs_as_the_caller_its_environment_names(keys_file: Path) -> None:
+    from evidence_loop.agent.api.auth import Keyring
+    from evidence_loop.agent.mcp_server import stdio_caller
+
+    keyring = Keyring.load(keys_file)
+    assert stdio_caller({}, None).groups == frozenset()  # the public documents, never every group
+    assert stdio_caller({"EVLOOP_GROUPS": "staff, sales"}, None).groups == {"staff", "sales"}
+    staff = stdio_caller({"EVLOOP_API_KEY": STAFF_KEY}, keyring)
+    assert (staff.name, staff.groups) == ("staff-bot", {"staff"})
+    with pytest.raises(InputError, match="EVLOOP_API_KEY"):
+        stdio_caller({"EVLOOP_API_KEY": "wrong"}, keyring)
+    with pytest.raises(InputError, match="EVLOOP_API_KEY"):
+        stdio_caller({}, keyring)
+    with pytest.raises(InputError, match="no --keys"):
+        stdio_caller({"EVLOOP_API_KEY": STAFF_KEY}, None)

@@ -13,6 +13,7 @@ from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import Runnable, RunnableLambda, RunnablePassthrough
 
 from evidence_loop.agent.outcome import Outcome
+from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 from evidence_loop.integrations.langchain import EvidenceLoopRetriever
 from evidence_loop.tools.errors import InputError
@@ -116,3 +117,16 @@ def test_it_is_built_from_exactly_one_source(index: Path) -> None:
         EvidenceLoopRetriever()
     with pytest.raises(InputError, match="one of"):
         EvidenceLoopRetriever(index=index, base_url="http://127.0.0.1:1")
+
+
+def test_the_retriever_reads_a_postgresql_store(pg_url: str) -> None:
+    with Service.open(pg_url) as service:
+        service.ingest(load_sample_kb())
+    retriever = EvidenceLoopRetriever(store=pg_url)
+    try:
+        docs = retriever.invoke(ANSWERED)
+        assert docs and all(d.metadata["status"] == "answered" for d in docs)
+        assert any(d.metadata["doc_id"] == "warranty-zh" for d in docs)
+        assert retriever.invoke(REFUSED) == []
+    finally:
+        retriever.close()
