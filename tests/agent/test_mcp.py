@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -142,25 +142,16 @@ def test_over_stdio_the_environment_names_the_groups_read_with(index: Path) -> N
     run(the_public_does_not, stdio(index, {"EVLOOP_GROUPS": ""}))
 
 
-@pytest.fixture(scope="module")
-def http_server(index: Path, keys_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+@contextmanager
+def start_http(index: Path, log: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """``evloop mcp --http`` on a free loopback port until the test ends; yields the endpoint."""
     port = free_port()
-    log = tmp_path_factory.mktemp("log") / "mcp.log"
     with log.open("wb") as out:
         process = subprocess.Popen(
-            [
-                sys.executable,
-                *CLI,
-                "--index",
-                str(index),
-                "--http",
-                "--port",
-                str(port),
-                "--keys",
-                str(keys_file),
-            ],
+            [sys.executable, *CLI, "--index", str(index), "--http", "--port", str(port), *args],
             stdout=out,
             stderr=subprocess.STDOUT,
+            env={**os.environ, **(env or {})},
         )
     url = f"http://127.0.0.1:{port}/mcp"
     try:
@@ -173,6 +164,12 @@ def http_server(index: Path, keys_file: Path, tmp_path_factory: pytest.TempPathF
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def http_server(index: Path, keys_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with start_http(index, tmp_path_factory.mktemp("log") / "mcp.log", "--keys", str(keys_file)) as url:
+        yield url
 
 
 def _listening(url: str) -> bool:
@@ -253,3 +250,12 @@ def test_a_stdio_session_runs_as_the_caller_its_environment_names(keys_file: Pat
         stdio_caller({}, keyring)
     with pytest.raises(InputError, match="no --keys"):
         stdio_caller({"EVLOOP_API_KEY": STAFF_KEY}, None)
+
+
+def test_over_http_without_keys_every_request_is_the_process_caller(index: Path, tmp_path: Path) -> None:
+    async def staff(client: Client) -> None:
+        outcome = (await call(client, "ask", {"question": STAFF_QUESTION})).structured_content
+        assert outcome is not None and outcome["status"] == "answered"
+
+    with start_http(index, tmp_path / "mcp.log", env={"EVLOOP_GROUPS": "staff"}) as url:
+        run_http(staff, url, "no-key-needed")
