@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,8 +35,6 @@ def server(index: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Se
         {"name": "public-bot", "sha256": hash_key(PUBLIC_KEY), "groups": [], "scopes": ["ask"]},
         {"name": "staff-bot", "sha256": hash_key(STAFF_KEY), "groups": ["staff"], "scopes": ["ask"]},
     ]
-    import json
-
     keys.write_text(json.dumps({"keys": records}), encoding="utf-8")
     yield from start(folder, "--index", str(index), "--keys", str(keys), key=PUBLIC_KEY)
 

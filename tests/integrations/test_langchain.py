@@ -26,10 +26,11 @@ PROMPT = ChatPromptTemplate.from_messages(
 
 
 def cited(docs: list[Document]) -> str:
-    m = [d.metadata for d in docs]
+    """The sources as the prompt shows them: each text after where it stands, to the character."""
     return "\n".join(
-        f"[{x['doc_id']}@{x['version']} {x['start']}:{x['end']}] {d.page_content}"
-        for x, d in zip(m, docs, strict=True)
+        f"[{d.metadata['doc_id']}@{d.metadata['version']} {d.metadata['start']}:{d.metadata['end']}] "
+        f"{d.page_content}"
+        for d in docs
     )
 
 
