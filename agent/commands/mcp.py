@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
 
     keyring = Keyring.load(args.keys) if args.keys is not None else None
     if args.http:
-        host = serve.listening_host(args.host, keyring)
+        host = serve._host(args.host, keyring)  # the rule of `serve`: no keys, loopback only
         if not 0 <= args.port <= serve.MAX_PORT:
             raise InputError(f"--port must be from 0 to {serve.MAX_PORT}, not {args.port}")
         with open_service(args, create=True) as service:

@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     index = resolve_location(args)
     limits = _limits(args)
     keys = Keyring.load(args.keys) if args.keys is not None else None
-    host = listening_host(args.host, keys)
+    host = _host(args.host, keys)
     if not 1 <= args.workers <= MAX_WORKERS:
         raise InputError(f"--workers must be from 1 to {MAX_WORKERS}, not {args.workers}")
     if not 0 <= args.port <= MAX_PORT:
@@ -163,7 +163,7 @@ def _limits(args: argparse.Namespace) -> Limits:
         raise InputError(f"bad limit: {exc}") from None
 
 
-def listening_host(host: str, keys: Keyring | None) -> str:
+def _host(host: str, keys: Keyring | None) -> str:
     """Without keys, only loopback: an unauthenticated API must not be reachable from elsewhere."""
     if keys is not None or _is_loopback(host):
         return host
