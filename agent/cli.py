@@ -28,11 +28,13 @@ from evidence_loop.agent.commands import (
     docs,
     ingest,
     keys,
+    mcp,
     migrate,
     reindex,
     replay,
     search,
     serve,
+    tool_schema,
     trace,
 )
 from evidence_loop.agent.commands import eval as evaluate
@@ -66,6 +68,8 @@ COMMANDS: tuple[ModuleType, ...] = (
     replay,
     demo,
     serve,
+    mcp,
+    tool_schema,
     keys,
     migrate,
 )

@@ -1,4 +1,4 @@
-"""The evidence loop: the data flow of the README in code. It only orchestrates:
+"""The evidence loop: the data flow of docs/design.md in code. It only orchestrates:
 
     embed the question -> seed recall -> grow each seed window (directional sliding)
     -> check: rerank, select the evidence, judge it, list what is missing

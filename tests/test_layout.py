@@ -11,6 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 NAMESPACE = "evidence_loop"
 PACKAGES = ("agent", "tools", "policies", "traces")
+INTEGRATIONS = "integrations"  # a real subpackage of the namespace, above every layer
 # DESIGN.md: `tools` imports no other project package; `policies` imports `tools` types only;
 # `traces` imports neither `agent` nor `policies`; `agent` imports all.
 ALLOWED: dict[str, set[str]] = {
@@ -26,7 +27,7 @@ POLICIES_RUNTIME_TOOLS = {"tools.types", "tools.tokenize", "tools.windows"}
 
 
 def _sources() -> list[Path]:
-    folders = (*PACKAGES, "tests", "benchmarks")
+    folders = (*PACKAGES, f"{NAMESPACE}/{INTEGRATIONS}", "tests", "benchmarks")
     return sorted(path for folder in folders for path in (ROOT / folder).rglob("*.py"))
 
 
@@ -100,9 +101,25 @@ def test_nothing_imports_a_package_by_its_bare_folder_name() -> None:
 
 
 def test_the_namespace_folder_links_to_the_design_folders_and_holds_nothing_else() -> None:
+    """Besides the links, one real folder: ``integrations``, the adapters to chatbot frameworks,
+    which sit above every layer (they use the front door) and exist only under the namespace."""
     folder = ROOT / NAMESPACE
     found = {path.name for path in folder.iterdir() if path.name != "__pycache__"}
-    assert found == {*PACKAGES, "__init__.py", "py.typed"}
+    assert found == {*PACKAGES, INTEGRATIONS, "__init__.py", "py.typed"}
     for package in PACKAGES:
         link = folder / package
         assert link.is_symlink() and link.resolve() == (ROOT / package).resolve()
+    assert (folder / INTEGRATIONS).is_dir() and not (folder / INTEGRATIONS).is_symlink()
+
+
+def test_no_layer_imports_the_integrations() -> None:
+    """The integrations import the frameworks of their extras: a layer importing one would make the
+    extra a requirement of the core."""
+    wrong = [
+        f"{path.relative_to(ROOT)} imports {module}"
+        for package in PACKAGES
+        for path in sorted((ROOT / package).rglob("*.py"))
+        for module in sorted(_imports(path))
+        if (layer := _layer(module)) is not None and _within(layer, INTEGRATIONS)
+    ]
+    assert wrong == []

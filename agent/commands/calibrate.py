@@ -27,7 +27,7 @@ from evidence_loop.tools.embedder import Embedder
 from evidence_loop.tools.errors import InputError
 
 DESCRIPTION = """\
-Calibrate the answer-or-refuse decision (the sufficiency judge, see the README).
+Calibrate the answer-or-refuse decision (the sufficiency judge, see docs/models.md).
 
 With SET_DIR folders (FORMAT.md: corpus.jsonl + questions.jsonl with expect=answer/refuse), fit
 the judge on their labels: each set is ingested into a temporary index, measures its own scale

@@ -21,7 +21,7 @@ Rebuild the current generation's index files (BM25 and unit vectors) from the da
 the index folder was damaged or deleted. Documents, versions and traces are untouched.
 
 With --embeddings, embed every stored document version with the configured embedder instead
-(EVLOOP_EMBEDDER, EVLOOP_EMBED_CONFIG; see the README), in a new generation: after changing the
+(EVLOOP_EMBEDDER, EVLOOP_EMBED_CONFIG; see docs/models.md), in a new generation: after changing the
 embedder, or to add vectors to an index built without them. With EVLOOP_EMBEDDER=none it drops
 the vectors and the index goes back to lexical recall.
 

@@ -3,7 +3,7 @@
 Each operation gets a bounded, derandomized set of generated requests, valid and invalid, sent
 in-process twice: with a key for questions (scope ask) and with one for the corpus and the audit
 (scopes ingest and audit), so that every operation is reached past its scope check by one of them.
-Responses must also match the documented schemas. The README (HTTP API) gives the larger pass,
+Responses must also match the documented schemas. docs/http-api.md gives the larger pass,
 the schemathesis CLI against a real ``evloop serve``.
 """
 

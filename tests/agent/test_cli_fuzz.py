@@ -5,7 +5,7 @@ command's options, the paths of a small workspace (an index, corpus and question
 loop, a file whose name is not UTF-8) and hostile text (bytes that are not UTF-8, as Python decodes
 them from argv, controls, huge and odd numbers). Each runs in-process through ``agent.cli.main``
 with stdout as strict UTF-8 (as under a UTF-8 locale) and must exit 0, 1 or 2 with no traceback.
-``serve`` is parsed only: running it would listen until interrupted.
+``serve`` and ``mcp`` are parsed only: running them would listen until interrupted.
 
 The suite runs a bounded, derandomized pass; ``EVLOOP_CLI_FUZZ_EXAMPLES=5000`` runs a larger one
 (``EVLOOP_CLI_FUZZ_SEED`` picks another sequence).
@@ -35,7 +35,7 @@ from evidence_loop.tools.store import Store
 
 EXAMPLES = int(os.environ.get("EVLOOP_CLI_FUZZ_EXAMPLES", "120"))
 SEED = int(os.environ.get("EVLOOP_CLI_FUZZ_SEED", "11"))
-PARSE_ONLY = frozenset({("serve",)})
+PARSE_ONLY = frozenset({("serve",), ("mcp",)})
 # Asks eight questions over a fresh sample index: run with --help added, so its argv is still parsed.
 SLOW = frozenset({("demo",)})
 

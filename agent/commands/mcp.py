@@ -1,0 +1,82 @@
+"""``evloop mcp``: the tools ask, search, get_document, list_documents and replay for MCP clients."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from evidence_loop.agent.api.auth import Keyring
+from evidence_loop.agent.commands import serve
+from evidence_loop.agent.commands.common import (
+    Subparsers,
+    add_command,
+    add_index_option,
+    resolve_location,
+    shown,
+)
+from evidence_loop.agent.commands.session import open_service
+from evidence_loop.tools.errors import InputError
+
+DESCRIPTION = """\
+Serve the knowledge base to an LLM agent over the Model Context Protocol (needs the `mcp` extra:
+pip install 'evidence-loop[mcp]'). Tools: ask(question, groups?, history?) returns the outcome as
+structured content and a short text with the citations a model can quote (a refusal says what is
+missing); search(query, k); get_document(doc_id, version?, start?, end?); list_documents; replay(run_id).
+
+Over stdio (the default) the caller is whoever started the process: $EVLOOP_API_KEY checked
+against --keys, else the local caller reading with $EVLOOP_GROUPS (comma-separated; unset: the
+public documents only; the model's `groups` may narrow them, never widen). Over --http, each
+request sends `Authorization: Bearer <key>` for a key in --keys, as with `evloop serve`; without
+--keys the server listens on loopback only and every request is the process's caller."""
+
+EPILOG = """\
+examples:
+  evloop mcp --index .evloop                              stdio, for a desktop agent's config
+  evloop mcp --http --port 8765                           streamable HTTP at http://127.0.0.1:8765/mcp
+  evloop mcp --http --keys keys.json --host 0.0.0.0       keys as for `evloop serve`"""
+
+
+def register(subparsers: Subparsers) -> None:
+    """Add the ``mcp`` command."""
+    parser = add_command(
+        subparsers, "mcp", summary="serve the tools to MCP clients", description=DESCRIPTION, epilog=EPILOG
+    )
+    add_index_option(parser)
+    parser.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
+    parser.add_argument("--host", default="127.0.0.1", help="address for --http (default: 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8765, help="port for --http (default: 8765)")
+    parser.add_argument("--keys", type=Path, metavar="KEYS.json", default=None, help="API keys file")
+    parser.add_argument(
+        "--traces", type=Path, metavar="DIR", default=None, help="trace folder (default: INDEX/traces)"
+    )
+    parser.add_argument("--no-trace", action="store_true", help="write no traces")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check the settings, open the index, then serve until the client leaves or the process ends."""
+    try:
+        from evidence_loop.agent import mcp_server
+    except ModuleNotFoundError as exc:
+        if exc.name is None or exc.name.split(".")[0] not in {"mcp", "mcp_types"}:
+            raise
+        raise InputError("`evloop mcp` needs the MCP SDK: pip install 'evidence-loop[mcp]'") from None
+
+    keyring = Keyring.load(args.keys) if args.keys is not None else None
+    if args.http:
+        host = serve._host(args.host, keyring)  # the rule of `serve`: no keys, loopback only
+        if not 0 <= args.port <= serve.MAX_PORT:
+            raise InputError(f"--port must be from 0 to {serve.MAX_PORT}, not {args.port}")
+        with open_service(args, create=True) as service:
+            print(
+                f"evloop: MCP for {shown(resolve_location(args))} on http://{host}:{args.port}/mcp",
+                flush=True,
+            )
+            keyless = mcp_server.stdio_caller(os.environ, None)
+            mcp_server.serve_http(service, keyring, keyless, host, args.port)
+        return 0
+    caller = mcp_server.stdio_caller(os.environ, keyring)
+    with open_service(args, create=True) as service:
+        mcp_server.build_server(service, mcp_server.fixed(caller)).run("stdio")
+    return 0

@@ -1,0 +1,35 @@
+"""``evloop tool-schema``: the OpenAI function-calling schema of the ``ask`` tool."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from evidence_loop.agent.commands.common import Subparsers, add_command
+from evidence_loop.agent.toolkit import ask_tool_schema
+
+DESCRIPTION = """\
+Print the `ask` tool as an OpenAI function-calling tool (one JSON object, for `tools=[...]` of a
+chat completion). Answer the model's calls with evidence_loop.agent.toolkit.run_ask_tool, which
+returns the cited answer or the refusal with what is missing, as text the model can quote."""
+
+EPILOG = """\
+examples:
+  evloop tool-schema > ask_tool.json"""
+
+
+def register(subparsers: Subparsers) -> None:
+    """Add the ``tool-schema`` command."""
+    parser = add_command(
+        subparsers,
+        "tool-schema",
+        summary="print the function-calling schema of the ask tool",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    print(json.dumps(ask_tool_schema(), ensure_ascii=False, indent=2))
+    return 0

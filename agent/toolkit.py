@@ -1,0 +1,278 @@
+"""The five tools a model or a chatbot framework calls, over one :class:`Service` for one caller.
+
+``evloop mcp`` serves them over the Model Context Protocol, ``evloop tool-schema`` describes ``ask``
+for OpenAI-style function calling, and the LangChain and LlamaIndex retrievers call ``ask``. Each
+takes the :class:`Caller` whose groups bound what it reads (a key's, or the local caller's), so a
+tool never shows text the HTTP API would not show the same key. Refusals are outcomes, never
+errors; a caller's mistake raises ``InputError``, an unknown or hidden document ``NotFoundError``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from evidence_loop.agent.api.auth import LOCAL_CALLER, SCOPES, Caller, GroupsNotGranted, narrow
+from evidence_loop.agent.api.routes_traces import may_see
+from evidence_loop.agent.api.schemas import DocumentOut, ReplayOut
+from evidence_loop.agent.commands.common import recall, section_path
+from evidence_loop.agent.outcome import Outcome
+from evidence_loop.agent.service import Service
+from evidence_loop.tools.errors import InputError, NotFoundError, TamperedTraceError
+
+MAX_SEARCH_K = 50
+# The caller a model's tool calls run as unless told otherwise: the public documents only, and no
+# way for the model to widen them by naming groups (a model's arguments are not an identity).
+PUBLIC = Caller(LOCAL_CALLER, frozenset(), frozenset(SCOPES))
+ASK_DESCRIPTION = (
+    "Answer a customer-support question from the knowledge base. Returns status 'answered' with an "
+    "extractive answer whose every sentence is cited (doc_id, version, [start:end] character offsets), "
+    "'insufficient_evidence' with the missing pieces (do not answer then: say what is missing), or "
+    "'conflicting_evidence' with both sources cited. Quote the answer and its citations as given."
+)
+
+
+class AskArguments(BaseModel):
+    """The arguments of ``ask`` (also the OpenAI function's parameters, ``evloop tool-schema``)."""
+
+    question: str = Field(description="the user's question, as asked (Chinese or English)")
+    groups: list[str] | None = Field(
+        default=None, description="read with only these of the caller's groups (default: all of them)"
+    )
+    history: list[str] | None = Field(
+        default=None,
+        description="the conversation's earlier turns, oldest first, when the question follows up",
+    )
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class SearchHit(_Out):
+    """One unit recall found: ``text == document_text[start:end]`` of ``doc_id@version``."""
+
+    doc_id: str
+    version: str
+    section: list[str]
+    kind: str
+    start: int
+    end: int
+    text: str
+    score: float
+
+
+class SearchResult(_Out):
+    query: str
+    hits: list[SearchHit]
+
+
+class DocumentText(_Out):
+    """A span of one stored version (the whole text without ``start``/``end``)."""
+
+    doc_id: str
+    version: str
+    current_version: str
+    title: str
+    start: int
+    end: int
+    length: int = Field(description="the length of the whole version's text, in characters")
+    text: str
+
+
+class DocumentListOut(_Out):
+    documents: list[DocumentOut]
+
+
+def reading_groups(caller: Caller, groups: Sequence[str] | None) -> tuple[str, ...]:
+    """The groups to read with: the caller's own, or the subset named; never wider."""
+    try:
+        return narrow(caller, groups)
+    except GroupsNotGranted as exc:
+        raise InputError(
+            f"groups not granted: {', '.join(exc.extra)}; a request may only narrow its caller's groups"
+        ) from None
+
+
+def takes_history(service: Service) -> bool:
+    """Whether this build's ``Service.ask`` accepts the earlier turns of a conversation."""
+    return "history" in inspect.signature(service.ask).parameters
+
+
+def ask(
+    service: Service,
+    caller: Caller,
+    question: str,
+    groups: Sequence[str] | None = None,
+    history: Sequence[str] | None = None,
+) -> Outcome:
+    """Run the evidence loop for ``question``, read with the caller's groups (or a subset)."""
+    read_with = reading_groups(caller, groups)
+    extra: dict[str, Any] = {}
+    if history:
+        if not takes_history(service):
+            raise InputError("this evidence-loop build does not take a conversation history; send none")
+        extra["history"] = list(history)
+    return service.ask(question, read_with, caller=caller.name, **extra)
+
+
+def search(service: Service, caller: Caller, query: str, k: int = 10) -> SearchResult:
+    """The raw recall step: the ``k`` best hit units the caller may read."""
+    if not 1 <= k <= MAX_SEARCH_K:
+        raise InputError(f"k must be from 1 to {MAX_SEARCH_K}, not {k}")
+    if not query.strip():
+        raise InputError("the query is empty")
+    snapshot = service.snapshot()
+    hits = recall(snapshot, service.embedder, query, k, reading_groups(caller, None))
+    return SearchResult(
+        query=query,
+        hits=[
+            SearchHit(
+                doc_id=hit.unit.doc_id,
+                version=hit.unit.version,
+                section=list(section_path(snapshot, hit)),
+                kind=hit.unit.kind,
+                start=hit.unit.start,
+                end=hit.unit.end,
+                text=hit.unit.text,
+                score=round(hit.score, 6),
+            )
+            for hit in hits
+        ],
+    )
+
+
+def get_document(
+    service: Service,
+    caller: Caller,
+    doc_id: str,
+    version: str | None = None,
+    start: int | None = None,
+    end: int | None = None,
+) -> DocumentText:
+    """The text of a version the caller may read (its current one by default), or ``[start:end]`` of it.
+
+    A document the caller may not read is "not found", as one that does not exist.
+    """
+    snapshot = service.snapshot()
+    current = snapshot.current_versions().get(doc_id)
+    wanted = version or current
+    hidden = NotFoundError(f"no document {doc_id!r}" + (f" at version {version!r}" if version else ""))
+    if wanted is None:
+        raise hidden
+    try:
+        acl = snapshot.acl(doc_id, wanted)
+        parsed = snapshot.parsed(doc_id, wanted)
+    except NotFoundError:
+        raise hidden from None
+    if not caller.may_read(acl):
+        raise hidden
+    length = len(parsed.text)
+    lo = 0 if start is None else start
+    hi = length if end is None else end
+    if not 0 <= lo <= hi <= length:
+        raise InputError(f"[{lo}:{hi}] is not a span of {doc_id}@{wanted}, which has {length} characters")
+    return DocumentText(
+        doc_id=doc_id,
+        version=wanted,
+        current_version=current or "",
+        title=parsed.title,
+        start=lo,
+        end=hi,
+        length=length,
+        text=parsed.text[lo:hi],
+    )
+
+
+def list_documents(service: Service, caller: Caller) -> DocumentListOut:
+    """The documents the caller may read, with their versions."""
+    return DocumentListOut(
+        documents=[
+            DocumentOut(
+                doc_id=info.doc_id,
+                title=info.title,
+                current_version=info.current_version,
+                versions=list(info.versions),
+                units=info.units,
+                acl=list(info.acl),
+            )
+            for info in service.documents()
+            if caller.may_read(info.acl)
+        ]
+    )
+
+
+def replay(service: Service, caller: Caller, run_id: str) -> ReplayOut:
+    """Re-run a traced question: its own runs, or any with scope audit, within the caller's groups."""
+    if service.traces is None:
+        raise NotFoundError("this server does not record traces")
+    try:
+        trace = service.trace(run_id)
+    except NotFoundError:
+        trace = None
+    if trace is None or not may_see(caller, trace.header.caller, trace.header.groups):
+        raise NotFoundError(f"no trace for run {run_id!r}")
+    try:
+        report = service.replay(run_id)
+    except TamperedTraceError as exc:
+        raise InputError(f"the trace does not verify: {exc}") from None
+    return ReplayOut(
+        run_id=run_id,
+        identical=report.identical,
+        divergence=report.divergence.describe() if report.divergence is not None else None,
+        recorded_status=report.recorded_status,
+        replayed_status=report.replayed_status,
+    )
+
+
+def outcome_text(outcome: Outcome) -> str:
+    """The outcome as a model reads it: the answer with numbered citations it can quote, or the
+    refusal with each missing piece, or both sides of a conflict; never an empty string."""
+    head = f"status: {outcome.status}\nrun_id: {outcome.run_id}"
+    if outcome.status == "answered" and outcome.answer is not None:
+        cites = [
+            f"[{c.n}] {c.doc_id}@{c.version} [{c.start}:{c.end}] {' > '.join(c.section)}: {c.quote}"
+            for c in outcome.answer.citations
+        ]
+        return "\n".join([head, "answer:", outcome.answer.text, "citations:", *cites])
+    if outcome.status == "conflicting_evidence":
+        sides = [
+            f"- {conflict.slot}: {side.value!r} in {side.citation.doc_id}@{side.citation.version} "
+            f"[{side.citation.start}:{side.citation.end}]: {side.citation.quote}"
+            for conflict in outcome.conflicts
+            for side in conflict.values
+        ]
+        return "\n".join([head, "REFUSED: the sources disagree; do not pick one. Both sides, cited:", *sides])
+    missing = [f"- {m.kind}: {m.detail}" for m in outcome.missing] or ["- (no piece named)"]
+    return "\n".join([head, "REFUSED: the knowledge base does not hold enough to answer. Missing:", *missing])
+
+
+def ask_tool_schema() -> dict[str, Any]:
+    """``ask`` as an OpenAI function-calling tool (``tools=[...]`` of a chat completion)."""
+    parameters = AskArguments.model_json_schema()
+    parameters.pop("title", None)
+    parameters.pop("description", None)
+    for field in parameters["properties"].values():
+        field.pop("title", None)
+    return {
+        "type": "function",
+        "function": {"name": "ask", "description": ASK_DESCRIPTION, "parameters": parameters},
+    }
+
+
+def run_ask_tool(service: Service, arguments: str | Mapping[str, Any], caller: Caller = PUBLIC) -> str:
+    """Answer one ``ask`` tool call (its arguments as the model wrote them, JSON text or parsed) with
+    the text the model reads back: the cited answer, or the refusal and what is missing."""
+    try:
+        parsed = (
+            AskArguments.model_validate_json(arguments)
+            if isinstance(arguments, str)
+            else AskArguments.model_validate(arguments)
+        )
+    except ValidationError as exc:
+        raise InputError(f"bad arguments for ask: {exc.errors()[0]['msg']}") from None
+    outcome = ask(service, caller, parsed.question, parsed.groups, parsed.history)
+    return outcome_text(outcome)

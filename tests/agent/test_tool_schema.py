@@ -1,0 +1,102 @@
+"""`evloop tool-schema` and the function-calling loop of docs/integrations.md, run as written
+against the loopback fake OpenAI server: the model calls `ask`, reads the cited answer or the
+refusal, and replies."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evidence_loop.agent.cli import main
+from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.service import Service
+from evidence_loop.agent.toolkit import PUBLIC, run_ask_tool
+from evidence_loop.tools.errors import InputError
+from tests.fake_openai_server import FakeOpenAIServer, text_reply, tool_calls_reply
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def the_loop() -> str:
+    page = (ROOT / "docs" / "integrations.md").read_text(encoding="utf-8")
+    section = page.split("## A function-calling loop", 1)[1]
+    match = re.search(r"```python\n(.*?)```", section, re.S)
+    assert match is not None
+    return match.group(1)
+
+
+def test_the_loop_in_the_docs_is_twenty_lines() -> None:
+    assert len(the_loop().splitlines()) <= 20
+
+
+def test_tool_schema_prints_ask_as_an_openai_function(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["tool-schema"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    assert schema["type"] == "function" and schema["function"]["name"] == "ask"
+    parameters = schema["function"]["parameters"]
+    assert parameters["required"] == ["question"]
+    assert set(parameters["properties"]) == {"question", "groups", "history"}
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    with Service.open(tmp_path / ".evloop", create=True) as service:
+        service.ingest(load_sample_kb())
+    return tmp_path
+
+
+def run_loop(workdir: Path, server: FakeOpenAIServer, question: str, reply: str) -> str:
+    server.enqueue(200, tool_calls_reply(("ask", json.dumps({"question": question}, ensure_ascii=False))))
+    server.enqueue(200, text_reply(reply))
+    env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-fake", "MODEL": "fake"}
+    done = subprocess.run(
+        [sys.executable, "-c", the_loop()], cwd=workdir, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == reply
+    first, second = server.requests
+    assert first.body["tools"] == [json.loads(subprocess_schema())]
+    (tool_message,) = [m for m in second.body["messages"] if m["role"] == "tool"]
+    assert tool_message["tool_call_id"] == "call_0"
+    content: str = tool_message["content"]
+    return content
+
+
+def subprocess_schema() -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "evidence_loop.agent.cli", "tool-schema"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    return done.stdout
+
+
+def test_the_docs_loop_hands_the_model_a_cited_answer(workdir: Path, fake_openai: FakeOpenAIServer) -> None:
+    read = run_loop(workdir, fake_openai, "LM-S10 整机保修多久？", "整机保修3年 [2]")
+    assert read.startswith("status: answered\n")
+    assert "[2] warranty-zh@1 [179:212]" in read and "| LM-S10 | 3年 |" in read
+
+
+def test_the_docs_loop_hands_the_model_a_refusal_with_what_is_missing(
+    workdir: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    read = run_loop(workdir, fake_openai, "LM-Z900 的整机保修期是多久？", "资料中没有 LM-Z900 的保修信息。")
+    assert read.startswith("status: insufficient_evidence\n")
+    assert "REFUSED" in read and "uncovered_slot: no evidence mentions the model 'LM-Z900'" in read
+
+
+def test_a_model_cannot_grant_itself_groups(workdir: Path) -> None:
+    with Service.open(workdir / ".evloop") as service:
+        with pytest.raises(InputError, match="staff"):
+            run_ask_tool(service, {"question": "员工购买学习设备打几折？", "groups": ["staff"]}, PUBLIC)
+        assert run_ask_tool(service, '{"question": "员工购买学习设备打几折？"}').startswith(
+            "status: insufficient_evidence"
+        )
