@@ -20,6 +20,16 @@ DOC_FORMATS: tuple[DocFormat, ...] = ("text", "markdown", "html")
 # that were not UTF-8), line and paragraph separators, and the direction marks and overrides that make an
 # id display as another. Each would forge or hide a line where an id is printed or logged.
 _UNSAFE_ID = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# Code points that print nothing: the format characters (Unicode category Cf: zero-width space and
+# joiners, word joiner, BOM, soft hyphen, direction marks, tags ...) and the other default-ignorable
+# ones (variation selectors, fillers). Text that holds them reads as text without them, so a screen of
+# what text says reads it without them (tools.tokenize.visible). tests/tools holds the class to Cf.
+INVISIBLE_CHARS = (
+    "\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160\u17b4\u17b5"
+    "\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb"
+    "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0000-\U000e0fff"
+)
 
 
 def doc_id_fault(doc_id: str) -> str | None:
