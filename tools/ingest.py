@@ -2,7 +2,9 @@
 
 The rules, per incoming document (applied in batch order, so a later line sees an earlier one):
 
-    doc_id blank or with a control char     -> InputError (see tools.types.doc_id_fault)
+    doc_id blank, with a control char, a
+        char that prints nothing or a
+        look-alike letter                   -> InputError (see tools.types.doc_id_fault; it is in NFC)
     a lone surrogate in text, title, acl
         or metadata (not Unicode text)      -> InputError
     empty or whitespace-only text           -> skipped, with a reason
@@ -29,7 +31,7 @@ from evidence_loop.tools.errors import DocumentTooLargeError, InputError, Versio
 from evidence_loop.tools.parse import parse_document
 from evidence_loop.tools.sql import Db
 from evidence_loop.tools.tokenize import recall_tokens
-from evidence_loop.tools.types import DocumentInput, ParsedDocument, doc_id_fault
+from evidence_loop.tools.types import DocumentInput, ParsedDocument, doc_id_fault, doc_id_form
 from evidence_loop.tools.vectors import drop_versions
 
 Outcome = Literal["added", "updated", "unchanged", "skipped"]
@@ -224,12 +226,15 @@ def retire_document(conn: Db, doc_id: str, generation: int) -> bool:
     Returns False when the document has no live version (unknown or already deleted); a doc_id that
     no document may have is an InputError.
     """
-    if (fault := doc_id_fault(doc_id)) is not None:
+    if (fault := doc_id_fault(doc_id, new=False)) is not None:
         raise InputError(fault)
-    if not _has_current(conn, doc_id):
-        return False
-    _close_current(conn, doc_id, generation)
-    return True
+    # Its NFC form first (the form every doc_id is written in), then as given: a document stored
+    # before doc_ids were normalised keeps the id it had.
+    for held in dict.fromkeys((doc_id_form(doc_id), doc_id)):
+        if _has_current(conn, held):
+            _close_current(conn, held, generation)
+            return True
+    return False
 
 
 def _close_current(conn: Db, doc_id: str, generation: int) -> None:

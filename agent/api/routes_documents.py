@@ -23,7 +23,7 @@ from evidence_loop.agent.api.schemas import DocumentList, DocumentOut, IngestOut
 from evidence_loop.agent.api.uploads import read_documents
 from evidence_loop.tools.errors import NotFoundError
 from evidence_loop.tools.store import DocumentInfo
-from evidence_loop.tools.types import DocumentInput
+from evidence_loop.tools.types import DocumentInput, doc_id_form
 
 _REF = "#/components/schemas/{}"
 # The body is read by hand (three content types share one path), so OpenAPI is told its shape here.
@@ -76,7 +76,7 @@ def documents_router(ctx: ApiContext) -> APIRouter:
     @router.delete("/v1/documents/{doc_id:path}", status_code=204, summary="Stop serving a document")
     async def delete_document(doc_id: str, caller: Annotated[Caller, Depends(ingester)]) -> Response:
         """Its versions stay stored for replay; 404 for a doc_id this key may not read."""
-        await ctx.in_thread(partial(_delete, ctx, caller, doc_id))
+        await ctx.in_thread(partial(_delete, ctx, caller, doc_id_form(doc_id)))
         return Response(status_code=204)
 
     return router
