@@ -7,6 +7,7 @@ The rules, per incoming document (applied in batch order, so a later line sees a
         look-alike letter                   -> InputError (see tools.types.doc_id_fault; it is in NFC)
     a lone surrogate in text, title, acl
         or metadata (not Unicode text)      -> InputError
+    NaN or an infinity in metadata          -> InputError naming the field
     empty or whitespace-only text           -> skipped, with a reason
     over max_bytes (UTF-8)                  -> DocumentTooLargeError (the caller rolls back the batch)
     version not stored yet                  -> stored; becomes the current version (added / updated)
@@ -24,6 +25,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -152,9 +155,28 @@ def _acl_json(doc: DocumentInput) -> str:
 
 def _metadata_json(doc: DocumentInput) -> str:
     try:
-        return json.dumps(dict(doc.metadata), ensure_ascii=False, sort_keys=True)
+        return json.dumps(dict(doc.metadata), ensure_ascii=False, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError) as exc:
+        if (where := _non_finite(doc.metadata)) is not None:
+            raise InputError(
+                f"document {doc.doc_id!r}: metadata field {where[0]!r} is {where[1]}, which JSON "
+                "cannot hold; give a finite number, or null"
+            ) from None
         raise InputError(f"document {doc.doc_id!r}: metadata is not JSON ({exc})") from exc
+
+
+def _non_finite(metadata: object) -> tuple[str, float] | None:
+    """The path ("limits.max[2]") and value of the first NaN or infinity in ``metadata``, or None."""
+    stack: list[tuple[str, object]] = [("", metadata)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return path, item
+        if isinstance(item, Mapping):
+            stack.extend((f"{path}.{key}" if path else str(key), inner) for key, inner in item.items())
+        elif isinstance(item, list | tuple):
+            stack.extend((f"{path}[{i}]", inner) for i, inner in enumerate(item))
+    return None
 
 
 def _has_current(conn: Db, doc_id: str) -> bool:

@@ -423,3 +423,16 @@ def test_a_jsonl_record_under_a_look_alike_id_is_refused_naming_its_line(
     code, _out, err = run(capsys, "ingest", str(corpus), "--index", str(tmp_path / "ix"))
 
     assert code != 0 and "corpus.jsonl:1" in err and "doc_id" in err
+
+
+def test_a_jsonl_record_with_nan_in_its_metadata_is_refused_naming_the_field(
+    capsys: Capture, tmp_path: Path
+) -> None:
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(
+        '{"doc_id": "odd", "text": "Some text.", "metadata": {"price": NaN}}\n', encoding="utf-8"
+    )
+
+    code, _out, err = run(capsys, "ingest", str(corpus), "--index", str(tmp_path / "ix"))
+
+    assert code != 0 and "metadata field 'price' is nan" in err
