@@ -12,7 +12,7 @@ mechanism in ``tools``.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import ParamSpec
@@ -256,8 +256,11 @@ class Controller:
             return hits
         found: dict[Unit, str] = {}
         if self.policy.screen_hidden:  # a directive cut in two is seen in its document
+            by_doc: dict[tuple[str, str], Mapping[int, str]] = {}
             for h in hits:
-                families = addressed_families(snapshot.parsed(h.unit.doc_id, h.unit.version), hidden=True)
+                key = (h.unit.doc_id, h.unit.version)
+                if (families := by_doc.get(key)) is None:
+                    families = by_doc[key] = addressed_families(snapshot.parsed(*key), hidden=True)
                 if (family := families.get(h.unit.ordinal)) is not None:
                     found[h.unit] = family
         else:
