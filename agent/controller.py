@@ -12,7 +12,7 @@ mechanism in ``tools``.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import ParamSpec
@@ -35,7 +35,7 @@ from evidence_loop.policies.comparison import compared
 from evidence_loop.policies.completeness import Checked
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.decision import missing_pieces, should_widen, status_of, widened_query
-from evidence_loop.policies.directives import addressed_units, screened_window
+from evidence_loop.policies.directives import addressed_families, addressed_units, screened_window
 from evidence_loop.policies.judge import Verdict, judge, judge_signals
 from evidence_loop.policies.question import Question, analyse
 from evidence_loop.policies.reading import read_for_shape
@@ -242,7 +242,7 @@ class Controller:
         run.record(events.recalled, query, k, run.recalls, hits, inline_text=run.inline_text)
         run.seen.update((h.unit.doc_id, h.unit.version, h.unit.ordinal) for h in hits)
         best = max((h.score for h in hits), default=0.0)
-        for window in merge_windows([seed_window(h) for h in self.screened_hits(run, hits)]):
+        for window in merge_windows([seed_window(h) for h in self.screened_hits(run, hits, snapshot)]):
             run.on_time("growing the next window")
             doc = snapshot.parsed(window.doc_id, window.version)
             grower = Grower(run.question, doc, best, self.policy, self.reporter(run))
@@ -250,11 +250,21 @@ class Controller:
                 run.question, run.items, self.screened(run, grower, grower.grow(window)), self.policy
             )
 
-    def screened_hits(self, run: Run, hits: list[Hit]) -> list[Hit]:
+    def screened_hits(self, run: Run, hits: list[Hit], snapshot: Snapshot) -> list[Hit]:
         """The hits that may seed a window: a sentence addressed to a model does not."""
         if not self.policy.screen_directives:
             return hits
-        found = dict(addressed_units(h.unit for h in hits))
+        found: dict[Unit, str] = {}
+        if self.policy.screen_hidden:  # a directive cut in two is seen in its document
+            by_doc: dict[tuple[str, str], Mapping[int, str]] = {}
+            for h in hits:
+                key = (h.unit.doc_id, h.unit.version)
+                if (families := by_doc.get(key)) is None:
+                    families = by_doc[key] = addressed_families(snapshot.parsed(*key), hidden=True)
+                if (family := families.get(h.unit.ordinal)) is not None:
+                    found[h.unit] = family
+        else:
+            found = dict(addressed_units(h.unit for h in hits))
         run.set_aside(found.items())
         return [h for h in hits if h.unit not in found]
 
@@ -262,7 +272,7 @@ class Controller:
         """A grown window without the sentences its document addresses to a model (and re-checked)."""
         if not self.policy.screen_directives:
             return item
-        window, found = screened_window(item.window, item.doc)
+        window, found = screened_window(item.window, item.doc, self.policy.screen_hidden)
         if window is item.window:
             return item
         run.set_aside(found)

@@ -59,7 +59,8 @@ def answer_units(question: Question, items: Sequence[Checked], policy: Policy) -
         units = [
             u
             for u in units_of(item.window, item.doc)
-            if u.kind in ANSWER_KINDS and not (policy.screen_directives and addressed_to_model(u.text))
+            if u.kind in ANSWER_KINDS
+            and not (policy.screen_directives and addressed_to_model(u.text, policy.screen_hidden))
         ]
         scored = [(u, _unit_value(question, u, seeds)) for u in units]
         scored = [(u, v) for u, v in scored if v[0] or v[1] or v[2]]

@@ -61,6 +61,8 @@ ADDED_LATER: dict[str, object] = {
     "shape_outcome_chars": 3000,
     **WERE_CONSTANTS,
     "compare_sides": False,
+    "screen_hidden": False,
+    "refuse_contentless": False,
 }
 
 
@@ -152,6 +154,9 @@ class Policy:
     # (policies.slot_scope), a sentence addressed to an AI system is no evidence (policies.directives)
     rival_ids: bool = True
     screen_directives: bool = True
+    # ... read as a person reads it: without the characters that print nothing, and a directive cut in
+    # two at a sentence end read as one (policies.directives)
+    screen_hidden: bool = True
     # answer: each window's best units, a weaker window's only when they name this share of the
     # question's terms the best unit names (policies.answer)
     max_answer_sentences: int = 3
@@ -161,6 +166,9 @@ class Policy:
     # evidence lacks is pinned, the wider recall searches for that side, a side nothing covers is
     # missing, and the answer quotes each side
     compare_sides: bool = True
+    # a question with no content word in either language ("?", "the") is refused with a missing piece
+    # that asks for the subject (policies.question.contentless), never answered
+    refuse_contentless: bool = True
 
     @property
     def preset(self) -> Preset:

@@ -10,13 +10,18 @@ from evidence_loop.policies.completeness import Checked
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.coverage import covered_terms, uncovered_slots
 from evidence_loop.policies.judge import Verdict
-from evidence_loop.policies.question import Question
+from evidence_loop.policies.question import Question, contentless
 from evidence_loop.policies.references import referring_unit, unresolved_references
 from evidence_loop.policies.slots import compact
 from evidence_loop.policies.types import MissingPiece, Slot, SlotKind, Status
 from evidence_loop.tools.windows import char_count, units_of, with_units
 
 BLOCKING_GAPS = frozenset({"missing_scope", "orphan_row", "orphan_item", "truncated_unit"})
+NO_CONTENT = (
+    "the question names nothing to look for; ask about a product, a service, a rule or a task, e.g. "
+    "'How long is the warranty of the LM-S10?' / 问题里没有可查的内容：请写明要问的产品、服务、规则或操作，"
+    "例如「LM-S10 的保修期是多久？」"
+)
 
 
 def _texts(items: Sequence[Checked]) -> list[str]:
@@ -141,7 +146,10 @@ def missing_pieces(
 ) -> list[MissingPiece]:
     """Everything that keeps the evidence from being sufficient; empty means answerable.
 
-    ``verdict`` is the sufficiency judge's (policies.judge) when it sat on this evidence."""
+    ``verdict`` is the sufficiency judge's (policies.judge) when it sat on this evidence. A question
+    that names nothing (``policies.question.contentless``) lacks its subject, whatever was found."""
+    if policy.refuse_contentless and contentless(question):
+        return [MissingPiece("no_question_content", NO_CONTENT)]
     pieces = _relevance_pieces(question, items, policy, verdict)
     if pieces:
         return [*pieces, *_side_pieces(question, items, policy)]

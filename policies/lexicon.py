@@ -122,6 +122,11 @@ QUESTION_WORDS_EN: frozenset[str] = _words(
     # what is left of a contraction once its "'t" is split off ("don't" -> "don")
     "don doesn didn isn aren wasn weren won wouldn couldn shouldn"
 )
+# Greetings and thanks: a question of only these, question words and stop words names nothing to look
+# for (``policies.question.contentless``); in any other question they are ordinary words.
+SMALL_TALK: frozenset[str] = _words(
+    "hi hello hey thanks thank ok okay 你好 您好 谢谢 多谢 好的 嗯 嗯嗯 在吗 在不在 哈喽 嗨 喂"
+)
 # The asking words left out of a question's subject terms (``policies.question.subject_terms``), which
 # the conflict check compares texts by. The conflict rules were tuned with this shorter list; it also
 # drops "多大" and "时候", which the coverage terms keep.

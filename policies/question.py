@@ -27,6 +27,7 @@ from evidence_loop.policies.lexicon import (
     QUESTION_PREFIXES_ZH,
     QUESTION_WORDS_EN,
     QUESTION_WORDS_ZH,
+    SMALL_TALK,
 )
 from evidence_loop.policies.slots import extract_slots, identifiers
 from evidence_loop.policies.types import Slot
@@ -108,6 +109,15 @@ def content_terms(text: str) -> tuple[str, ...]:
     stripped = _HOW_MEASURE_RE.sub(" ", text)
     terms = (t for t in index_tokens(stripped) if not is_question_word(t))
     return tuple(dict.fromkeys(terms))
+
+
+_SMALL_TALK_TOKENS: frozenset[str] = frozenset(t for w in SMALL_TALK for t in index_tokens(w)) | SMALL_TALK
+
+
+def contentless(question: Question) -> bool:
+    """True when the question names nothing to look for in either language: no slot, and no content
+    word once question words, stop words and greetings are left out ("?", "the", "what?", "请问？")."""
+    return not question.slots and all(t in _SMALL_TALK_TOKENS for t in question.terms)
 
 
 # Digits and CJK characters written together ("2018年") are two words to the segmenter.

@@ -2,9 +2,12 @@
 
 The rules, per incoming document (applied in batch order, so a later line sees an earlier one):
 
-    doc_id blank or with a control char     -> InputError (see tools.types.doc_id_fault)
+    doc_id blank, with a control char, a
+        char that prints nothing or a
+        look-alike letter                   -> InputError (see tools.types.doc_id_fault; it is in NFC)
     a lone surrogate in text, title, acl
         or metadata (not Unicode text)      -> InputError
+    NaN or an infinity in metadata          -> InputError naming the field
     empty or whitespace-only text           -> skipped, with a reason
     over max_bytes (UTF-8)                  -> DocumentTooLargeError (the caller rolls back the batch)
     version not stored yet                  -> stored; becomes the current version (added / updated)
@@ -26,7 +29,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -34,7 +38,7 @@ from evidence_loop.tools.errors import DocumentTooLargeError, InputError, Versio
 from evidence_loop.tools.parse import parse_document
 from evidence_loop.tools.sql import Db
 from evidence_loop.tools.tokenize import recall_tokens
-from evidence_loop.tools.types import DocumentInput, ParsedDocument, doc_id_fault
+from evidence_loop.tools.types import DocumentInput, ParsedDocument, doc_id_fault, doc_id_form
 from evidence_loop.tools.vectors import drop_versions
 
 Outcome = Literal["added", "updated", "unchanged", "skipped"]
@@ -202,9 +206,28 @@ def _acl_json(doc: DocumentInput) -> str:
 
 def _metadata_json(doc: DocumentInput) -> str:
     try:
-        return json.dumps(dict(doc.metadata), ensure_ascii=False, sort_keys=True)
+        return json.dumps(dict(doc.metadata), ensure_ascii=False, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError) as exc:
+        if (where := _non_finite(doc.metadata)) is not None:
+            raise InputError(
+                f"document {doc.doc_id!r}: metadata field {where[0]!r} is {where[1]}, which JSON "
+                "cannot hold; give a finite number, or null"
+            ) from None
         raise InputError(f"document {doc.doc_id!r}: metadata is not JSON ({exc})") from exc
+
+
+def _non_finite(metadata: object) -> tuple[str, float] | None:
+    """The path ("limits.max[2]") and value of the first NaN or infinity in ``metadata``, or None."""
+    stack: list[tuple[str, object]] = [("", metadata)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return path, item
+        if isinstance(item, Mapping):
+            stack.extend((f"{path}.{key}" if path else str(key), inner) for key, inner in item.items())
+        elif isinstance(item, list | tuple):
+            stack.extend((f"{path}[{i}]", inner) for i, inner in enumerate(item))
+    return None
 
 
 def _has_current(conn: Db, doc_id: str) -> bool:
@@ -276,14 +299,19 @@ def retire_document(conn: Db, doc_id: str, generation: int, guard: WriteGuard | 
     Returns False when the document has no live version (unknown or already deleted); a doc_id that
     no document may have is an InputError. ``guard`` sees the target first.
     """
-    if (fault := doc_id_fault(doc_id)) is not None:
+    if (fault := doc_id_fault(doc_id, new=False)) is not None:
         raise InputError(fault)
+    # Its NFC form first (the form every doc_id is written in), then as given: a document stored
+    # before doc_ids were normalised keeps the id it had.
+    for held in dict.fromkeys((doc_id_form(doc_id), doc_id)):
+        if _has_current(conn, held):
+            if guard is not None:
+                guard(_target(conn, held, None, None))
+            _close_current(conn, held, generation)
+            return True
     if guard is not None:
-        guard(_target(conn, doc_id, None, None))
-    if not _has_current(conn, doc_id):
-        return False
-    _close_current(conn, doc_id, generation)
-    return True
+        guard(_target(conn, doc_id_form(doc_id), None, None))
+    return False
 
 
 def _close_current(conn: Db, doc_id: str, generation: int) -> None:

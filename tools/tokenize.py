@@ -18,12 +18,15 @@ from functools import lru_cache
 import rjieba
 import Stemmer
 
+from evidence_loop.tools.types import INVISIBLE_CHARS
+
 # The CJK ideographs (extension A, the unified block, compatibility ideographs): the one definition
 # of "Chinese script" that parsing, tokenizing and every policy read.
 CJK_CHARS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _RUN_RE = re.compile(rf"[{CJK_CHARS}]+|[^\W_{CJK_CHARS}]+(?:[.\-][^\W_{CJK_CHARS}]+)*")
 _CJK_RUN_RE = re.compile(rf"[{CJK_CHARS}]+")
 _WORD_RE = re.compile(rf"[^\W_{CJK_CHARS}]+")
+_INVISIBLE_RE = re.compile(f"[{INVISIBLE_CHARS}]")
 
 STOPWORDS_EN: frozenset[str] = frozenset(
     "a an and are as at be but by for from has have how i if in into is it its me my of on or our so "
@@ -42,6 +45,12 @@ _STEMMER = Stemmer.Stemmer("english")
 def normalize(text: str) -> str:
     """NFKC and lower case: the form every comparison in the project uses."""
     return unicodedata.normalize("NFKC", text).lower()
+
+
+def visible(text: str) -> str:
+    """``text`` without the code points that print nothing (``tools.types.INVISIBLE_CHARS``):
+    "忽\u200b略" reads as "忽略" to a person, so a screen of what text says reads it so too."""
+    return _INVISIBLE_RE.sub("", text) if _INVISIBLE_RE.search(text) else text
 
 
 @lru_cache(maxsize=65536)

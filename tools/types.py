@@ -7,6 +7,7 @@ Offsets are character offsets into the exact document text of one version:
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
@@ -20,20 +21,112 @@ DOC_FORMATS: tuple[DocFormat, ...] = ("text", "markdown", "html")
 # that were not UTF-8), line and paragraph separators, and the direction marks and overrides that make an
 # id display as another. Each would forge or hide a line where an id is printed or logged.
 _UNSAFE_ID = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# Code points that print nothing: the format characters (Unicode category Cf: zero-width space and
+# joiners, word joiner, BOM, soft hyphen, direction marks, tags ...) and the other default-ignorable
+# ones (variation selectors, fillers). Text that holds them reads as text without them, so a screen of
+# what text says reads it without them (tools.tokenize.visible). tests/tools holds the class to Cf.
+INVISIBLE_CHARS = (
+    "\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160\u17b4\u17b5"
+    "\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb"
+    "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0000-\U000e0fff"
+)
 
 
-def doc_id_fault(doc_id: str) -> str | None:
-    """Why ``doc_id`` cannot name a document (blank, or holding a character above), or None if it can."""
+_INVISIBLE_ID = re.compile(f"[{INVISIBLE_CHARS}]")
+# Letters of a script that writes look-alikes of Latin ones ("а" U+0430, "ο" U+03BF): not in one
+# doc_id with Latin letters. Fullwidth ASCII ("ｃａｆｅ"): never, the plain letters say the same.
+_CONFUSABLE_SCRIPTS = ("CYRILLIC", "GREEK")
+_WORD = re.compile(r"[^\W\d_]+")  # a run of letters (and their marks)
+_FULLWIDTH_ASCII = re.compile("[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]")
+
+
+def doc_id_form(doc_id: str) -> str:
+    """The form a doc_id is stored and looked up in: NFC ("cafe\u0301" is "café")."""
+    return doc_id if doc_id.isascii() else unicodedata.normalize("NFC", doc_id)
+
+
+def doc_id_fault(doc_id: str, *, new: bool = True) -> str | None:
+    """Why ``doc_id`` cannot name a document, or None if it can: blank, or holding a character
+    ``_UNSAFE_ID`` lists; and (``new``: for a document written now, not one looked up) a character
+    that prints nothing, fullwidth ASCII, or Latin letters mixed with Cyrillic or Greek ones."""
     if not doc_id.strip():
         return "a doc_id must not be empty"
     found = _UNSAFE_ID.search(doc_id)
-    if found is None:
+    if found is not None:
+        code, shown = ord(found.group()), shown_doc_id(doc_id)
+        if 0xD800 <= code <= 0xDFFF:
+            return f"doc_id '{shown}' is not valid UTF-8 (U+{code:04X}); a doc_id must be printable text"
+        return f"doc_id '{shown}' holds a control character (U+{code:04X}); a doc_id must be printable text"
+    if not new or doc_id.isascii():
         return None
-    shown = _UNSAFE_ID.sub(lambda m: ascii(m.group())[1:-1], doc_id)
-    code = ord(found.group())
-    if 0xD800 <= code <= 0xDFFF:
-        return f"doc_id '{shown}' is not valid UTF-8 (U+{code:04X}); a doc_id must be printable text"
-    return f"doc_id '{shown}' holds a control character (U+{code:04X}); a doc_id must be printable text"
+    return _look_alike_fault(doc_id)
+
+
+def _look_alike_fault(doc_id: str) -> str | None:
+    shown = shown_doc_id(doc_id)
+    if (hidden := _hidden_char(doc_id)) is not None:
+        return (
+            f"doc_id '{shown}' holds a character that prints nothing (U+{ord(hidden):04X}); "
+            "it would look the same as another doc_id"
+        )
+    if (found := _FULLWIDTH_ASCII.search(doc_id)) is not None:
+        char = found.group()
+        plain = unicodedata.normalize("NFKC", char)
+        return f"doc_id '{shown}' holds the fullwidth U+{ord(char):04X}; write it as '{plain}'"
+    for word in _WORD.findall(doc_id):
+        scripts = _letter_scripts(word)
+        if "LATIN" in scripts and (mixed := scripts.intersection(_CONFUSABLE_SCRIPTS)):
+            return (
+                f"doc_id '{shown}' mixes Latin letters with {' and '.join(sorted(s.title() for s in mixed))} "
+                "ones that look alike in one word; write each word in one script"
+            )
+    return None
+
+
+def _hidden_char(doc_id: str) -> str | None:
+    """The first character of ``doc_id`` that prints nothing, save the joiner inside an emoji
+    ("👩\u200d💻" prints as one picture) and the emoji presentation selector after one ("❤\ufe0f")."""
+    for found in _INVISIBLE_ID.finditer(doc_id):
+        at, char = found.start(), found.group()
+        before = unicodedata.category(doc_id[at - 1]) if at else ""
+        after = unicodedata.category(doc_id[at + 1]) if at + 1 < len(doc_id) else ""
+        if char == "\u200d" and before in _EMOJI and after in _EMOJI:
+            continue
+        if char in "\ufe0e\ufe0f" and before in _EMOJI:
+            continue
+        return char
+    return None
+
+
+_EMOJI = ("So", "Sk")  # pictographs, and the skin-tone modifiers after one
+
+
+def _letter_scripts(text: str) -> set[str]:
+    """The first word of the Unicode name of each letter (LATIN, CYRILLIC, GREEK, CJK, ...)."""
+    return {unicodedata.name(c, "?").split(" ", 1)[0] for c in text if c.isalpha()}
+
+
+def shown_doc_id(doc_id: str) -> str:
+    """``doc_id`` as text that shows what it holds: every character that does not print as itself
+    (a control, a character that prints nothing, a combining mark of a doc_id not in NFC, fullwidth
+    ASCII, a Cyrillic or Greek letter among Latin ones) as its escape (\\u200b, \\u0430)."""
+    if doc_id.isascii() and doc_id.isprintable():
+        return doc_id
+    nfc = unicodedata.is_normalized("NFC", doc_id)
+    mixed: set[int] = set()  # where a word mixes Latin letters with others
+    for word in _WORD.finditer(doc_id):
+        if "LATIN" in _letter_scripts(word.group()):
+            mixed.update(range(word.start(), word.end()))
+    out: list[str] = []
+    for at, c in enumerate(doc_id):
+        hidden = not c.isprintable() or bool(_FULLWIDTH_ASCII.match(c))
+        if not hidden and not nfc:
+            hidden = unicodedata.combining(c) != 0
+        if not hidden and at in mixed:
+            hidden = unicodedata.name(c, "?").split(" ", 1)[0] in _CONFUSABLE_SCRIPTS
+        out.append(ascii(c)[1:-1] if hidden else c)
+    return "".join(out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +140,11 @@ class DocumentInput:
     format: DocFormat = "text"
     acl: tuple[str, ...] = ()
     metadata: Mapping[str, object] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # Every way in takes a doc_id in NFC: "café" typed and "café" from a macOS file name are one.
+        if not self.doc_id.isascii():
+            object.__setattr__(self, "doc_id", doc_id_form(self.doc_id))
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,7 @@ Where things are:
     auth.py              KEYS.json, key hashes, scopes, narrowing a request's groups
     context.py           the shared context, the caller dependency, worker threads with a timeout
     limits.py            Limits, and the body-size middleware
+    hosts.py             the Host and Origin headers answered (HostRules and its middleware)
     problems.py          every error as application/problem+json
     schemas.py           request and response bodies (answers are agent.outcome.Outcome)
     uploads.py           reading POST /v1/documents: JSON, JSON Lines, multipart files

@@ -19,6 +19,7 @@ from starlette.types import ASGIApp
 from evidence_loop.agent.api import problems
 from evidence_loop.agent.api.auth import Keyring
 from evidence_loop.agent.api.context import ApiContext, Backend
+from evidence_loop.agent.api.hosts import HostOriginMiddleware, HostRules
 from evidence_loop.agent.api.limits import BodyLimitMiddleware, Limits
 from evidence_loop.agent.api.problems import PROBLEM_JSON, Problem
 from evidence_loop.agent.api.routes_ask import ask_router, probe_router
@@ -38,6 +39,7 @@ a key's groups bound what it can read. Every error is `application/problem+json`
 # Environment of worker processes (set by `evloop serve`).
 ENV_INDEX, ENV_KEYS, ENV_LIMITS = "EVLOOP_SERVE_INDEX", "EVLOOP_SERVE_KEYS", "EVLOOP_SERVE_LIMITS"
 ENV_TRACES = "EVLOOP_SERVE_TRACES"
+ENV_HOSTS = "EVLOOP_SERVE_HOSTS"  # HostRules as JSON
 TRACES_OFF = "off"  # the value of ENV_TRACES that turns tracing off (a folder path is absolute)
 
 
@@ -47,8 +49,12 @@ class _Api(FastAPI):
         return problems.KeepConnection(super().build_middleware_stack())
 
 
-def create_app(service: Backend, keys: Keyring | None, limits: Limits | None = None) -> FastAPI:
-    """The HTTP API over ``service``; ``keys`` None serves every request as the local caller."""
+def create_app(
+    service: Backend, keys: Keyring | None, limits: Limits | None = None, hosts: HostRules | None = None
+) -> FastAPI:
+    """The HTTP API over ``service``; ``keys`` None serves every request as the local caller.
+
+    ``hosts``: the Host and Origin headers answered (default: loopback, see ``api.hosts``)."""
     limits = limits or Limits()
     ctx = ApiContext(service, keys, limits, anyio.CapacityLimiter(limits.concurrent_asks))
     app = _Api(title=TITLE, version=code_version(), description=DESCRIPTION)
@@ -56,6 +62,7 @@ def create_app(service: Backend, keys: Keyring | None, limits: Limits | None = N
         app.include_router(router)
     problems.install(app)
     app.add_middleware(BodyLimitMiddleware, limit=limits.body_bytes)
+    app.add_middleware(HostOriginMiddleware, rules=hosts or HostRules())  # the last added runs first
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -101,4 +108,5 @@ def from_env() -> FastAPI:
         question_chars=limits.question_chars,
     )
     service.settle()
-    return create_app(service, Keyring.load(Path(keys_path)) if keys_path else None, limits)
+    hosts = HostRules.from_json(os.environ.get(ENV_HOSTS, "{}"))  # none given: loopback names only
+    return create_app(service, Keyring.load(Path(keys_path)) if keys_path else None, limits, hosts)

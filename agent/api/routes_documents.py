@@ -24,7 +24,7 @@ from evidence_loop.agent.api.schemas import DocumentList, DocumentOut, IngestOut
 from evidence_loop.agent.api.uploads import read_documents
 from evidence_loop.agent.write_access import Writer
 from evidence_loop.tools.store import DocumentInfo
-from evidence_loop.tools.types import DocumentInput
+from evidence_loop.tools.types import DocumentInput, doc_id_form
 
 _REF = "#/components/schemas/{}"
 # The body is read by hand (three content types share one path), so OpenAPI is told its shape here.
@@ -78,7 +78,7 @@ def documents_router(ctx: ApiContext) -> APIRouter:
     async def delete_document(doc_id: str, caller: Annotated[Caller, Depends(ingester)]) -> Response:
         """Its versions stay stored for replay; 404 for a doc_id this key may not read, 403 for one
         whose ACL has a group the key does not hold (or a public one, without ``publish``)."""
-        await ctx.in_thread(partial(_delete, ctx, caller, doc_id))
+        await ctx.in_thread(partial(_delete, ctx, caller, doc_id_form(doc_id)))
         return Response(status_code=204)
 
     return router

@@ -6,6 +6,7 @@ OpenAPI document describes the real types rather than copies that could drift.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Annotated, Any, Literal
 
@@ -33,10 +34,11 @@ def _unicode(value: object) -> object:
 
 
 def _plain_metadata(value: object) -> object:
-    """Metadata nested at most ``METADATA_DEPTH`` levels, with no lone surrogate in a key or a value."""
-    stack: list[tuple[object, int]] = [(value, 1)]
+    """Metadata nested at most ``METADATA_DEPTH`` levels, with no lone surrogate in a key or a value
+    and no NaN or infinity (Python's JSON reader takes them; JSON has no such values)."""
+    stack: list[tuple[object, int, str]] = [(value, 1, "")]
     while stack:
-        item, depth = stack.pop()
+        item, depth, path = stack.pop()
         if isinstance(item, dict | list) and depth > METADATA_DEPTH:
             raise PydanticCustomError(
                 "metadata_too_deep", "metadata nests deeper than {limit} levels", {"limit": METADATA_DEPTH}
@@ -44,9 +46,15 @@ def _plain_metadata(value: object) -> object:
         if isinstance(item, dict):
             for key, inner in item.items():
                 _unicode(key)
-                stack.append((inner, depth + 1))
+                stack.append((inner, depth + 1, f"{path}.{key}" if path else str(key)))
         elif isinstance(item, list):
-            stack.extend((inner, depth + 1) for inner in item)
+            stack.extend((inner, depth + 1, f"{path}[{i}]") for i, inner in enumerate(item))
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise PydanticCustomError(
+                "finite_number",
+                "metadata field {field} is {value}, which JSON cannot hold; send a finite number or null",
+                {"field": repr(path), "value": str(item)},
+            )
         else:
             _unicode(item)
     return value
@@ -66,7 +74,11 @@ class AskOptions(_Strict):
     include_evidence: bool = Field(default=True, description="false: leave out the evidence windows")
     include_steps: bool = Field(default=True, description="false: leave out how each window grew")
     timeout_s: float | None = Field(
-        default=None, ge=0.5, le=3600, description="give up sooner than the server's own request timeout"
+        default=None,
+        ge=0.5,
+        le=3600,
+        allow_inf_nan=False,
+        description="give up sooner than the server's own request timeout",
     )
 
 

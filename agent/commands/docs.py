@@ -7,10 +7,14 @@ import json
 from dataclasses import asdict
 
 from evidence_loop.agent.commands.common import Subparsers, add_command, add_index_option, open_location
+from evidence_loop.tools.types import shown_doc_id
 
 DESCRIPTION = """\
 List the documents in the index: doc_id, current version, every stored version, the number of
-units of the current version, the ACL groups (- for public) and the title."""
+units of the current version, the ACL groups (- for public) and the title. A doc_id character
+that does not print as itself (one that prints nothing, a control, a combining mark of an id not
+in NFC, a Cyrillic or Greek letter among Latin ones) is shown as its escape, such as \\u200b;
+--json gives the doc_ids exactly."""
 
 EPILOG = """\
 examples:
@@ -42,7 +46,14 @@ def run(args: argparse.Namespace) -> int:
         return 0
     rows = [("doc_id", "current", "versions", "units", "acl", "title")]
     rows += [
-        (d.doc_id, d.current_version, ",".join(d.versions), str(d.units), ",".join(d.acl) or "-", d.title)
+        (
+            shown_doc_id(d.doc_id),
+            d.current_version,
+            ",".join(d.versions),
+            str(d.units),
+            ",".join(d.acl) or "-",
+            d.title,
+        )
         for d in documents
     ]
     widths = [max(len(row[col]) for row in rows) for col in range(5)]

@@ -10,8 +10,17 @@ import os
 from dataclasses import asdict
 from pathlib import Path
 
-from evidence_loop.agent.api.app import ENV_INDEX, ENV_KEYS, ENV_LIMITS, ENV_TRACES, TRACES_OFF, create_app
+from evidence_loop.agent.api.app import (
+    ENV_HOSTS,
+    ENV_INDEX,
+    ENV_KEYS,
+    ENV_LIMITS,
+    ENV_TRACES,
+    TRACES_OFF,
+    create_app,
+)
 from evidence_loop.agent.api.auth import Keyring
+from evidence_loop.agent.api.hosts import HostRules
 from evidence_loop.agent.api.limits import Limits
 from evidence_loop.agent.commands.common import (
     Subparsers,
@@ -26,6 +35,7 @@ from evidence_loop.tools.errors import InputError
 from evidence_loop.tools.schema import DB_NAME
 
 LOOPBACK = "127.0.0.1"
+ALLOW_HOSTS_ENV, ALLOW_ORIGINS_ENV = "EVLOOP_ALLOW_HOSTS", "EVLOOP_ALLOW_ORIGINS"
 MAX_PORT = 65535
 # A typo such as --workers 40000 would otherwise fork processes until the machine gives out.
 MAX_WORKERS = 64
@@ -42,13 +52,17 @@ Without --keys authentication is off: the server then listens on loopback only, 
 says, and trusts each request with every scope and the groups it names.
 
 Ingestion through the API runs while questions are served: a question reads the snapshot it
-started with, and sees a new batch only once it is complete."""
+started with, and sees a new batch only once it is complete.
+
+Requests must name this server in Host (127.0.0.1, localhost or [::1] and the port, the --host
+address, or a name given with --allow-host), and a browser's Origin must be the server's own or
+one given with --allow-origin: a web page in the user's browser cannot write or read through it."""
 
 EPILOG = """\
 examples:
   evloop serve                                   local use, no keys, http://127.0.0.1:8080
   evloop keys add chatbot --scopes ask --file keys.json
-  evloop serve --keys keys.json --host 0.0.0.0 --port 8080 --workers 4"""
+  evloop serve --keys keys.json --host 0.0.0.0 --port 8080 --workers 4 --allow-host api.example.com"""
 
 
 def register(subparsers: Subparsers) -> None:
@@ -93,6 +107,22 @@ def register(subparsers: Subparsers) -> None:
         metavar="N",
         help="most documents in one ingest request; more get a 413 (default: %(default)s)",
     )
+    parser.add_argument(
+        "--allow-host",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="also answer requests whose Host is NAME (any port) or NAME:PORT; repeatable "
+        f"(default: ${ALLOW_HOSTS_ENV}, comma-separated)",
+    )
+    parser.add_argument(
+        "--allow-origin",
+        action="append",
+        default=None,
+        metavar="URL",
+        help="also accept browser requests from this origin (https://NAME[:PORT]); repeatable "
+        f"(default: ${ALLOW_ORIGINS_ENV}, comma-separated)",
+    )
     parser.add_argument("--no-trace", action="store_true", help="write no traces (for measurements)")
     parser.add_argument("--quiet", action="store_true", help="log warnings and errors only, no access log")
     parser.set_defaults(run=run)
@@ -106,6 +136,7 @@ def run(args: argparse.Namespace) -> int:
     limits = _limits(args)
     keys = Keyring.load(args.keys) if args.keys is not None else None
     host = _host(args.host, keys)
+    hosts = _host_rules(args, host)
     if not 1 <= args.workers <= MAX_WORKERS:
         raise InputError(f"--workers must be from 1 to {MAX_WORKERS}, not {args.workers}")
     if not 0 <= args.port <= MAX_PORT:
@@ -126,7 +157,9 @@ def run(args: argparse.Namespace) -> int:
     if args.workers == 1:
         service.settle()
         try:
-            uvicorn.run(create_app(service, keys, limits), host=host, port=args.port, log_level=log_level)
+            uvicorn.run(
+                create_app(service, keys, limits, hosts), host=host, port=args.port, log_level=log_level
+            )
         finally:
             service.close()
         return 0
@@ -136,6 +169,7 @@ def run(args: argparse.Namespace) -> int:
     folder = str(args.traces.resolve()) if args.traces else ""
     os.environ[ENV_TRACES] = TRACES_OFF if args.no_trace else folder
     os.environ[ENV_LIMITS] = json.dumps(asdict(limits))
+    os.environ[ENV_HOSTS] = hosts.to_json()
     uvicorn.run(
         "evidence_loop.agent.api.app:from_env",
         factory=True,
@@ -161,6 +195,22 @@ def _limits(args: argparse.Namespace) -> Limits:
         )
     except ValueError as exc:
         raise InputError(f"bad limit: {exc}") from None
+
+
+def _host_rules(args: argparse.Namespace, bound: str) -> HostRules:
+    """``--allow-host``/``--allow-origin`` if given, else their environment variables."""
+    hosts = args.allow_host if args.allow_host is not None else _listed(os.environ.get(ALLOW_HOSTS_ENV, ""))
+    origins = args.allow_origin
+    if origins is None:
+        origins = _listed(os.environ.get(ALLOW_ORIGINS_ENV, ""))
+    try:
+        return HostRules.of(bound, tuple(hosts), tuple(origins))
+    except ValueError as exc:
+        raise InputError(f"--allow-host/--allow-origin: {exc}") from None
+
+
+def _listed(value: str) -> list[str]:
+    return [part for part in value.replace(",", " ").split() if part]
 
 
 def _host(host: str, keys: Keyring | None) -> str:

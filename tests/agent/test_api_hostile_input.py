@@ -230,3 +230,25 @@ def test_only_a_body_over_the_limit_closes_the_connection_and_the_server_says_so
         conn.close()
 
     assert refused == (413, True)
+
+
+@pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity"])
+@pytest.mark.parametrize("media", ["application/json", "application/x-ndjson"])
+def test_nan_or_an_infinity_in_metadata_is_a_422_naming_the_field(
+    client: TestClient, service: Service, media: str, value: str
+) -> None:
+    metadata = f'{{"limits": {{"max": [1, {value}]}}}}'
+    body = f'{{"doc_id": "odd", "text": "保修一年。", "metadata": {metadata}}}'.encode()
+
+    response = send(client, "/v1/documents", body, media=media)
+
+    assert response.status_code == 422, response.text
+    assert "'limits.max[1]'" in response.json()["detail"] and "finite number" in response.json()["detail"]
+    assert "odd" not in {d.doc_id for d in service.documents()}
+
+
+@pytest.mark.parametrize("value", ["NaN", "Infinity"])
+def test_a_timeout_that_is_not_a_finite_number_is_a_422_saying_so(client: TestClient, value: str) -> None:
+    body = f'{{"question": "保修多久？", "options": {{"timeout_s": {value}}}}}'.encode()
+
+    assert_invalid(send(client, "/v1/ask", body), "body.options.timeout_s", "finite number")

@@ -386,3 +386,54 @@ def test_an_unknown_command_is_a_usage_error(capsys: Capture) -> None:
 
     assert code == 2
     assert "invalid choice" in err
+
+
+def test_doc_ids_are_taken_in_nfc_and_docs_shows_what_does_not_print_escaped(
+    capsys: Capture, tmp_path: Path
+) -> None:
+    corpus = tmp_path / "corpus.jsonl"
+    records = [
+        {"doc_id": "cafe\u0301", "text": "The café opens at nine."},
+        {"doc_id": "emoji-\U0001f469\u200d\U0001f4bb", "text": "Laptops are lent for a week."},
+    ]
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    index = str(tmp_path / "ix")
+    assert run(capsys, "ingest", str(corpus), "--index", index)[0] == 0
+
+    table = run(capsys, "docs", "--index", index)[1]
+    listed = [
+        json.loads(line)["doc_id"] for line in run(capsys, "docs", "--index", index, "--json")[1].splitlines()
+    ]
+    deleted = run(capsys, "delete", "cafe\u0301", "--index", index)
+
+    assert sorted(listed) == ["caf\u00e9", "emoji-\U0001f469\u200d\U0001f4bb"]
+    assert "caf\u00e9 " in table and "emoji-\U0001f469\\u200d\U0001f4bb" in table
+    assert deleted[0] == 0
+    assert [
+        line for line in run(capsys, "docs", "--index", index, "--json")[1].splitlines() if "caf" in line
+    ] == []
+
+
+@pytest.mark.parametrize("doc_id", ["ca\u200bfe", "\ufeffcafe", "c\u0430fe", "\uff43afe"])
+def test_a_jsonl_record_under_a_look_alike_id_is_refused_naming_its_line(
+    capsys: Capture, tmp_path: Path, doc_id: str
+) -> None:
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(json.dumps({"doc_id": doc_id, "text": "Some text."}) + "\n", encoding="utf-8")
+
+    code, _out, err = run(capsys, "ingest", str(corpus), "--index", str(tmp_path / "ix"))
+
+    assert code != 0 and "corpus.jsonl:1" in err and "doc_id" in err
+
+
+def test_a_jsonl_record_with_nan_in_its_metadata_is_refused_naming_the_field(
+    capsys: Capture, tmp_path: Path
+) -> None:
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(
+        '{"doc_id": "odd", "text": "Some text.", "metadata": {"price": NaN}}\n', encoding="utf-8"
+    )
+
+    code, _out, err = run(capsys, "ingest", str(corpus), "--index", str(tmp_path / "ix"))
+
+    assert code != 0 and "metadata field 'price' is nan" in err

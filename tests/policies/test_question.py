@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evidence_loop.policies.question import analyse, asked_kinds, content_terms, subject_terms
+from evidence_loop.policies.question import analyse, asked_kinds, content_terms, contentless, subject_terms
 
 CONTENT_TERMS = [
     ("如何设置访客扫脸进门？", ("设置", "访客", "扫脸", "进门")),
@@ -105,3 +105,31 @@ def test_the_identifiers_are_the_slots_that_name_a_code() -> None:
     question = analyse("LM-X200 在2021年的保修期是多久？")
     assert [s.norm for s in question.slots] == ["lm-x200", "2021年"]
     assert [s.norm for s in question.identifiers] == ["lm-x200"]
+
+
+@pytest.mark.parametrize(
+    ("text", "names_nothing"),
+    [
+        ("?", True),
+        ("the", True),
+        ("a", True),
+        ("???", True),
+        ("What is it?", True),
+        ("How long?", True),
+        ("Hello, thanks!", True),
+        ("请问？", True),
+        ("是什么？", True),
+        ("你好", True),
+        ("多久？", True),
+        ("refund?", False),
+        ("LM-S10", False),
+        ("2024?", False),
+        ("保修", False),
+        ("退货多久？", False),
+        ("How long is the warranty?", False),
+    ],
+)
+def test_a_question_names_nothing_when_no_content_word_is_left_in_either_language(
+    text: str, names_nothing: bool
+) -> None:
+    assert contentless(analyse(text)) is names_nothing

@@ -10,7 +10,7 @@ import pytest
 
 from evidence_loop.tools.errors import InputError, NotFoundError
 from evidence_loop.tools.store import Store
-from evidence_loop.tools.types import DocumentInput, doc_id_fault
+from evidence_loop.tools.types import INVISIBLE_CHARS, DocumentInput, doc_id_fault, shown_doc_id
 
 UNSAFE_IDS = [
     pytest.param("a\x00b", id="NUL"),
@@ -100,3 +100,89 @@ def test_an_emoji_sent_as_a_json_surrogate_pair_is_ordinary_text(store: Store) -
     report = store.ingest([DocumentInput("d", text)])
 
     assert report.documents == 1
+
+
+# Each looks like another doc_id ("cafe", "café"): refused for a document written now.
+LOOK_ALIKE_IDS = [
+    pytest.param("ca\u200bfe", id="zero-width space"),
+    pytest.param("\ufeffcafe", id="byte order mark"),
+    pytest.param("ca\u2060fe", id="word joiner"),
+    pytest.param("ca\u00adfe", id="soft hyphen"),
+    pytest.param("保修\u200b政策", id="zero-width space in Chinese"),
+    pytest.param("\uff43\uff41\uff46\uff45", id="fullwidth letters"),
+    pytest.param("c\u0430fe", id="Cyrillic a among Latin letters"),
+    pytest.param("\u03bfrder-faq", id="Greek omicron among Latin letters"),
+]
+CAFE_NFC, CAFE_NFD = "caf\u00e9", "cafe\u0301"
+
+
+@pytest.mark.parametrize("doc_id", LOOK_ALIKE_IDS)
+def test_an_id_that_looks_like_another_is_refused_and_the_fault_shows_it_escaped(doc_id: str) -> None:
+    fault = doc_id_fault(doc_id)
+
+    assert fault is not None and doc_id not in fault and "\\" in fault  # shown escaped, not as the look-alike
+
+
+@pytest.mark.parametrize("doc_id", LOOK_ALIKE_IDS)
+def test_the_store_writes_no_document_under_a_look_alike_id(store: Store, doc_id: str) -> None:
+    with pytest.raises(InputError):
+        store.ingest([DocumentInput(doc_id, "Some text here.")])
+
+    assert store.documents() == []
+
+
+@pytest.mark.parametrize("doc_id", ["Ωμέγα-faq", "Справка", "ünïcödé", "保修政策（2024）"])
+def test_an_id_in_one_script_with_its_own_letters_is_fine(doc_id: str) -> None:
+    assert doc_id_fault(doc_id) is None
+
+
+def test_an_id_is_taken_in_nfc_so_its_two_spellings_are_one_document(store: Store) -> None:
+    store.ingest([DocumentInput(CAFE_NFD, "The café opens at nine.")])
+    store.ingest([DocumentInput(CAFE_NFC, "The café opens at nine.")])
+
+    assert [d.doc_id for d in store.documents()] == [CAFE_NFC]
+
+
+def test_deleting_either_spelling_removes_the_one_document(store: Store) -> None:
+    store.ingest([DocumentInput(CAFE_NFC, "The café opens at nine.")])
+
+    store.delete(CAFE_NFD)
+
+    assert store.documents() == []
+
+
+def test_a_stored_document_is_deleted_by_its_id_whatever_the_rules_for_new_ones(store: Store) -> None:
+    assert doc_id_fault("ca\u200bfe", new=False) is None  # an id stored before the rule stays deletable
+
+    with pytest.raises(NotFoundError):
+        store.delete("ca\u200bfe")
+
+
+@pytest.mark.parametrize(
+    ("doc_id", "shown"),
+    [
+        ("warranty-en", "warranty-en"),
+        ("保修政策", "保修政策"),
+        (CAFE_NFC, CAFE_NFC),
+        (CAFE_NFD, "cafe\\u0301"),
+        ("ca\u200bfe", "ca\\u200bfe"),
+        ("\ufeffcafe", "\\ufeffcafe"),
+        ("c\u0430fe", "c\\u0430fe"),
+        ("\uff43afe", "\\uff43afe"),
+        ("Справка", "Справка"),
+        ("a\nb", "a\\nb"),
+    ],
+)
+def test_an_id_is_shown_with_what_does_not_print_as_itself_escaped(doc_id: str, shown: str) -> None:
+    assert shown_doc_id(doc_id) == shown
+
+
+def test_the_invisible_characters_are_every_format_character_unicodedata_knows() -> None:
+    import re
+    import sys
+    import unicodedata
+
+    invisible = re.compile(f"[{INVISIBLE_CHARS}]")
+    format_chars = [c for c in map(chr, range(sys.maxunicode + 1)) if unicodedata.category(c) == "Cf"]
+
+    assert [c for c in format_chars if not invisible.match(c)] == []

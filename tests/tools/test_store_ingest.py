@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.tools.errors import DocumentTooLargeError, NotFoundError, VersionClashError
+from evidence_loop.tools.errors import DocumentTooLargeError, InputError, NotFoundError, VersionClashError
 from evidence_loop.tools.parse import parse_document
 from evidence_loop.tools.store import Store
 from evidence_loop.tools.stores import Location, open_store
@@ -160,3 +160,13 @@ def test_a_later_line_of_a_batch_supersedes_an_earlier_one(store: Store) -> None
     report = store.ingest([DocumentInput("refund", REFUND_V1, "1"), DocumentInput("refund", REFUND_V2, "2")])
     assert (report.versions_added, store.snapshot().current_versions()) == (2, {"refund": "2"})
     assert store.documents()[0].versions == ("1", "2")
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+def test_nan_or_an_infinity_in_metadata_is_refused_naming_the_field(store: Store, value: float) -> None:
+    doc = DocumentInput("odd", "The warranty is one year.", metadata={"limits": {"max": [1, value]}})
+
+    with pytest.raises(InputError, match=r"metadata field 'limits\.max\[1\]' is (nan|inf|-inf)"):
+        store.ingest([doc])
+
+    assert store.documents() == []
