@@ -12,7 +12,7 @@ mechanism in ``tools``.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import ParamSpec
@@ -36,6 +36,14 @@ from evidence_loop.policies.completeness import Checked
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.decision import missing_pieces, should_widen, status_of, widened_query
 from evidence_loop.policies.directives import addressed_units, screened_window
+from evidence_loop.policies.followup import (
+    Resolution,
+    Turn,
+    ambiguous_pieces,
+    prior_first,
+    resolve,
+    unresolved_candidates,
+)
 from evidence_loop.policies.judge import Verdict, judge, judge_signals
 from evidence_loop.policies.question import Question, analyse
 from evidence_loop.policies.reading import read_for_shape
@@ -95,6 +103,8 @@ class Run:
     deadline: float | None = None  # on the deps clock; checked at every step boundary
     clock: Callable[[], float] = time.perf_counter
     inline_text: bool = False  # the steps copy the text they cite, as schema 1 traces did (a replay of one)
+    # a follow-up (policies.followup): the question as asked, and how earlier turns completed it
+    resolution: Resolution | None = None
 
     def set_aside(self, found: Iterable[tuple[Unit, str]]) -> None:
         """Note sentences addressed to a model (with their families), once each, for the outcome."""
@@ -145,6 +155,7 @@ class Controller:
         scale: CorpusScale | None = None,
         vector: Vectors | None = None,
         inline_text: bool = False,
+        history: Sequence[Turn] = (),
     ) -> Outcome:
         """Answer one question from one snapshot: answered, insufficient_evidence or conflicting_evidence.
 
@@ -157,15 +168,22 @@ class Controller:
 
         ``inline_text`` records the steps as schema 1 traces held them, the text they cite copied in
         (a replay of such a trace compares like with like).
+
+        ``history`` holds the earlier turns of the conversation, oldest first: a follow-up is run as
+        the question they complete (policies.followup), recorded as the run's ``resolved`` step.
         """
         started = self.deps.clock()
         readers = tuple(sorted(set(groups)))
         # Spelling and term weights read only what these groups may read (tools.snapshot).
         scoped = self.policy.caller_statistics
         recorder = recorder or NullRecorder()
-        vector = self.embed(snapshot, question, recorder, vector)
+        resolution = self.resolve(question, history)
+        text = resolution.text if resolution is not None else question
+        vector = self.embed(snapshot, text, recorder, vector)
+        if resolution is not None:
+            recorder.record(events.resolved(history, resolution, self.skipped(history)))
         analysed = analyse(
-            question,
+            text,
             partial(snapshot.term_weights, groups=readers, scoped=scoped),
             partial(snapshot.spelled, groups=readers, scoped=scoped, min_chars=self.policy.typo_min_chars),
             snapshot.cosines(vector, readers) if vector is not None else None,
@@ -179,8 +197,9 @@ class Controller:
             deadline=None if timeout_s is None else started + timeout_s,
             clock=self.deps.clock,
             inline_text=inline_text,
+            resolution=resolution,
         )
-        self.recall(snapshot, run, question, self.policy.seed_k)
+        self.recall(snapshot, run, text, self.policy.seed_k)
         selected, missing = self.check(run)
         while should_widen(missing, run.recalls, self.policy):
             run.on_time("the wider recall")
@@ -188,10 +207,40 @@ class Controller:
             selected, missing = self.check(run)
         run.on_time("the conflict check")
         evidence, report = self.conflicts(snapshot, run, selected)
+        ambiguous = self.ambiguity(snapshot, run, selected)
+        if ambiguous:
+            missing, report = (
+                [*ambiguous, *missing],
+                ConflictReport(report.conflicts, False, report.llm_calls),
+            )
         outcome = self.decide(run, selected, evidence, missing, report, run_id or self.deps.new_run_id())
         latency = round((self.deps.clock() - started) * 1000, 3)
         run.record(events.decided, outcome, inline_text=run.inline_text)
         return outcome.model_copy(update={"latency_ms": latency})
+
+    def skipped(self, history: Sequence[Turn]) -> int:
+        """How many of the oldest turns the policy leaves unread."""
+        return max(len(history) - self.policy.followup_turns, 0)
+
+    def resolve(self, question: str, history: Sequence[Turn]) -> Resolution | None:
+        """The follow-up resolved from the last turns of ``history``; None without any (or with the
+        rule off): the run is then exactly the one of a question asked alone."""
+        if not history or not self.policy.followups:
+            return None
+        return resolve(question, history[self.skipped(history) :])
+
+    def ambiguity(self, snapshot: Snapshot, run: Run, selected: list[Checked]) -> list[MissingPiece]:
+        """``ambiguous_subject`` pieces when the follow-up may stand for several things: the sides of
+        the comparison it follows (each with the document recall finds for it), or, when nothing
+        resolved it, the several documents its evidence came from."""
+        resolution = run.resolution
+        if resolution is None:
+            return []
+        candidates = unresolved_candidates(resolution, [(c.doc.title, c.doc.doc_id) for c in selected])
+        for name in resolution.candidates:
+            hits = snapshot.search(name, 1, groups=run.groups, scoped=self.policy.caller_statistics)
+            candidates.append((name, hits[0].unit.doc_id if hits else None))
+        return ambiguous_pieces(candidates)
 
     def embedder_for(self, snapshot: Snapshot) -> EmbedderIdentity | None:
         """The embedder a run on this snapshot uses: recall is hybrid when the index has vectors,
@@ -226,9 +275,11 @@ class Controller:
     def recall(self, snapshot: Snapshot, run: Run, query: str, k: int) -> None:
         """Seed (or wider) recall, then grow a window around each new hit."""
         cosines, policy = run.question.cosines, self.policy
+        prior = run.resolution.prior_docs if run.resolution is not None else ()
+        boosted = bool(prior) and policy.followup_doc_boost > 0
         hits = snapshot.search(
             query,
-            k,
+            2 * k if boosted else k,
             groups=run.groups,
             exclude=run.seen,
             scoped=policy.caller_statistics,
@@ -238,6 +289,8 @@ class Controller:
             fusion_weight=policy.fusion_weight,
             typo_min_chars=policy.typo_min_chars,
         )
+        if boosted:
+            hits = prior_first(hits, prior, policy.followup_doc_boost, k)
         run.recalls += 1
         run.record(events.recalled, query, k, run.recalls, hits, inline_text=run.inline_text)
         run.seen.update((h.unit.doc_id, h.unit.version, h.unit.ordinal) for h in hits)
@@ -352,10 +405,12 @@ class Controller:
         if status == "answered":
             answer = assemble.answer(answer_units(run.question, selected, self.policy), selected, evidence)
         sides = compared(run.question, self.policy)
+        resolution = run.resolution
         return Outcome(
             run_id=run_id,
             status=status,
-            question=run.question.text,
+            question=resolution.asked if resolution is not None else run.question.text,
+            resolved_question=resolution.text if resolution is not None and resolution.changed else None,
             answer=answer,
             evidence=evidence,
             documents=assemble.documents(evidence, selected, sides),

@@ -61,6 +61,9 @@ ADDED_LATER: dict[str, object] = {
     "shape_outcome_chars": 3000,
     **WERE_CONSTANTS,
     "compare_sides": False,
+    "followups": False,
+    "followup_turns": 8,
+    "followup_doc_boost": 0.0,
 }
 
 
@@ -161,6 +164,11 @@ class Policy:
     # evidence lacks is pinned, the wider recall searches for that side, a side nothing covers is
     # missing, and the answer quotes each side
     compare_sides: bool = True
+    # a follow-up is resolved by rule from the last followup_turns earlier turns (policies.followup);
+    # a hit in the source turn's evidence documents ranks as if its score were 1 + this times higher
+    followups: bool = True
+    followup_turns: int = 8
+    followup_doc_boost: float = 0.5
 
     @property
     def preset(self) -> Preset:

@@ -21,6 +21,7 @@ MissingKind = Literal[
     "budget_exhausted",
     "conflict",
     "access_restricted",
+    "ambiguous_subject",
 ]
 
 

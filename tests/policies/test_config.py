@@ -22,6 +22,9 @@ RULES_ADDED_SINCE: dict[str, object] = {
     "shape_docs": 3,
     "shape_docs_ratio": 0.6,
     "shape_outcome_chars": 3000,
+    "followups": True,
+    "followup_turns": 8,
+    "followup_doc_boost": 0.5,
 }
 RECORDED_HASHES = {
     "adaptive": "4db54ea529f9741b6ad441ad76c64279f4e977d99ce75bada2ee591de57b0ab1",
