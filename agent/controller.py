@@ -43,6 +43,7 @@ from evidence_loop.policies.followup import (
     prior_first,
     resolve,
     unresolved_candidates,
+    with_carried_sides,
 )
 from evidence_loop.policies.judge import Verdict, judge, judge_signals
 from evidence_loop.policies.question import Question, analyse
@@ -188,6 +189,7 @@ class Controller:
             partial(snapshot.spelled, groups=readers, scoped=scoped, min_chars=self.policy.typo_min_chars),
             snapshot.cosines(vector, readers) if vector is not None else None,
         )
+        analysed = with_carried_sides(analysed, resolution)
         run = Run(
             analysed,
             shape_of(analysed),
@@ -237,8 +239,9 @@ class Controller:
         if resolution is None:
             return []
         candidates = unresolved_candidates(resolution, [(c.doc.title, c.doc.doc_id) for c in selected])
-        for name in resolution.candidates:
-            hits = snapshot.search(name, 1, groups=run.groups, scoped=self.policy.caller_statistics)
+        for name in resolution.candidates:  # the document recall finds for the name asked this way
+            query = f"{name} {resolution.asked}"
+            hits = snapshot.search(query, 1, groups=run.groups, scoped=self.policy.caller_statistics)
             candidates.append((name, hits[0].unit.doc_id if hits else None))
         return ambiguous_pieces(candidates)
 

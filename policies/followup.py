@@ -28,6 +28,7 @@ from typing import Literal
 
 from evidence_loop.policies.comparison import comparison_sides
 from evidence_loop.policies.followup_cues import Cue, cue_of, has_cjk, subject_phrase
+from evidence_loop.policies.question import Question
 from evidence_loop.policies.slots import extract_slots, identifiers, slot_in_text
 from evidence_loop.policies.types import MissingPiece
 from evidence_loop.tools.tokenize import normalize
@@ -67,6 +68,7 @@ class Resolution:
     prior_docs: tuple[str, ...] = ()  # the source turn's evidence documents: a recall prior
     candidates: tuple[str, ...] = ()  # an ambiguous pointer: the things it may stand for
     unresolved: bool = False  # it points back, but no earlier turn names a subject
+    sides_from: str = ""  # the earlier turn whose comparison sides "they"/"它们" stands for
 
     @property
     def changed(self) -> bool:
@@ -127,7 +129,7 @@ def _apply(asked: str, cue: Cue, source: _Source) -> Resolution:
         joined = ("和" if has_cjk(asked) else " and ").join(source.sides)
         text = asked[: cue.start] + joined + asked[cue.end :]
         carried = tuple(Carried("side", s, source.turn) for s in source.sides)
-        return Resolution(asked, text, cue.kind, carried)
+        return Resolution(asked, text, cue.kind, carried, sides_from=source.text)
     phrase = source.phrase or " ".join(source.ids) or " ".join(source.sides)
     if cue.kind == "statement":
         text = f"{asked.rstrip()} {phrase}"
@@ -215,6 +217,14 @@ def _find(text: str, phrase: str) -> int:
 
 
 # --- what the loop does with a resolution ------------------------------------------------------------
+
+
+def with_carried_sides(question: Question, resolution: Resolution | None) -> Question:
+    """The question with the comparison sides "they"/"它们" stood for, when its own words name none
+    ("how much do they weigh?" after "X200 and X300: what is the difference?" compares them too)."""
+    if resolution is None or not resolution.sides_from or question.sides:
+        return question
+    return replace(question, sides=comparison_sides(resolution.sides_from))
 
 
 def prior_first(hits: Sequence[Hit], prior_docs: Collection[str], boost: float, k: int) -> list[Hit]:
