@@ -260,7 +260,12 @@ class Service:
         if trace is None or not set(trace.header.groups) <= set(groups):
             raise NotFoundError(f"no trace for run {run_id!r}")
         snapshot = snapshot or self.snapshot()
-        docs = tuple(d for d, v in sorted(evidence_docs(trace).items()) if _readable(snapshot, d, v, groups))
+        current = snapshot.current_versions()  # a document since deleted or closed to them lends nothing
+        docs = tuple(
+            d
+            for d in sorted(evidence_docs(trace))
+            if d in current and _readable(snapshot, d, current[d], groups)
+        )
         return Turn(text or trace.header.question, run_id, resolved_question(trace), docs)
 
     def scale(self, snapshot: Snapshot) -> CorpusScale | None:
