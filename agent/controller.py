@@ -181,7 +181,7 @@ class Controller:
         resolution = self.resolve(question, history)
         text = resolution.text if resolution is not None else question
         vector = self.embed(snapshot, text, recorder, vector)
-        if resolution is not None:
+        if resolution is not None and not isinstance(recorder, NullRecorder):
             recorder.record(events.resolved(history, resolution, self.skipped(history)))
         analysed = analyse(
             text,

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Literal
 
 from evidence_loop.policies.comparison import comparison_sides
@@ -92,7 +93,7 @@ def resolve(asked: str, history: Sequence[Turn]) -> Resolution:
     cue = cue_of(asked) if history else None
     if cue is None:
         return Resolution(asked, asked)
-    source = _source(resolved_turns(history), cue)
+    source = _source(history, cue)
     if source is None:
         return Resolution(asked, asked, cue.kind, unresolved=True)
     if cue.kind == "pronoun" and not cue.plural and len(source.sides) > 1:
@@ -105,21 +106,36 @@ def resolved_turns(history: Sequence[Turn]) -> list[Turn]:
     """Each earlier turn as it resolved against the ones before it (its run's reading when known)."""
     done: list[Turn] = []
     for turn in history:
-        text = turn.resolved if turn.resolved is not None else resolve(turn.text, done).text
-        done.append(replace(turn, resolved=text))
+        done.append(replace(turn, resolved=_resolved_text(done, len(done), turn)))
     return done
 
 
+def _resolved_text(before: Sequence[Turn], place: int, turn: Turn) -> str:
+    """A turn's reading: its run's, itself when it points nowhere, else resolved from those before it."""
+    if turn.resolved is not None:
+        return turn.resolved
+    if cue_of(turn.text) is None:
+        return turn.text
+    return resolve(turn.text, before[:place]).text
+
+
 def _source(turns: Sequence[Turn], cue: Cue) -> _Source | None:
-    """The nearest earlier turn naming a subject, an identifier or a comparison's sides."""
+    """The nearest earlier turn naming a subject, an identifier or a comparison's sides (each turn read
+    as it resolved, worked out only as far back as the search goes)."""
     for place in range(len(turns) - 1, -1, -1):
-        text = turns[place].resolved or turns[place].text
-        ids = tuple(s.value for s in identifiers(extract_slots(text)))
-        sides = tuple(s.name for s in comparison_sides(text))
-        phrase = subject_phrase(text)
+        text = _resolved_text(turns, place, turns[place])
+        phrase, ids, sides = _facts(text)
         if phrase or ids or len(sides) > 1:
             return _Source(place, text, phrase, ids, sides, turns[place].doc_ids)
     return None
+
+
+@lru_cache(maxsize=2048)
+def _facts(text: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    """A turn's subject phrase, identifiers and comparison sides (a conversation's turns recur on
+    every later call, so they are worked out once)."""
+    ids = tuple(s.value for s in identifiers(extract_slots(text)))
+    return subject_phrase(text), ids, tuple(s.name for s in comparison_sides(text))
 
 
 def _apply(asked: str, cue: Cue, source: _Source) -> Resolution:
