@@ -8,7 +8,7 @@ statement) takes what it lacks from the nearest earlier turn that has a subject:
 - an ellipsis that names a thing of the same kind keeps the earlier question and swaps the thing
   ("那企业版呢？" after "基础版每月多少钱" reads "企业版每月多少钱"); one that names an attribute asks
   it of the earlier subject ("what about the warranty?" -> "X200 router warranty");
-- a statement is read with the earlier subject beside it;
+- a statement or a condition ("what if I'm not a citizen?") is read with the earlier subject beside it;
 - the earlier turn's identifiers (model numbers) come along when its subject phrase lacks them.
 
 A turn that names its own subject carries nothing (a topic switch). A singular pointer after a
@@ -147,7 +147,7 @@ def _apply(asked: str, cue: Cue, source: _Source) -> Resolution:
         carried = tuple(Carried("side", s, source.turn) for s in source.sides)
         return Resolution(asked, text, cue.kind, carried, sides_from=source.text)
     phrase = source.phrase or " ".join(source.ids) or " ".join(source.sides)
-    if cue.kind == "statement":
+    if cue.kind in {"statement", "condition"}:
         text = f"{asked.rstrip()} {phrase}"
     else:
         text = asked[: cue.start] + _fit(phrase, asked, cue) + asked[cue.end :]
@@ -170,13 +170,18 @@ def _fit(phrase: str, asked: str, cue: Cue) -> str:
 
 
 def _ids(source: _Source, phrase: str, turn: int) -> tuple[Carried, ...]:
-    """The source's identifiers its subject phrase lacks (they come along)."""
-    return tuple(Carried("identifier", i, turn) for i in source.ids if i.lower() not in phrase.lower())
+    """The source's identifiers, when its subject phrase names none (they come along)."""
+    if any(_holds(phrase, i) for i in source.ids):
+        return ()
+    return tuple(Carried("identifier", i, turn) for i in source.ids)
 
 
 def _with_ids(text: str, source: _Source) -> str:
-    missing = [i for i in source.ids if not _holds(text, i)]
-    return " ".join([text, *missing]) if missing else text
+    """The text with the source's identifiers when it holds none of them ("X200" of "the X200 router";
+    not the "6E" of "Wi-Fi 6E" beside it)."""
+    if any(_holds(text, i) for i in source.ids):
+        return text
+    return " ".join([text, *source.ids]) if source.ids else text
 
 
 def _holds(text: str, identifier: str) -> bool:
@@ -210,7 +215,9 @@ def _same_kind(named: str, old: str, source: _Source) -> tuple[str, str] | None:
     if not old:
         return None
     if has_cjk(old):
-        return (old, named) if named[-1:] == old[-1:] and len(named) > 1 else None
+        # "专业版" for "基础版会员": the earlier phrase up to the head character X ends with
+        at = old.rfind(named[-1:]) if len(named) > 1 else -1
+        return (old[: at + 1], named) if at >= 1 else None
     old_words, new_words = old.split(), named.split()
     if new_words and old_words and new_words[-1].lower() == old_words[-1].lower():
         return old, named

@@ -8,6 +8,7 @@ Cues, in the order they are looked for:
 - **pronoun**: 它/其/该/此/这个/这款/该产品, it/its/this/that/they/them/the same one stand for the
   earlier turn's subject ("is it possible to ...", "this year", "应该", "其他" do not);
 - **generic**: a subject too generic to stand alone ("部门的负责人是谁", "does the app sync?");
+- **condition**: "what if I'm not a citizen?", "如果已经退休了呢" asks a case of the earlier subject;
 - **statement**: a turn that tells rather than asks ("we are moving abroad next month"), read as
   going on about the same subject.
 
@@ -44,7 +45,7 @@ from evidence_loop.policies.lexicon import (
 )
 from evidence_loop.tools.tokenize import CJK_CHARS, normalize, words
 
-CueKind = Literal["ellipsis", "pronoun", "zero", "generic", "statement"]
+CueKind = Literal["ellipsis", "pronoun", "zero", "generic", "condition", "statement"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +97,7 @@ def cue_of(text: str) -> Cue | None:
         or (_pronoun_zh(text) if zh else _pronoun_en(text))
         or (_generic_zh(text) if zh else _generic_en(text))
         or (_zero_zh(text) if zh else None)
+        or _condition(text)
         or _statement(text, zh)
     )
 
@@ -183,6 +185,18 @@ def _generic_en(text: str) -> Cue | None:
     return None
 
 
+_CONDITION_RE = re.compile(
+    r"^\s*(?:(?:and|but|so)\s+)?(?:what|how)\s+(?:if|about\s+if)\b|^\s*(?:and|but)\s+if\b"
+    r"|^\s*(?:那|那么)?(?:如果|要是|假如|万一)",
+    re.IGNORECASE,
+)
+
+
+def _condition(text: str) -> Cue | None:
+    """ "What if I'm not a citizen?", "如果我已经退休了呢": a case of what was just asked about."""
+    return Cue("condition", len(text), len(text)) if _CONDITION_RE.match(text) else None
+
+
 def _zero_zh(text: str) -> Cue | None:
     """A Chinese question without a subject, opening with its predicate ("可以顺延到明年吗")."""
     framing = _FRAMING_ZH_RE.match(text)
@@ -266,7 +280,7 @@ def _subject_en(text: str) -> str:
     determined = False
     for match in [*found, None]:
         word = match.group().lower() if match else ""
-        if match is None or word in _ENDS_PHRASE_EN:
+        if match is None or word in _ENDS_PHRASE_EN or (run and _participle(word)):
             if run:
                 named = any((m.group()[0].isupper() and m.start() > 0) or _has_digit(m.group()) for m in run)
                 rank = 0 if named else 1 if determined else 2
@@ -279,6 +293,11 @@ def _subject_en(text: str) -> str:
     best = min(rank for rank, _ in phrases)
     ranked = [p for rank, p in phrases if rank == best]
     return ranked[0] if best < 2 else max(ranked, key=len)
+
+
+def _participle(word: str) -> bool:
+    """ "launched", "released": a verb after the noun ends its phrase ("the X200 router | launched")."""
+    return len(word) > 4 and word.endswith("ed") and word.isalpha()
 
 
 def _has_digit(word: str) -> bool:

@@ -18,6 +18,26 @@ from evidence_loop.tools.types import Hit, Unit
 
 # (earlier turns, asked, the question run, how it points back)
 RESOLVED: list[tuple[list[str], str, str, str]] = [
+    (["基础版会员每月多少钱？"], "专业版呢？", "专业版会员每月多少钱？", "ellipsis"),
+    (
+        ["Does the X300 router support Wi-Fi 6E?"],
+        "How much does it weigh?",
+        "How much does the X300 router weigh?",
+        "pronoun",
+    ),
+    (
+        ["When was the X200 router launched?"],
+        "How long is its warranty?",
+        "How long is the X200 router's warranty?",
+        "pronoun",
+    ),
+    (["年假有多少天"], "如果没休完怎么办？", "如果没休完怎么办？ 年假", "condition"),
+    (
+        ["How do I apply for retirement benefits?"],
+        "What if I move abroad?",
+        "What if I move abroad? retirement benefits",
+        "condition",
+    ),
     (["X200路由器支持哪些频段"], "它是哪一年推出的", "X200路由器是哪一年推出的", "pronoun"),
     (["X200路由器支持哪些频段"], "这个产品是哪一年推出的", "X200路由器是哪一年推出的", "pronoun"),
     (["年假有多少天"], "它可以顺延到明年吗", "年假可以顺延到明年吗", "pronoun"),
