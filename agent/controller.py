@@ -19,6 +19,7 @@ from typing import ParamSpec
 
 from evidence_loop.agent import assemble, events
 from evidence_loop.agent.conflict_check import ConflictChecker
+from evidence_loop.agent.conversation import ambiguity, resolution_for, skipped
 from evidence_loop.agent.growth import Grower, StepReport
 from evidence_loop.agent.outcome import Evidence, Outcome
 from evidence_loop.agent.runtime import (
@@ -36,15 +37,7 @@ from evidence_loop.policies.completeness import Checked
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.decision import missing_pieces, should_widen, status_of, widened_query
 from evidence_loop.policies.directives import addressed_units, screened_window
-from evidence_loop.policies.followup import (
-    Resolution,
-    Turn,
-    ambiguous_pieces,
-    prior_first,
-    resolve,
-    unresolved_candidates,
-    with_carried_sides,
-)
+from evidence_loop.policies.followup import Resolution, Turn, prior_first, with_carried_sides
 from evidence_loop.policies.judge import Verdict, judge, judge_signals
 from evidence_loop.policies.question import Question, analyse
 from evidence_loop.policies.reading import read_for_shape
@@ -175,21 +168,13 @@ class Controller:
         """
         started = self.deps.clock()
         readers = tuple(sorted(set(groups)))
-        # Spelling and term weights read only what these groups may read (tools.snapshot).
-        scoped = self.policy.caller_statistics
         recorder = recorder or NullRecorder()
-        resolution = self.resolve(question, history)
+        resolution = resolution_for(self.policy, question, history)
         text = resolution.text if resolution is not None else question
         vector = self.embed(snapshot, text, recorder, vector)
         if resolution is not None and not isinstance(recorder, NullRecorder):
-            recorder.record(events.resolved(history, resolution, self.skipped(history)))
-        analysed = analyse(
-            text,
-            partial(snapshot.term_weights, groups=readers, scoped=scoped),
-            partial(snapshot.spelled, groups=readers, scoped=scoped, min_chars=self.policy.typo_min_chars),
-            snapshot.cosines(vector, readers) if vector is not None else None,
-        )
-        analysed = with_carried_sides(analysed, resolution)
+            recorder.record(events.resolved(history, resolution, skipped(self.policy, history)))
+        analysed = with_carried_sides(self.analyse(snapshot, text, readers, vector), resolution)
         run = Run(
             analysed,
             shape_of(analysed),
@@ -209,41 +194,27 @@ class Controller:
             selected, missing = self.check(run)
         run.on_time("the conflict check")
         evidence, report = self.conflicts(snapshot, run, selected)
-        ambiguous = self.ambiguity(snapshot, run, selected)
-        if ambiguous:
-            missing, report = (
-                [*ambiguous, *missing],
-                ConflictReport(report.conflicts, False, report.llm_calls),
-            )
+        ambiguous = ambiguity(self.policy, snapshot, run.resolution, selected, run.groups)
+        if ambiguous:  # asked back before anything else: "which one?"
+            missing = [*ambiguous, *missing]
+            report = ConflictReport(report.conflicts, False, report.llm_calls)
         outcome = self.decide(run, selected, evidence, missing, report, run_id or self.deps.new_run_id())
         latency = round((self.deps.clock() - started) * 1000, 3)
         run.record(events.decided, outcome, inline_text=run.inline_text)
         return outcome.model_copy(update={"latency_ms": latency})
 
-    def skipped(self, history: Sequence[Turn]) -> int:
-        """How many of the oldest turns the policy leaves unread."""
-        return max(len(history) - self.policy.followup_turns, 0)
-
-    def resolve(self, question: str, history: Sequence[Turn]) -> Resolution | None:
-        """The follow-up resolved from the last turns of ``history``; None without any (or with the
-        rule off): the run is then exactly the one of a question asked alone."""
-        if not history or not self.policy.followups:
-            return None
-        return resolve(question, history[self.skipped(history) :])
-
-    def ambiguity(self, snapshot: Snapshot, run: Run, selected: list[Checked]) -> list[MissingPiece]:
-        """``ambiguous_subject`` pieces when the follow-up may stand for several things: the sides of
-        the comparison it follows (each with the document recall finds for it), or, when nothing
-        resolved it, the several documents its evidence came from."""
-        resolution = run.resolution
-        if resolution is None:
-            return []
-        candidates = unresolved_candidates(resolution, [(c.doc.title, c.doc.doc_id) for c in selected])
-        for name in resolution.candidates:  # the document recall finds for the name asked this way
-            query = f"{name} {resolution.asked}"
-            hits = snapshot.search(query, 1, groups=run.groups, scoped=self.policy.caller_statistics)
-            candidates.append((name, hits[0].unit.doc_id if hits else None))
-        return ambiguous_pieces(candidates)
+    def analyse(
+        self, snapshot: Snapshot, text: str, readers: tuple[str, ...], vector: Vectors | None
+    ) -> Question:
+        """The question analysed once; spelling and term weights read only what these groups may read
+        (tools.snapshot)."""
+        scoped = self.policy.caller_statistics
+        return analyse(
+            text,
+            partial(snapshot.term_weights, groups=readers, scoped=scoped),
+            partial(snapshot.spelled, groups=readers, scoped=scoped, min_chars=self.policy.typo_min_chars),
+            snapshot.cosines(vector, readers) if vector is not None else None,
+        )
 
     def embedder_for(self, snapshot: Snapshot) -> EmbedderIdentity | None:
         """The embedder a run on this snapshot uses: recall is hybrid when the index has vectors,

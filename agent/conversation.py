@@ -1,0 +1,45 @@
+"""A follow-up's side of a run: which earlier turns are read, the resolution, and the ``ambiguous_subject``
+pieces when the follow-up may stand for several things (the rules are ``policies.followup``)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from evidence_loop.policies.completeness import Checked
+from evidence_loop.policies.config import Policy
+from evidence_loop.policies.followup import Resolution, Turn, ambiguous_pieces, resolve, unresolved_candidates
+from evidence_loop.policies.types import MissingPiece
+from evidence_loop.tools.snapshot import Snapshot
+
+
+def skipped(policy: Policy, history: Sequence[Turn]) -> int:
+    """How many of the oldest turns the policy leaves unread."""
+    return max(len(history) - policy.followup_turns, 0)
+
+
+def resolution_for(policy: Policy, question: str, history: Sequence[Turn]) -> Resolution | None:
+    """The follow-up resolved from the last turns of ``history``; None without any (or with the rule
+    off): the run is then exactly the one of a question asked alone."""
+    if not history or not policy.followups:
+        return None
+    return resolve(question, history[skipped(policy, history) :])
+
+
+def ambiguity(
+    policy: Policy,
+    snapshot: Snapshot,
+    resolution: Resolution | None,
+    selected: Sequence[Checked],
+    groups: Collection[str],
+) -> list[MissingPiece]:
+    """``ambiguous_subject`` pieces when the follow-up may stand for several things: the sides of the
+    comparison it follows (each with the document recall finds for that name asked this way), or, when
+    nothing resolved it, the several documents its evidence came from."""
+    if resolution is None:
+        return []
+    candidates = unresolved_candidates(resolution, [(c.doc.title, c.doc.doc_id) for c in selected])
+    for name in resolution.candidates:
+        query = f"{name} {resolution.asked}"
+        hits = snapshot.search(query, 1, groups=groups, scoped=policy.caller_statistics)
+        candidates.append((name, hits[0].unit.doc_id if hits else None))
+    return ambiguous_pieces(candidates)
