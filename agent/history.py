@@ -8,7 +8,10 @@ to and the documents its evidence came from, and only when the caller may read t
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -95,3 +98,42 @@ def _item(value: object, path: Path) -> HistoryItem:
     if isinstance(value, str | dict):
         return value
     raise InputError(f"{path}: a turn is a question or an object with one, not {type(value).__name__}")
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """What a later turn reads of a finished run: who could read it, what it asked and answered from."""
+
+    groups: frozenset[str]
+    question: str
+    resolved: str
+    doc_ids: tuple[str, ...]
+
+
+class RunCache:
+    """Finished runs read back by id, the most recent kept: a chat's every turn reads the runs before
+    it again, and a finished trace does not change."""
+
+    def __init__(self, size: int = 512) -> None:
+        self._size = size
+        self._runs: OrderedDict[str, RunRecord] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, run_id: str, read: Callable[[str], Trace]) -> RunRecord:
+        """The run's record; ``read`` (which raises NotFoundError for an unknown run) on a miss."""
+        with self._lock:
+            hit = self._runs.get(run_id)
+            if hit is not None:
+                self._runs.move_to_end(run_id)
+                return hit
+        trace = read(run_id)
+        header = trace.header
+        record = RunRecord(
+            frozenset(header.groups), header.question, resolved_question(trace), tuple(evidence_docs(trace))
+        )
+        if trace.complete:
+            with self._lock:
+                self._runs[run_id] = record
+                if len(self._runs) > self._size:
+                    self._runs.popitem(last=False)
+        return record

@@ -19,7 +19,7 @@ from evidence_loop.agent import logs, tracing
 from evidence_loop.agent.calibrate import refresh_scale
 from evidence_loop.agent.conflict_check import ConflictChecker
 from evidence_loop.agent.controller import Controller
-from evidence_loop.agent.history import HistoryItem, evidence_docs, resolved_question, turns_of
+from evidence_loop.agent.history import HistoryItem, RunCache, turns_of
 from evidence_loop.agent.outcome import Outcome, TraceRef
 from evidence_loop.agent.replay import ConflictFactory, ReplayReport, replay
 from evidence_loop.agent.runtime import ConflictCheck, Deps, freeze_heap
@@ -111,6 +111,7 @@ class Service:
         self.llm_info = dict(llm_info or {})
         self._write_lock = threading.Lock()
         self._scale: tuple[int, CorpusScale | None] | None = None
+        self._runs = RunCache()  # earlier turns read back by run id (agent.history)
 
     @classmethod
     def open(
@@ -254,19 +255,17 @@ class Service:
         evidence came from that ``groups`` may read. ``NotFoundError`` when there is no such run or
         it read with groups these do not cover (the same answer either way)."""
         try:
-            trace = self.trace(run_id) if self.traces is not None else None
+            run = self._runs.get(run_id, self.trace) if self.traces is not None else None
         except NotFoundError:
-            trace = None
-        if trace is None or not set(trace.header.groups) <= set(groups):
+            run = None
+        if run is None or not run.groups <= set(groups):
             raise NotFoundError(f"no trace for run {run_id!r}")
         snapshot = snapshot or self.snapshot()
         current = snapshot.current_versions()  # a document since deleted or closed to them lends nothing
         docs = tuple(
-            d
-            for d in sorted(evidence_docs(trace))
-            if d in current and _readable(snapshot, d, current[d], groups)
+            d for d in sorted(run.doc_ids) if d in current and _readable(snapshot, d, current[d], groups)
         )
-        return Turn(text or trace.header.question, run_id, resolved_question(trace), docs)
+        return Turn(text or run.question, run_id, run.resolved, docs)
 
     def scale(self, snapshot: Snapshot) -> CorpusScale | None:
         """The corpus's scale for the judge, when the run will have vectors (read once per generation)."""
