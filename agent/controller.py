@@ -19,7 +19,7 @@ from typing import ParamSpec
 
 from evidence_loop.agent import assemble, events
 from evidence_loop.agent.conflict_check import ConflictChecker
-from evidence_loop.agent.conversation import ambiguity, resolution_for, skipped
+from evidence_loop.agent.conversation import ambiguity, resolution_for, skipped, with_prior
 from evidence_loop.agent.growth import Grower, StepReport
 from evidence_loop.agent.outcome import Evidence, Outcome
 from evidence_loop.agent.runtime import (
@@ -170,6 +170,7 @@ class Controller:
         readers = tuple(sorted(set(groups)))
         recorder = recorder or NullRecorder()
         resolution = resolution_for(self.policy, question, history)
+        resolution = with_prior(self.policy, snapshot, resolution, readers)
         text = resolution.text if resolution is not None else question
         vector = self.embed(snapshot, text, recorder, vector)
         if resolution is not None and not isinstance(recorder, NullRecorder):

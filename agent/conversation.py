@@ -4,6 +4,7 @@ pieces when the follow-up may stand for several things (the rules are ``policies
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from dataclasses import replace
 
 from evidence_loop.policies.completeness import Checked
 from evidence_loop.policies.config import Policy
@@ -23,6 +24,21 @@ def resolution_for(policy: Policy, question: str, history: Sequence[Turn]) -> Re
     if not history or not policy.followups:
         return None
     return resolve(question, history[skipped(policy, history) :])
+
+
+def with_prior(
+    policy: Policy, snapshot: Snapshot, resolution: Resolution | None, groups: Collection[str]
+) -> Resolution | None:
+    """A resolved follow-up whose source turn came without its run (a plain question): the documents
+    a seed recall of that turn finds stand in for its evidence, as the recall prior."""
+    if resolution is None or resolution.prior_docs or not resolution.source:
+        return resolution
+    if policy.followup_doc_boost <= 0 or policy.followup_prior_k <= 0:
+        return resolution
+    k, scoped = policy.followup_prior_k, policy.caller_statistics
+    hits = snapshot.search(resolution.source, k, groups=groups, scoped=scoped)
+    docs = tuple(dict.fromkeys(h.unit.doc_id for h in hits))
+    return replace(resolution, prior_docs=docs)
 
 
 def ambiguity(

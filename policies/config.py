@@ -64,6 +64,7 @@ ADDED_LATER: dict[str, object] = {
     "followups": False,
     "followup_turns": 8,
     "followup_doc_boost": 0.0,
+    "followup_prior_k": 0,
 }
 
 
@@ -169,6 +170,7 @@ class Policy:
     followups: bool = True
     followup_turns: int = 8
     followup_doc_boost: float = 0.5
+    followup_prior_k: int = 1  # an earlier turn given as text: the documents of its best hits stand in
 
     @property
     def preset(self) -> Preset:

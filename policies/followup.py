@@ -70,6 +70,7 @@ class Resolution:
     candidates: tuple[str, ...] = ()  # an ambiguous pointer: the things it may stand for
     unresolved: bool = False  # it points back, but no earlier turn names a subject
     sides_from: str = ""  # the earlier turn whose comparison sides "they"/"它们" stands for
+    source: str = ""  # the earlier turn it took from, as that turn resolved
 
     @property
     def changed(self) -> bool:
@@ -99,7 +100,7 @@ def resolve(asked: str, history: Sequence[Turn]) -> Resolution:
     if cue.kind == "pronoun" and not cue.plural and len(source.sides) > 1:
         return Resolution(asked, asked, cue.kind, candidates=source.sides)
     resolution = _apply(asked, cue, source)
-    return replace(resolution, prior_docs=source.doc_ids)
+    return replace(resolution, prior_docs=source.doc_ids, source=source.text)
 
 
 def resolved_turns(history: Sequence[Turn]) -> list[Turn]:
