@@ -26,12 +26,18 @@ def resolution_for(policy: Policy, question: str, history: Sequence[Turn]) -> Re
     return resolve(question, history[skipped(policy, history) :])
 
 
+# the turns that only set the earlier subject beside their own words ("we are moving abroad next
+# month"): the earlier turn's documents tell more than its words; a pronoun's or an ellipsis's
+# resolved question names its subject already (and an extra recall would cost as much as the seed's)
+TEXT_PRIOR_CUES = frozenset({"statement", "condition"})
+
+
 def with_prior(
     policy: Policy, snapshot: Snapshot, resolution: Resolution | None, groups: Collection[str]
 ) -> Resolution | None:
-    """A resolved follow-up whose source turn came without its run (a plain question): the documents
-    a seed recall of that turn finds stand in for its evidence, as the recall prior."""
-    if resolution is None or resolution.prior_docs or not resolution.source:
+    """A statement or condition whose source turn came without its run (a plain question): the
+    documents a recall of that turn finds stand in for its evidence, as the recall prior."""
+    if resolution is None or resolution.prior_docs or resolution.cue not in TEXT_PRIOR_CUES:
         return resolution
     if policy.followup_doc_boost <= 0 or policy.followup_prior_k <= 0:
         return resolution

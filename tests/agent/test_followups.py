@@ -333,8 +333,12 @@ def test_chat_keeps_the_turns_on_a_terminal_and_ends_on_ctrl_d(tmp_path: Path) -
         os.close(controller)
 
 
-def test_an_earlier_turn_given_as_text_lends_its_best_documents_as_the_prior(service: Service) -> None:
-    outcome = service.ask("它多重？", history=["X300路由器支持哪些频段？"])
+def test_an_earlier_turn_given_as_text_lends_its_best_documents_to_a_statement(service: Service) -> None:
+    outcome = service.ask(
+        "We are moving abroad next month.", history=["How do I apply for retirement benefits?"]
+    )
     step = _resolved_step(service, outcome.run_id)
-    assert step.prior_docs == ["router-x300-zh"] and step.run_ids_read == []
+    assert step.prior_docs == ["retirement-en"] and step.run_ids_read == []
     assert service.replay(outcome.run_id).identical
+    pronoun = service.ask("它多重？", history=["X300路由器支持哪些频段？"])
+    assert _resolved_step(service, pronoun.run_id).prior_docs == []
