@@ -12,13 +12,14 @@ mechanism in ``tools``.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import ParamSpec
 
 from evidence_loop.agent import assemble, events
 from evidence_loop.agent.conflict_check import ConflictChecker
+from evidence_loop.agent.conversation import ambiguity, resolution_for, skipped, with_prior
 from evidence_loop.agent.growth import Grower, StepReport
 from evidence_loop.agent.outcome import Evidence, Outcome
 from evidence_loop.agent.runtime import (
@@ -36,6 +37,7 @@ from evidence_loop.policies.completeness import Checked
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.decision import missing_pieces, should_widen, status_of, widened_query
 from evidence_loop.policies.directives import addressed_families, addressed_units, screened_window
+from evidence_loop.policies.followup import Resolution, Turn, prior_first, with_carried_sides
 from evidence_loop.policies.judge import Verdict, judge, judge_signals
 from evidence_loop.policies.question import Question, analyse
 from evidence_loop.policies.reading import read_for_shape
@@ -95,6 +97,8 @@ class Run:
     deadline: float | None = None  # on the deps clock; checked at every step boundary
     clock: Callable[[], float] = time.perf_counter
     inline_text: bool = False  # the steps copy the text they cite, as schema 1 traces did (a replay of one)
+    # a follow-up (policies.followup): the question as asked, and how earlier turns completed it
+    resolution: Resolution | None = None
 
     def set_aside(self, found: Iterable[tuple[Unit, str]]) -> None:
         """Note sentences addressed to a model (with their families), once each, for the outcome."""
@@ -145,6 +149,7 @@ class Controller:
         scale: CorpusScale | None = None,
         vector: Vectors | None = None,
         inline_text: bool = False,
+        history: Sequence[Turn] = (),
     ) -> Outcome:
         """Answer one question from one snapshot: answered, insufficient_evidence or conflicting_evidence.
 
@@ -157,19 +162,20 @@ class Controller:
 
         ``inline_text`` records the steps as schema 1 traces held them, the text they cite copied in
         (a replay of such a trace compares like with like).
+
+        ``history`` holds the earlier turns of the conversation, oldest first: a follow-up is run as
+        the question they complete (policies.followup), recorded as the run's ``resolved`` step.
         """
         started = self.deps.clock()
         readers = tuple(sorted(set(groups)))
-        # Spelling and term weights read only what these groups may read (tools.snapshot).
-        scoped = self.policy.caller_statistics
         recorder = recorder or NullRecorder()
-        vector = self.embed(snapshot, question, recorder, vector)
-        analysed = analyse(
-            question,
-            partial(snapshot.term_weights, groups=readers, scoped=scoped),
-            partial(snapshot.spelled, groups=readers, scoped=scoped, min_chars=self.policy.typo_min_chars),
-            snapshot.cosines(vector, readers) if vector is not None else None,
-        )
+        resolution = resolution_for(self.policy, question, history)
+        resolution = with_prior(self.policy, snapshot, resolution, readers)
+        text = resolution.text if resolution is not None else question
+        vector = self.embed(snapshot, text, recorder, vector)
+        if resolution is not None and not isinstance(recorder, NullRecorder):
+            recorder.record(events.resolved(history, resolution, skipped(self.policy, history)))
+        analysed = with_carried_sides(self.analyse(snapshot, text, readers, vector), resolution)
         run = Run(
             analysed,
             shape_of(analysed),
@@ -179,8 +185,9 @@ class Controller:
             deadline=None if timeout_s is None else started + timeout_s,
             clock=self.deps.clock,
             inline_text=inline_text,
+            resolution=resolution,
         )
-        self.recall(snapshot, run, question, self.policy.seed_k)
+        self.recall(snapshot, run, text, self.policy.seed_k)
         selected, missing = self.check(run)
         while should_widen(missing, run.recalls, self.policy):
             run.on_time("the wider recall")
@@ -188,10 +195,27 @@ class Controller:
             selected, missing = self.check(run)
         run.on_time("the conflict check")
         evidence, report = self.conflicts(snapshot, run, selected)
+        ambiguous = ambiguity(self.policy, snapshot, run.resolution, selected, run.groups)
+        if ambiguous:  # asked back before anything else: "which one?"
+            missing = [*ambiguous, *missing]
+            report = ConflictReport(report.conflicts, False, report.llm_calls)
         outcome = self.decide(run, selected, evidence, missing, report, run_id or self.deps.new_run_id())
         latency = round((self.deps.clock() - started) * 1000, 3)
         run.record(events.decided, outcome, inline_text=run.inline_text)
         return outcome.model_copy(update={"latency_ms": latency})
+
+    def analyse(
+        self, snapshot: Snapshot, text: str, readers: tuple[str, ...], vector: Vectors | None
+    ) -> Question:
+        """The question analysed once; spelling and term weights read only what these groups may read
+        (tools.snapshot)."""
+        scoped = self.policy.caller_statistics
+        return analyse(
+            text,
+            partial(snapshot.term_weights, groups=readers, scoped=scoped),
+            partial(snapshot.spelled, groups=readers, scoped=scoped, min_chars=self.policy.typo_min_chars),
+            snapshot.cosines(vector, readers) if vector is not None else None,
+        )
 
     def embedder_for(self, snapshot: Snapshot) -> EmbedderIdentity | None:
         """The embedder a run on this snapshot uses: recall is hybrid when the index has vectors,
@@ -226,9 +250,11 @@ class Controller:
     def recall(self, snapshot: Snapshot, run: Run, query: str, k: int) -> None:
         """Seed (or wider) recall, then grow a window around each new hit."""
         cosines, policy = run.question.cosines, self.policy
+        prior = run.resolution.prior_docs if run.resolution is not None else ()
+        boosted = bool(prior) and policy.followup_doc_boost > 0
         hits = snapshot.search(
             query,
-            k,
+            2 * k if boosted else k,
             groups=run.groups,
             exclude=run.seen,
             scoped=policy.caller_statistics,
@@ -238,6 +264,8 @@ class Controller:
             fusion_weight=policy.fusion_weight,
             typo_min_chars=policy.typo_min_chars,
         )
+        if boosted:
+            hits = prior_first(hits, prior, policy.followup_doc_boost, k)
         run.recalls += 1
         run.record(events.recalled, query, k, run.recalls, hits, inline_text=run.inline_text)
         run.seen.update((h.unit.doc_id, h.unit.version, h.unit.ordinal) for h in hits)
@@ -362,10 +390,12 @@ class Controller:
         if status == "answered":
             answer = assemble.answer(answer_units(run.question, selected, self.policy), selected, evidence)
         sides = compared(run.question, self.policy)
+        resolution = run.resolution
         return Outcome(
             run_id=run_id,
             status=status,
-            question=run.question.text,
+            question=resolution.asked if resolution is not None else run.question.text,
+            resolved_question=resolution.text if resolution is not None and resolution.changed else None,
             answer=answer,
             evidence=evidence,
             documents=assemble.documents(evidence, selected, sides),

@@ -12,10 +12,12 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Protocol
 
 from evidence_loop.agent.controller import Controller
 from evidence_loop.agent.expansion import growth
 from evidence_loop.agent.outcome import Outcome
+from evidence_loop.policies.followup import Turn
 from evidence_loop.tools.calibration import CorpusScale
 from evidence_loop.tools.embedder import Embedder
 from evidence_loop.tools.errors import InputError, MalformedRecordError
@@ -64,16 +66,38 @@ def result_line(qid: str, outcome: Outcome) -> dict[str, object]:
     }
 
 
+class Ask(Protocol):
+    """Service.ask's shape as a batch calls it."""
+
+    def __call__(self, question: str, groups: list[str], *, history: list[str] | None = None) -> Outcome: ...
+
+
+def history_of(record: dict[str, object]) -> list[str] | None:
+    """A question's ``history`` (FORMAT.md): its earlier questions, oldest first; None without one."""
+    history = record.get("history")
+    if history is None:
+        return None
+    if not isinstance(history, list) or not all(isinstance(t, str) for t in history):
+        raise InputError(f"question {record.get('id')}: 'history' is a list of earlier question strings")
+    return [str(t) for t in history] or None
+
+
 def answer_all(
-    ask: Callable[[str, list[str]], Outcome],
+    ask: Ask,
     questions: Iterable[dict[str, object]],
     progress: Progress | None = None,
     extra: Callable[[Outcome], dict[str, object]] | None = None,
+    *,
+    with_history: bool = True,
 ) -> Iterator[dict[str, object]]:
-    """Ask every question with its own groups; yield result lines in order (plus ``extra`` fields)."""
+    """Ask every question with its own groups, and its earlier turns unless ``with_history`` is off;
+    yield result lines in order (plus ``extra`` fields)."""
     for n, q in enumerate(questions, 1):
         groups = q.get("groups") or []
-        outcome = ask(str(q["question"]), [str(g) for g in groups] if isinstance(groups, list) else [])
+        history = history_of(q) if with_history else None
+        readers = [str(g) for g in groups] if isinstance(groups, list) else []
+        question = str(q["question"])
+        outcome = ask(question, readers, history=history) if history else ask(question, readers)
         if progress:
             progress(n)
         line = result_line(str(q["id"]), outcome)
@@ -156,9 +180,12 @@ class Asker:
         self.scale = scale
         self._recorded: dict[str, _RunRecorder] = {}
 
-    def __call__(self, question: str, groups: list[str]) -> Outcome:
+    def __call__(self, question: str, groups: list[str], *, history: list[str] | None = None) -> Outcome:
         recorder = _RunRecorder()
-        outcome = self.controller.ask(self.snapshot, question, groups, recorder=recorder, scale=self.scale)
+        turns = [Turn(t) for t in history or ()]
+        outcome = self.controller.ask(
+            self.snapshot, question, groups, recorder=recorder, scale=self.scale, history=turns
+        )
         self._recorded[outcome.run_id] = recorder
         return outcome
 

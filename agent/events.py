@@ -13,6 +13,7 @@ import numpy as np
 from evidence_loop.agent.outcome import Evidence, Outcome
 from evidence_loop.policies.comparison import Side, uncovered_sides
 from evidence_loop.policies.completeness import Checked
+from evidence_loop.policies.followup import Resolution, Turn
 from evidence_loop.policies.judge import Verdict
 from evidence_loop.policies.shape import Shape
 from evidence_loop.policies.types import EvidenceView, MissingPiece
@@ -30,8 +31,10 @@ from evidence_loop.traces.steps import (
     RecalledStep,
     RerankReplyStep,
     RerankRequestStep,
+    ResolvedStep,
     SideRecord,
     SlidStep,
+    TurnRecord,
     WindowRecord,
 )
 
@@ -83,6 +86,39 @@ def recorded_vector(step: EmbeddedStep) -> Vectors:
     """The vector an ``embedded`` step holds."""
     vector: Vectors = np.frombuffer(base64.b64decode(step.vector), dtype="<f4").astype(np.float32)
     return vector
+
+
+def resolved(history: Sequence[Turn], resolution: Resolution, offset: int) -> ResolvedStep:
+    """The earlier turns received and what the question took from them (``offset``: how many of the
+    oldest turns the policy left unread, so a carried turn is named by its place in ``history``)."""
+    return ResolvedStep(
+        history=[_turn(t) for t in history],
+        asked=resolution.asked,
+        question=resolution.text,
+        cue=resolution.cue,
+        carried=[{"kind": c.kind, "text": c.text, "turn": c.turn + offset} for c in resolution.carried],
+        prior_docs=list(resolution.prior_docs),
+        candidates=list(resolution.candidates),
+        unresolved=resolution.unresolved,
+        run_ids_read=[t.run_id for t in history if t.run_id is not None],
+    )
+
+
+def _turn(turn: Turn) -> TurnRecord:
+    record: TurnRecord = {"text": turn.text}
+    if turn.run_id is not None:
+        record["run_id"] = turn.run_id
+        record["doc_ids"] = list(turn.doc_ids)
+        if turn.resolved is not None:
+            record["resolved"] = turn.resolved
+    return record
+
+
+def recorded_history(step: ResolvedStep) -> list[Turn]:
+    """The earlier turns as the run received them (a replay resolves from these, not the store)."""
+    return [
+        Turn(t["text"], t.get("run_id"), t.get("resolved"), tuple(t.get("doc_ids", ()))) for t in step.history
+    ]
 
 
 def slid(window: Window, step: Step) -> SlidStep:
@@ -179,6 +215,8 @@ def decided(outcome: Outcome, *, inline_text: bool = False) -> DecidedStep:
         "documents": True,
         "signals": quiet,
     }
+    if outcome.resolved_question is None:  # a run given no history: recorded as before
+        exclude["resolved_question"] = True
     data = outcome.model_dump(mode="json", exclude=exclude)
     if not inline_text:
         _cite_spans(data)

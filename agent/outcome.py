@@ -159,6 +159,9 @@ class Outcome(_Frozen):
     run_id: str
     status: Status
     question: str
+    # the question the run answered when earlier turns of the conversation completed it
+    # (policies.followup); absent when it stood alone
+    resolved_question: str | None = None
     answer: Answer | None = None
     evidence: list[Evidence] = []
     # the evidence grouped by document version, in the order of each one's first window; absent from

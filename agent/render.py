@@ -13,6 +13,8 @@ def _short(text: str, width: int = 120) -> str:
 def render_outcome(outcome: Outcome, *, show_evidence: bool = True) -> str:
     """A readable block: status line, answer or missing pieces or conflicts, then the evidence windows."""
     lines = [f"[{outcome.status}] {outcome.question}"]
+    if outcome.resolved_question is not None:
+        lines.append(f"  read as: {outcome.resolved_question}")
     if outcome.answer is not None:
         lines += [f"  {line}" for line in outcome.answer.text.splitlines()]
         for c in outcome.answer.citations:

@@ -16,10 +16,11 @@ from typing import Any
 
 from evidence_loop.agent.conflict_check import ConflictChecker
 from evidence_loop.agent.controller import Controller
-from evidence_loop.agent.events import recorded_vector
+from evidence_loop.agent.events import recorded_history, recorded_vector
 from evidence_loop.agent.runtime import ConflictCheck, Deps, no_conflict_check
 from evidence_loop.agent.tracing import ListRecorder, corpus_fingerprint
 from evidence_loop.policies.config import Policy
+from evidence_loop.policies.followup import Turn
 from evidence_loop.tools.calibration import CorpusScale
 from evidence_loop.tools.embedder import Embedder, Vectors
 from evidence_loop.tools.errors import TamperedTraceError, TraceError
@@ -35,6 +36,7 @@ from evidence_loop.traces.steps import (
     LLMRequestStep,
     RerankReplyStep,
     RerankRequestStep,
+    ResolvedStep,
     StepModel,
 )
 
@@ -131,6 +133,14 @@ def _recorded_vector(trace: Trace, snapshot: Snapshot) -> Vectors | None:
     return recorded_vector(first) if first.embedder == snapshot.embedder.key else None
 
 
+def _recorded_history(trace: Trace) -> list[Turn]:
+    """The earlier turns the run was given, as it recorded them (runs it read are not read again)."""
+    for event in trace.events:
+        if isinstance(event.data, ResolvedStep):
+            return recorded_history(event.data)
+    return []
+
+
 def _comparable(steps: Sequence[TraceStep]) -> list[TraceStep]:
     """Steps to compare: the LLM's own request/reply records are transport, its verdicts are compared."""
     return [s for s in steps if not isinstance(s, LLM_STEPS)]
@@ -174,6 +184,7 @@ def replay(
         scale=CorpusScale.from_dict(header.judge["scale"]) if header.judge.get("scale") else None,
         vector=_recorded_vector(trace, snapshot),
         inline_text=not cites(trace),  # a schema 1 trace copied the text its steps cite
+        history=_recorded_history(trace),
     )
     seconds = time.perf_counter() - started
     divergence = first_divergence(_comparable([e.data for e in trace.events]), _comparable(recorder.steps))

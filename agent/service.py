@@ -19,15 +19,17 @@ from evidence_loop.agent import logs, tracing
 from evidence_loop.agent.calibrate import refresh_scale
 from evidence_loop.agent.conflict_check import ConflictChecker
 from evidence_loop.agent.controller import Controller
+from evidence_loop.agent.history import HistoryItem, RunCache, turns_of
 from evidence_loop.agent.outcome import Outcome, TraceRef
 from evidence_loop.agent.replay import ConflictFactory, ReplayReport, replay
 from evidence_loop.agent.runtime import ConflictCheck, Deps, freeze_heap
 from evidence_loop.agent.write_access import Writer
 from evidence_loop.policies.config import Policy
+from evidence_loop.policies.followup import Turn
 from evidence_loop.tools.calibration import CorpusScale
 from evidence_loop.tools.embed_config import EmbedConfig
 from evidence_loop.tools.embedder import Embedder, build_embedder
-from evidence_loop.tools.errors import InputError, QuestionTooLongError
+from evidence_loop.tools.errors import InputError, NotFoundError, QuestionTooLongError
 from evidence_loop.tools.llm_config import LLMConfig
 from evidence_loop.tools.pg import is_url
 from evidence_loop.tools.rerank_config import RerankConfig
@@ -74,6 +76,13 @@ def check_question(question: str, limit: int = MAX_QUESTION_CHARS) -> None:
         raise QuestionTooLongError(f"the question has {len(question)} characters; the limit is {limit}")
 
 
+def _readable(snapshot: Snapshot, doc_id: str, version: str, groups: Collection[str]) -> bool:
+    try:
+        return snapshot.readable(doc_id, version, groups)
+    except NotFoundError:
+        return False
+
+
 class Service:
     """Ask questions, manage documents and audit runs over one index folder."""
 
@@ -103,6 +112,7 @@ class Service:
         self.llm_info = dict(llm_info or {})
         self._write_lock = threading.Lock()
         self._scale: tuple[int, CorpusScale | None] | None = None
+        self._runs = RunCache()  # earlier turns read back by run id (agent.history)
 
     @classmethod
     def open(
@@ -172,17 +182,27 @@ class Service:
         *,
         caller: str | None = None,
         timeout_s: float | None = None,
+        history: Sequence[HistoryItem] | None = None,
     ) -> Outcome:
         """Run the loop for one question against the current snapshot, traced when tracing is on.
 
         Past ``timeout_s`` the run stops at its next step with ``DeadlineExceeded``; its trace is
         left incomplete (it ends with an ``aborted`` event), never half-written.
+
+        ``history`` holds the earlier turns of the conversation, oldest first: each a question
+        string, or ``{"question": ..., "run_id": ...}`` (a ``run_id`` is read back from the trace
+        store, ``NotFoundError`` when there is none or ``groups`` could not read it). A follow-up
+        ("它是哪一年推出的", "what about the Premium plan?") is resolved from them by rule
+        (``policies.followup``) and the trace records what was carried from which turn.
         """
         check_question(question, self.question_chars)
         snapshot = self.snapshot()
+        turns = turns_of(history, lambda run_id, text: self.turn(run_id, groups, text, snapshot))
+        for turn in turns:
+            check_question(turn.text, self.question_chars)
         run_id = self.deps.new_run_id()
         with structlog.contextvars.bound_contextvars(run_id=run_id):
-            outcome = self._run(snapshot, question, groups, run_id, caller, timeout_s)
+            outcome = self._run(snapshot, question, groups, run_id, caller, timeout_s, turns)
             logs.log_run(outcome, caller=caller)
         return outcome
 
@@ -194,11 +214,12 @@ class Service:
         run_id: str,
         caller: str | None,
         timeout_s: float | None,
+        history: Sequence[Turn] = (),
     ) -> Outcome:
         scale = self.scale(snapshot)
         if self.traces is None:
             return self.controller.ask(
-                snapshot, question, groups, run_id=run_id, timeout_s=timeout_s, scale=scale
+                snapshot, question, groups, run_id=run_id, timeout_s=timeout_s, scale=scale, history=history
             )
         head = tracing.header(
             run_id,
@@ -216,10 +237,36 @@ class Service:
         with self.traces.begin(head) as writer:
             recorder = tracing.TraceRecorder(writer)
             outcome = self.controller.ask(
-                snapshot, question, groups, recorder=recorder, run_id=run_id, timeout_s=timeout_s, scale=scale
+                snapshot,
+                question,
+                groups,
+                recorder=recorder,
+                run_id=run_id,
+                timeout_s=timeout_s,
+                scale=scale,
+                history=history,
             )
             final = writer.finish(outcome.status, versions_read=tracing.versions_read(outcome))
         return outcome.model_copy(update={"trace": TraceRef(id=run_id, hash=final)})
+
+    def turn(
+        self, run_id: str, groups: Collection[str], text: str | None = None, snapshot: Snapshot | None = None
+    ) -> Turn:
+        """An earlier turn read back from its run: the question it resolved to and the documents its
+        evidence came from that ``groups`` may read. ``NotFoundError`` when there is no such run or
+        it read with groups these do not cover (the same answer either way)."""
+        try:
+            run = self._runs.get(run_id, self.trace) if self.traces is not None else None
+        except NotFoundError:
+            run = None
+        if run is None or not run.groups <= set(groups):
+            raise NotFoundError(f"no trace for run {run_id!r}")
+        snapshot = snapshot or self.snapshot()
+        current = snapshot.current_versions()  # a document since deleted or closed to them lends nothing
+        docs = tuple(
+            d for d in sorted(run.doc_ids) if d in current and _readable(snapshot, d, current[d], groups)
+        )
+        return Turn(text or run.question, run_id, run.resolved, docs)
 
     def scale(self, snapshot: Snapshot) -> CorpusScale | None:
         """The corpus's scale for the judge, when the run will have vectors (read once per generation)."""

@@ -9,7 +9,6 @@ errors; a caller's mistake raises ``InputError``, an unknown or hidden document 
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -97,11 +96,6 @@ def reading_groups(caller: Caller, groups: Sequence[str] | None) -> tuple[str, .
         ) from None
 
 
-def takes_history(service: Service) -> bool:
-    """Whether this build's ``Service.ask`` accepts the earlier turns of a conversation."""
-    return "history" in inspect.signature(service.ask).parameters
-
-
 def ask(
     service: Service,
     caller: Caller,
@@ -111,12 +105,7 @@ def ask(
 ) -> Outcome:
     """Run the evidence loop for ``question``, read with the caller's groups (or a subset)."""
     read_with = reading_groups(caller, groups)
-    extra: dict[str, Any] = {}
-    if history:
-        if not takes_history(service):
-            raise InputError("this evidence-loop build does not take a conversation history; send none")
-        extra["history"] = list(history)
-    return service.ask(question, read_with, caller=caller.name, **extra)
+    return service.ask(question, read_with, caller=caller.name, history=list(history or ()))
 
 
 def search(service: Service, caller: Caller, query: str, k: int = 10) -> SearchResult:

@@ -63,6 +63,10 @@ ADDED_LATER: dict[str, object] = {
     "compare_sides": False,
     "screen_hidden": False,
     "refuse_contentless": False,
+    "followups": False,
+    "followup_turns": 8,
+    "followup_doc_boost": 0.0,
+    "followup_prior_k": 0,
 }
 
 
@@ -169,6 +173,12 @@ class Policy:
     # a question with no content word in either language ("?", "the") is refused with a missing piece
     # that asks for the subject (policies.question.contentless), never answered
     refuse_contentless: bool = True
+    # a follow-up is resolved by rule from the last followup_turns earlier turns (policies.followup);
+    # a hit in the source turn's evidence documents ranks as if its score were 1 + this times higher
+    followups: bool = True
+    followup_turns: int = 8
+    followup_doc_boost: float = 0.5
+    followup_prior_k: int = 1  # an earlier turn given as text: the documents of its best hits stand in
 
     @property
     def preset(self) -> Preset:

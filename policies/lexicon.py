@@ -279,3 +279,83 @@ SHAPE_EXPLANATION_EN: tuple[str, ...] = (
 SHAPE_EXPLANATION_ZH: tuple[str, ...] = tuple(
     "为什么 为何 为啥 原因 介绍 总结 概括 概述 解释 含义 意思 作用 用途 了解 怎么样 怎么回事 怎么会".split()
 )
+
+# --- follow-ups (policies.followup): words that point back at an earlier turn of a conversation ---
+# Chinese words that stand for what an earlier turn was about (longest first when matched).
+REFER_ZH: tuple[str, ...] = tuple(
+    "该产品 该服务 该部门 该型号 这款 那款 这一款 这个 那个 这项 那项 该项 它们 它俩 两者 二者 "
+    "它 其 该 此 本品".split()
+)
+# Words that hold 其/该/此/这个/那个 without pointing back ("其他", "应该", "因此", "这个月").
+NOT_REFER_ZH: tuple[str, ...] = tuple(
+    "其他 其它 其中 其实 其余 其次 其间 尤其 极其 与其 及其 应该 活该 该不该 因此 此外 如此 从此 此时 "
+    "彼此 由此 此前 此后 为此 就此 这个月 那个月 这个星期 这个周 该如何 该怎 该去 该找 该选 该在 该用 该做 "
+    "该填 该交 该带 该向 该注意 我该 应当".split()
+)
+REFER_PLURAL_ZH: tuple[str, ...] = ("它们", "它俩", "两者", "二者")
+# English: pronouns (a whole word), "this"/"that" unless a time word follows, "the same one".
+REFER_EN: tuple[str, ...] = (
+    "the same one", "this one", "that one", "it", "its", "they", "them", "their", "this", "that",
+    "these", "those", "both",
+)  # fmt: skip
+REFER_PLURAL_EN: frozenset[str] = _words("they them their these those both")
+# "this year", "that way": deixis of time and manner, not a subject
+NOT_REFER_AFTER_EN: frozenset[str] = _words(
+    "year month week time morning evening afternoon weekend way day night summer winter spring autumn fall"
+)
+# "that" is a conjunction unless one of these (or the end of the question) follows it
+REFER_THAT_BEFORE_EN: frozenset[str] = _words(
+    "is was does do did can will would cost costs work works include includes mean means apply applies "
+    "cover covers take takes need needs come comes have has support supports require requires one plan "
+    "device app product service model option offer"
+)
+# "is it possible to ...", "it takes two days to ...": an "it" that stands for nothing said before
+DUMMY_IT_EN: tuple[str, ...] = (
+    r"\bis it (?:possible|necessary|true|ok|okay|allowed|required|mandatory|worth)\b",
+    r"\bit(?: is|'s| was)? (?:possible|necessary|true|ok|okay|allowed|required|mandatory)\b",
+    r"\bit takes? (?:\w+ ){0,3}to\b",
+    r"\bdoes it take (?:\w+ ){0,3}to\b",
+)  # fmt: skip
+# Nouns too generic to name a subject on their own ("部门的负责人是谁", "does the app sync?")
+GENERIC_SUBJECTS_ZH: tuple[str, ...] = tuple(
+    "部门 产品 设备 机器 应用 软件 服务 套餐 型号 系统 课程 项目 功能 单位 办公室 科室 学院 门店 "
+    "会员卡".split()
+)
+GENERIC_SUBJECTS_EN: frozenset[str] = _words(
+    "app application device product plan service department office model unit machine program "
+    "course system phone card membership store"
+)
+# Words before a Chinese subject that frame the question ("请问", "那么"), and the words that end it
+# (a predicate, a question word, a particle): the subject of "X200路由器支持哪些频段" is "X200路由器".
+FRAMING_ZH: tuple[str, ...] = tuple(
+    "请问 我想问 我想知道 想问一下 你好 您好 那么 那 还有 另外 我们 我们的 我的 你们的 贵公司的 那请问 "
+    "谢谢 多谢 好的 好 嗯 明白了 知道了 收到".split()
+)
+PREDICATE_ZH: frozenset[str] = _words(
+    "的 是 有 支持 能 可以 可 会 要 需要 在 怎么 如何 怎样 多少 多久 多长 几 哪 哪些 哪个 哪里 什么 为什么 "
+    "每 每月 每年 每天 吗 呢 和 与 跟 比 对 用 适用 包括 包含 提供 收 需 还 也 都 一般 通常 最 从 到 给 被 "
+    "把 将 能否 是否 能不能 可不可以 有没有 是不是 怎么办 该 几年 几天 多大 多重 多高 何时 什么时候 "
+    "具体 主要 无法 不能 不 没 没有 已经 一直 为 由 向 找 去"
+)
+# English words that end a subject's noun phrase: verbs, auxiliaries, prepositions, question words
+PHRASE_BREAKS_EN: frozenset[str] = _words(
+    "is are was were be been being am do does did have has had can could will would should may might must "
+    "shall cost costs work works support supports include includes take takes need needs get gets come "
+    "comes mean means apply applies cover covers run runs last lasts charge charges require requires "
+    "allow allows offer offers open opens close closes use used make makes let lets go goes keep keeps "
+    "of in on at for to from with by per about into over under after before during between than and or "
+    "how what when where who why which whom whose if i you we he she they it this that these those "
+    "there here not no yes please also too still only just again"
+)
+DETERMINERS_EN: frozenset[str] = _words("the my your our a an their his her this that these those")
+# English words of a question that ask about a subject already on the table, never name one
+NOT_SUBJECT_EN: frozenset[str] = _words(
+    "same one ones thing things way thanks thank hi hello ok okay great sure cool bye good nice much lot"
+)
+# The opening of a statement that carries the conversation on ("we are moving abroad next month")
+STATEMENT_OPENINGS_EN: tuple[str, ...] = ("i ", "i'm ", "i am ", "we ", "we're ", "we are ", "my ", "our ")
+STATEMENT_OPENINGS_ZH: tuple[str, ...] = ("我", "我们", "我家", "本人")
+# A Chinese question opening with one of these has left its subject out ("可以顺延到明年吗")
+ZERO_SUBJECT_ZH: tuple[str, ...] = tuple(
+    "可以 可不可以 能不能 能否 能 需要 需不需要 要不要 是否 会不会 还能 还可以 也可以 也能 支持 适用".split()
+)

@@ -22,6 +22,7 @@ MissingKind = Literal[
     "conflict",
     "access_restricted",
     "no_question_content",
+    "ambiguous_subject",
 ]
 
 

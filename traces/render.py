@@ -22,6 +22,7 @@ from evidence_loop.traces.steps import (
     RecalledStep,
     RerankReplyStep,
     RerankRequestStep,
+    ResolvedStep,
     SlidStep,
     StepModel,
 )
@@ -48,6 +49,22 @@ def _count(n: int, noun: str) -> str:
 
 def _embedded(step: EmbeddedStep) -> Lines:
     return [f"{step.embedder}, {step.dim} dimensions, digest {step.digest[:12]}"]
+
+
+def _resolved(step: ResolvedStep) -> Lines:
+    cue = step.cue or "none: the question stands alone"
+    lines = [f'{_count(len(step.history), "earlier turn")}, cue {cue}: "{short(step.question)}"']
+    for carried in step.carried:
+        lines.append(f'carried {carried["kind"]} "{short(carried["text"], 40)}" from turn {carried["turn"]}')
+    if step.candidates:
+        lines.append(f"ambiguous: {', '.join(step.candidates)}")
+    if step.unresolved:
+        lines.append("unresolved: no earlier turn names a subject")
+    if step.prior_docs:
+        lines.append(f"prior documents {', '.join(step.prior_docs)}")
+    if step.run_ids_read:
+        lines.append(f"runs read {', '.join(step.run_ids_read)}")
+    return lines
 
 
 def _recalled(step: RecalledStep) -> Lines:
@@ -156,6 +173,7 @@ def _aborted(step: AbortedStep) -> Lines:
 # each formatter takes its own step type; a test renders every kind of step
 FORMATTERS: dict[type[StepModel], Callable[[Any], Lines]] = {
     EmbeddedStep: _embedded,
+    ResolvedStep: _resolved,
     RecalledStep: _recalled,
     SlidStep: _slid,
     CheckedStep: _checked,
@@ -184,6 +202,7 @@ def _header_lines(trace: Trace) -> Lines:
         f"run       {h.run_id}  (schema {h.schema_version}, code {h.code_version})",
         f"time      {h.created_at}",
         f"question  {h.question}",
+        *(f"resolved  {text}" for text in _resolved_question(trace)),
         f"groups    {', '.join(h.groups) or '(none)'}",
         f"corpus    generation {h.corpus.generation}, fingerprint {h.corpus.fingerprint[:12]}, "
         f"{_count(len(h.corpus.versions_read), 'version')} read",
@@ -191,6 +210,14 @@ def _header_lines(trace: Trace) -> Lines:
         f"llm       {short(llm, 40)}{base}",
         "",
     ]
+
+
+def _resolved_question(trace: Trace) -> Lines:
+    """The question the run resolved the asked one to, when earlier turns changed it."""
+    for event in trace.events:
+        if isinstance(event.data, ResolvedStep) and event.data.question != event.data.asked:
+            return [event.data.question]
+    return []
 
 
 def _end_lines(trace: Trace) -> Lines:

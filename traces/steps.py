@@ -107,6 +107,41 @@ class RecalledStep(StepModel):
     hits: list[HitRecord]
 
 
+# --- a follow-up resolved from earlier turns -------------------------------------------------------
+
+
+@with_config(_STRICT)
+class TurnRecord(TypedDict):
+    text: str  # the earlier question as asked
+    run_id: NotRequired[str]  # its run, when one was given and read back
+    resolved: NotRequired[str]  # the question that run resolved it to
+    doc_ids: NotRequired[list[str]]  # its evidence documents the caller may read
+
+
+@with_config(_STRICT)
+class CarriedRecord(TypedDict):
+    kind: str  # subject | identifier | side | attribute
+    text: str
+    turn: int  # the earlier turn it came from, oldest 0
+
+
+class ResolvedStep(StepModel):
+    """The earlier turns a run was given and what the question took from them (policies.followup).
+
+    Recorded only for a run given a history: a run without one records none."""
+
+    step: Literal["resolved"] = Field(default="resolved", exclude=True)
+    history: list[TurnRecord]
+    asked: str
+    question: str  # what the loop ran
+    cue: str | None  # how the asked turn points back (ellipsis, pronoun, zero, generic, statement)
+    carried: list[CarriedRecord]
+    prior_docs: list[str]  # the source turn's documents: a recall prior
+    candidates: list[str]  # an ambiguous pointer's candidates
+    unresolved: bool
+    run_ids_read: list[str]
+
+
 # --- growing and checking windows -----------------------------------------------------------------
 
 
@@ -307,6 +342,7 @@ class AbortedStep(StepModel):
 
 TraceStep = Annotated[
     EmbeddedStep
+    | ResolvedStep
     | RecalledStep
     | SlidStep
     | CheckedStep

@@ -12,9 +12,11 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from evidence_loop.agent.api.auth import LOCAL, Caller, Keyring, Scope
 from evidence_loop.agent.api.limits import Limits
 from evidence_loop.agent.api.problems import ApiProblem
+from evidence_loop.agent.history import HistoryItem
 from evidence_loop.agent.outcome import Outcome
 from evidence_loop.agent.replay import ReplayReport
 from evidence_loop.agent.write_access import Writer
+from evidence_loop.policies.followup import Turn
 from evidence_loop.tools.snapshot import Snapshot
 from evidence_loop.tools.store import DocumentInfo, IngestReport
 from evidence_loop.tools.types import DocumentInput
@@ -35,7 +37,11 @@ class Backend(Protocol):
         *,
         caller: str | None = ...,
         timeout_s: float | None = ...,
+        history: Sequence[HistoryItem] | None = ...,
     ) -> Outcome: ...
+    def turn(
+        self, run_id: str, groups: Collection[str], text: str | None = ..., snapshot: Snapshot | None = ...
+    ) -> Turn: ...
     def ingest(
         self, docs: Iterable[DocumentInput], *, replace: bool = ..., writer: Writer | None = ...
     ) -> IngestReport: ...

@@ -8,10 +8,12 @@ from fastapi import APIRouter, Depends
 from evidence_loop.agent.api.auth import Caller, GroupsNotGranted, narrow
 from evidence_loop.agent.api.context import ApiContext, require
 from evidence_loop.agent.api.problems import PROBLEM_RESPONSES, ApiProblem
-from evidence_loop.agent.api.schemas import AskOptions, AskRequest, Health, Ready
+from evidence_loop.agent.api.routes_traces import visible_trace
+from evidence_loop.agent.api.schemas import AskOptions, AskRequest, Health, HistoryTurn, Ready
 from evidence_loop.agent.outcome import Outcome
 from evidence_loop.agent.service import check_question
-from evidence_loop.tools.errors import EvidenceLoopError
+from evidence_loop.policies.followup import Turn
+from evidence_loop.tools.errors import EvidenceLoopError, InputError
 
 READY_PROBE = "ready"
 
@@ -31,11 +33,37 @@ def ask_router(ctx: ApiContext) -> APIRouter:
         groups = reading_groups(caller, body.groups)
         timeout = min(body.options.timeout_s or ctx.limits.timeout_s, ctx.limits.timeout_s)
         # The run stops itself at its next step once the time is up, so an abandoned thread is freed too.
-        work = partial(ctx.service.ask, body.question, groups, caller=caller.name, timeout_s=timeout)
+        work = partial(_ask, ctx, caller, body, groups, timeout)
         outcome = await ctx.in_thread(work, timeout_s=timeout)
         return shaped(outcome, body.options)
 
     return router
+
+
+def _ask(
+    ctx: ApiContext, caller: Caller, body: AskRequest, groups: tuple[str, ...], timeout: float
+) -> Outcome:
+    turns = history_turns(ctx, caller, groups, body.history or [])
+    return ctx.service.ask(body.question, groups, caller=caller.name, timeout_s=timeout, history=turns)
+
+
+def history_turns(
+    ctx: ApiContext, caller: Caller, groups: tuple[str, ...], history: list[str | HistoryTurn]
+) -> list[Turn]:
+    """The earlier turns; a run named by id is read back only when this key may see its trace (the
+    trace routes' 404 otherwise), and only its documents the request's groups may read come along."""
+    turns: list[Turn] = []
+    for item in history:
+        if isinstance(item, str):
+            turns.append(Turn(item))
+        elif item.run_id is not None:
+            visible_trace(ctx, caller, item.run_id)
+            turns.append(ctx.service.turn(item.run_id, groups, item.question))
+        elif item.question is not None:
+            turns.append(Turn(item.question))
+        else:
+            raise InputError("a history turn needs its question or its run_id")
+    return turns
 
 
 def reading_groups(caller: Caller, requested: list[str] | None) -> tuple[str, ...]:

@@ -14,7 +14,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
 from evidence_loop.tools.types import DocFormat, DocumentInput
-from evidence_loop.traces.schema import TraceEvent, TraceFooter, TraceHeader
+from evidence_loop.traces.schema import RUN_ID_PATTERN, TraceEvent, TraceFooter, TraceHeader
 
 GROUP_NAME = r"^[^\s,]{1,64}$"
 # Deeper than any real document's metadata, shallow enough to be walked, stored and read back safely.
@@ -82,8 +82,20 @@ class AskOptions(_Strict):
     )
 
 
+class HistoryTurn(_Strict):
+    """An earlier turn: its question, its run, or both (a run is read back only when the key may read it)."""
+
+    question: Text | None = Field(default=None, min_length=1, description="the earlier question as asked")
+    run_id: str | None = Field(
+        default=None, pattern=RUN_ID_PATTERN, description="the run_id of its outcome (its trace is read back)"
+    )
+
+
+MAX_HISTORY_TURNS = 32
+
+
 class AskRequest(_Strict):
-    """A question, optionally narrowed to some of the key's groups."""
+    """A question, optionally narrowed to some of the key's groups, with the conversation's earlier turns."""
 
     question: Text = Field(min_length=1, description="the user's question; the server bounds its length")
     groups: list[Text] | None = Field(
@@ -92,6 +104,12 @@ class AskRequest(_Strict):
         description="read only with these groups (a subset of the key's); default: all of the key's",
     )
     options: AskOptions = Field(default_factory=AskOptions)
+    history: list[Text | HistoryTurn] | None = Field(
+        default=None,
+        max_length=MAX_HISTORY_TURNS,
+        description="the earlier turns of the conversation, oldest first: question strings, or objects "
+        "with the question and/or the run_id of its outcome; a follow-up is read with them",
+    )
 
 
 class DocumentIn(_Strict):

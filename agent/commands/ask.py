@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from evidence_loop.agent.commands.common import Subparsers, add_command, add_index_option, parse_groups
 from evidence_loop.agent.commands.session import add_policy_option, add_trace_options, open_service
+from evidence_loop.agent.history import read_history_file
 from evidence_loop.agent.render import render_outcome
 
 DESCRIPTION = """\
@@ -18,7 +20,8 @@ below. Every run writes a trace (see `evloop trace`)."""
 EPILOG = """\
 examples:
   evloop ask "LM-S10 的整机保修期是多久？"
-  evloop ask "员工购机优惠是多少？" --groups staff --json"""
+  evloop ask "员工购机优惠是多少？" --groups staff --json
+  evloop ask "它的整机保修期是多久？" --history-file turns.json   # ["LM-S10 支持哪些功能？"]"""
 
 
 def register(subparsers: Subparsers) -> None:
@@ -37,13 +40,22 @@ def register(subparsers: Subparsers) -> None:
         help="the asking user's groups (default: none)",
     )
     parser.add_argument("--json", action="store_true", help="print the outcome as one JSON object")
+    parser.add_argument(
+        "--history-file",
+        type=Path,
+        metavar="FILE",
+        default=None,
+        help="the conversation's earlier turns, oldest first: a JSON array of questions or "
+        '{"question": ..., "run_id": ...} objects, or one a line; a follow-up is read with them',
+    )
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    history = read_history_file(args.history_file) if args.history_file is not None else None
     service = open_service(args)
     try:
-        outcome = service.ask(args.question, args.groups)
+        outcome = service.ask(args.question, args.groups, history=history)
     finally:
         service.close()
     if args.json:

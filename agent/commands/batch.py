@@ -17,9 +17,10 @@ from evidence_loop.agent.evaluate import answer_all, read_questions, write_jsonl
 
 DESCRIPTION = """\
 Answer every question of a questions.jsonl file (one JSON object a line with `id`, `question`, and
-optional `groups`, as in the evaluation FORMAT.md) and write one result line per question to
---out: id, status, answer, evidence (doc_id, version, start, end, text), missing, latency_ms, plus
-conflicts, run_id and signals. The results file appears only when complete."""
+optional `groups` and `history`, the earlier questions of its conversation oldest first, as in the
+evaluation FORMAT.md) and write one result line per question to --out: id, status, answer, evidence
+(doc_id, version, start, end, text), missing, latency_ms, plus conflicts, run_id and signals. The results file
+appears only when complete."""
 
 EPILOG = """\
 examples:
@@ -37,6 +38,11 @@ def register(subparsers: Subparsers) -> None:
     add_trace_options(parser)
     add_policy_option(parser)
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--no-history",
+        action="store_true",
+        help="ask each question alone, ignoring its `history` field (to measure what the context is worth)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -46,7 +52,8 @@ def run(args: argparse.Namespace) -> int:
     service.settle()
     try:
         with progress_bar(len(questions), enabled=want_progress(len(questions), args.no_progress)) as advance:
-            count = write_jsonl(args.out, answer_all(service.ask, questions, advance))
+            answers = answer_all(service.ask, questions, advance, with_history=not args.no_history)
+            count = write_jsonl(args.out, answers)
     finally:
         service.close()
     print(f"answered {count} questions -> {args.out}")

@@ -94,6 +94,9 @@ def register(subparsers: Subparsers) -> None:
     add_embed_cache_option(parser)
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument(
+        "--no-history", action="store_true", help="ask each question alone, ignoring its `history` field"
+    )
+    parser.add_argument(
         "--store",
         metavar="URL",
         default=None,
@@ -135,7 +138,8 @@ def run(args: argparse.Namespace) -> int:
             enabled = want_progress(len(questions), args.no_progress)
             with progress_bar(len(questions), enabled=enabled) as advance:
                 ask = Asker(controller, snapshot, scale)
-                write_jsonl(out, answer_all(ask, questions, advance, ask.extra))
+                answers = answer_all(ask, questions, advance, ask.extra, with_history=not args.no_history)
+                write_jsonl(out, answers)
             causes[mode] = _attribution(questions, out)
             profiles[mode] = _profile(out, policy)
             scores[mode] = score(args.set_dir, out)

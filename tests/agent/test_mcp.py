@@ -217,8 +217,8 @@ def test_over_http_the_key_bounds_the_groups_and_a_request_without_one_is_refuse
     )
 
 
-def test_history_is_refused_clearly_by_a_build_whose_service_takes_none(tmp_path: Path) -> None:
-    """Until ``Service.ask`` takes the conversation, a history is an error that says so, not ignored."""
+def test_the_ask_tool_reads_a_follow_up_with_its_history(tmp_path: Path) -> None:
+    """The tool's history reaches the loop: "and for X?" keeps the asked attribute and swaps the entity."""
     from evidence_loop.agent import toolkit
     from evidence_loop.agent.api.auth import LOCAL
 
@@ -226,13 +226,12 @@ def test_history_is_refused_clearly_by_a_build_whose_service_takes_none(tmp_path
         service.ingest(
             [DocumentInput(doc_id="w", text="# Warranty\n\nThe LM-X200 has a one-year warranty.\n")]
         )
-        if toolkit.takes_history(service):
-            outcome = toolkit.ask(service, LOCAL, "And the LM-X200?", None, ["How long is the warranty?"])
-            assert outcome.question == "And the LM-X200?"
-        else:
-            with pytest.raises(InputError, match="history"):
-                toolkit.ask(service, LOCAL, "And the LM-X200?", None, ["How long is the warranty?"])
-        assert toolkit.ask(service, LOCAL, "How long is the LM-X200 warranty?", None, []).status == "answered"
+        alone = toolkit.ask(service, LOCAL, "And for the LM-X200?", None, [])
+        followed = toolkit.ask(service, LOCAL, "And for the LM-X200?", None, ["How long is the warranty?"])
+        assert alone.resolved_question is None
+        assert followed.question == "And for the LM-X200?"
+        assert followed.resolved_question is not None and "warranty" in followed.resolved_question.lower()
+        assert followed.status == "answered"
 
 
 def test_a_stdio_session_runs_as_the_caller_its_environment_names(keys_file: Path) -> None:

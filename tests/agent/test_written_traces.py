@@ -33,9 +33,13 @@ def _raw_events(path: Path) -> list[dict[str, object]]:
     return [r for r in records if r["type"] == "event"]
 
 
+# steps added after the written traces, each replayed by tests of its own (tests/agent/test_followups.py)
+LATER_STEPS = {"resolved"}
+
+
 def test_the_written_traces_hold_every_kind_of_step() -> None:
     written = {str(e["step"]) for path in WRITTEN.glob("*.jsonl") for e in _raw_events(path)}
-    assert written == set(STEP_KINDS)
+    assert written == set(STEP_KINDS) - LATER_STEPS
 
 
 @pytest.mark.parametrize("path", TRACES, ids=[p.stem for p in TRACES])

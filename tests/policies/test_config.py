@@ -24,6 +24,10 @@ RULES_ADDED_SINCE: dict[str, object] = {
     "shape_outcome_chars": 3000,
     "screen_hidden": True,
     "refuse_contentless": True,
+    "followups": True,
+    "followup_turns": 8,
+    "followup_doc_boost": 0.5,
+    "followup_prior_k": 1,
 }
 RECORDED_HASHES = {
     "adaptive": "4db54ea529f9741b6ad441ad76c64279f4e977d99ce75bada2ee591de57b0ab1",

@@ -24,6 +24,7 @@ from evidence_loop.traces.steps import (
     RecalledStep,
     RerankReplyStep,
     RerankRequestStep,
+    ResolvedStep,
     SlidStep,
     TraceStep,
     ValueRecord,
@@ -52,6 +53,17 @@ MESSAGES = [MessageRecord(role="user", content="两处退款期限是否冲突�
 # one step of every kind, in the shapes the loop writes them
 EXAMPLES: dict[str, TraceStep] = {
     "embedded": EmbeddedStep(embedder="fake:fake:64", dim=2, digest="d1" * 32, vector="AACAPwAAAEA="),
+    "resolved": ResolvedStep(
+        history=[{"text": "X200路由器支持哪些频段", "run_id": "r-0000", "doc_ids": ["x200"]}],
+        asked="它是哪一年推出的",
+        question="X200路由器是哪一年推出的",
+        cue="pronoun",
+        carried=[{"kind": "subject", "text": "X200路由器", "turn": 0}],
+        prior_docs=["x200"],
+        candidates=[],
+        unresolved=False,
+        run_ids_read=["r-0000"],
+    ),
     "recalled": RecalledStep(round=1, query="开课前 退款", k=12, hits=HITS),
     "slid": SlidStep(
         doc_id="refund-faq",

@@ -42,6 +42,7 @@ def test_the_timeline_opens_with_run_time_question_groups_corpus_and_policy(
 
 FIRST_LINES = {
     "embedded": "fake:fake:64, 2 dimensions, digest d1d1d1d1d1d1",
+    "resolved": '1 earlier turn, cue pronoun: "X200路由器是哪一年推出的"',
     "recalled": 'query "开课前 退款" round 1, k 12: 5 hits',
     "slid": "refund-faq@3 units 3-4 (2) left +sentence, score 0.610 -> 0.830",
     "checked": "score 0.610, relevance 0.800, slot_coverage 1.000, boundary 0.500, 1 window",
