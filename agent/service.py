@@ -19,14 +19,14 @@ from evidence_loop.agent import logs, tracing
 from evidence_loop.agent.calibrate import refresh_scale
 from evidence_loop.agent.conflict_check import ConflictChecker
 from evidence_loop.agent.controller import Controller
-from evidence_loop.agent.outcome import Outcome, TraceRef
+from evidence_loop.agent.outcome import NotTraced, Outcome, TraceRef
 from evidence_loop.agent.replay import ConflictFactory, ReplayReport, replay
 from evidence_loop.agent.runtime import ConflictCheck, Deps, freeze_heap
 from evidence_loop.policies.config import Policy
 from evidence_loop.tools.calibration import CorpusScale
 from evidence_loop.tools.embed_config import EmbedConfig
 from evidence_loop.tools.embedder import Embedder, build_embedder
-from evidence_loop.tools.errors import InputError, QuestionTooLongError
+from evidence_loop.tools.errors import InputError, QuestionTooLongError, TraceStoreUnavailableError
 from evidence_loop.tools.llm_config import LLMConfig
 from evidence_loop.tools.pg import is_url
 from evidence_loop.tools.rerank_config import RerankConfig
@@ -39,6 +39,11 @@ from evidence_loop.traces import Trace, TraceStore, VerifyResult
 from evidence_loop.traces.citations import resolve, with_citations
 
 TRACES_SUBDIR = "traces"
+WhenTracesFail = Literal["refuse", "answer-untraced"]
+"""What a run does when its trace cannot be written: no answer (the default: every answer has its
+audit record), or an answer whose outcome says it was not traced."""
+WHEN_TRACES_FAIL: tuple[WhenTracesFail, ...] = ("refuse", "answer-untraced")
+log = structlog.get_logger("evloop.service")
 
 
 def conflict_check_for(policy: Policy, llm: LLMConfig | None) -> ConflictCheck | None:
@@ -89,8 +94,11 @@ class Service:
         question_chars: int = MAX_QUESTION_CHARS,
         embedder: Embedder | None = None,
         reranker: Reranker | None = None,
+        when_traces_fail: WhenTracesFail = "refuse",
     ) -> None:
         self.store = store
+        self.when_traces_fail = when_traces_fail
+        self._trace_failure: TraceStoreUnavailableError | None = None  # the last, until a trace is written
         self.embedder = embedder
         self.reranker = reranker
         self.question_chars = question_chars
@@ -116,6 +124,7 @@ class Service:
         embedder: Embedder | EmbedConfig | Literal["configured"] | None = "configured",
         reranker: Reranker | RerankConfig | Literal["configured"] | None = "configured",
         llm: LLMConfig | Literal["configured"] | None = "configured",
+        when_traces_fail: WhenTracesFail = "refuse",
     ) -> Service:
         """A service over ``index`` (a folder, or a PostgreSQL URL); traces default to
         ``index/traces``. The embedder, the reranker and the conflict check's LLM are the ones the
@@ -146,6 +155,7 @@ class Service:
             question_chars=question_chars,
             embedder=embedder,
             reranker=reranker,
+            when_traces_fail=when_traces_fail,
         )
 
     def snapshot(self) -> Snapshot:
@@ -212,13 +222,38 @@ class Service:
             scale=scale,
             reranker=self.controller.reranker_for(),
         )
-        with self.traces.begin(head) as writer:
-            recorder = tracing.TraceRecorder(writer)
+        try:
+            with self.traces.begin(head) as writer:
+                recorder = tracing.TraceRecorder(writer)
+                outcome = self.controller.ask(
+                    snapshot, question, groups, recorder=recorder, run_id=run_id, timeout_s=timeout_s,
+                    scale=scale,
+                )  # fmt: skip
+                final = writer.finish(outcome.status, versions_read=tracing.versions_read(outcome))
+        except TraceStoreUnavailableError as exc:
+            self._trace_failure = exc
+            if self.when_traces_fail != "answer-untraced":
+                raise
+            log.warning("answering untraced", run_id=run_id, error=str(exc))
             outcome = self.controller.ask(
-                snapshot, question, groups, recorder=recorder, run_id=run_id, timeout_s=timeout_s, scale=scale
+                snapshot, question, groups, run_id=run_id, timeout_s=timeout_s, scale=scale
             )
-            final = writer.finish(outcome.status, versions_read=tracing.versions_read(outcome))
+            reason = (
+                f"not traced: {exc.reason} where traces are kept; answered untraced by the operator's choice"
+            )
+            return outcome.model_copy(update={"trace": NotTraced(id=run_id, reason=reason)})
+        self._trace_failure = None
         return outcome.model_copy(update={"trace": TraceRef(id=run_id, hash=final)})
+
+    def traces_writable(self) -> TraceStoreUnavailableError | None:
+        """None when a trace can be written now; else why not. Cheap: after a failed trace, or on a
+        (nearly) full disk, it writes a small probe file (``TraceStore.probe``)."""
+        if self.traces is None:
+            return None
+        failure = self.traces.probe(failed=self._trace_failure is not None)
+        if failure is None:
+            self._trace_failure = None
+        return failure
 
     def scale(self, snapshot: Snapshot) -> CorpusScale | None:
         """The corpus's scale for the judge, when the run will have vectors (read once per generation)."""

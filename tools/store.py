@@ -37,8 +37,9 @@ from types import TracebackType
 from evidence_loop.tools import generation as gen
 from evidence_loop.tools import store_embedder, vectors
 from evidence_loop.tools.calibration import CorpusScale, read_scale, write_scale
+from evidence_loop.tools.disk import disk_error
 from evidence_loop.tools.embedder import Embedder
-from evidence_loop.tools.errors import EmbedderError, IndexStateError, NotFoundError
+from evidence_loop.tools.errors import DiskError, EmbedderError, IndexStateError, NotFoundError
 from evidence_loop.tools.generation import BM25_DIR, PASSAGES_DIR, gen_dir
 from evidence_loop.tools.index import RecallIndex
 from evidence_loop.tools.ingest import Tally, apply_document, retire_document
@@ -46,6 +47,7 @@ from evidence_loop.tools.schema import (
     DB_NAME,
     check_schema,
     connect,
+    connect_read_only,
     create_schema,
     database_errors,
     is_blank,
@@ -106,10 +108,14 @@ class Store:
         self._past: OrderedDict[int, Snapshot] = OrderedDict()
         self._lock = threading.RLock()
         self._write_lock = threading.Lock()
+        self._read_only: DiskError | None = None  # why the store could be opened for reading only
 
     @property
     def _sqlite(self) -> sqlite3.Connection:
         """The write connection of a store in a folder (a subclass over another database has none)."""
+        if self._read_only is not None:
+            doing = "writing (the disk took no writes when the store was opened: it was opened to read)"
+            raise DiskError(str(self._folder), full=self._read_only.full, doing=doing)
         if self._writer is None:
             raise RuntimeError(f"{type(self).__name__} writes through its own connections")
         return self._writer
@@ -140,8 +146,18 @@ class Store:
             raise IndexStateError(
                 f"no index at {folder}; create one with `evloop ingest PATH --index {folder}`"
             )
-        folder.mkdir(parents=True, exist_ok=True)
-        writer = connect(db_path)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            writer = connect(db_path)
+        except (OSError, DiskError) as exc:
+            disk = disk_error(exc, folder, "opening the store")
+            if disk is None:
+                raise
+            if not db_path.is_file() or reembed or rebuild_index:
+                raise disk from exc
+            # A full or failing disk: read without writing; writes are refused until it is opened again.
+            source = DbSource(connect_read_only(db_path, disk), folder)
+            return cls._opened(folder, source, embedder, checkpoint, disk)
         try:
             with database_errors(folder):
                 if create and is_blank(writer):
@@ -163,6 +179,27 @@ class Store:
                     store._reembed(embed_progress)
                 elif rebuild_index:
                     store._rebuild_index()
+            gen.verify_files(folder, store._generation, hashes=False)
+            store._check_embedder()
+        except BaseException:
+            store.close()
+            raise
+        return store
+
+    @classmethod
+    def _opened(
+        cls,
+        folder: Path,
+        source: DbSource,
+        embedder: Embedder | None,
+        checkpoint: Checkpoint | None,
+        read_only: DiskError,
+    ) -> Store:
+        """A store opened for reading only, on a disk that takes no writes (``read_only`` says why)."""
+        store = cls(folder, None, source, 0, embedder, checkpoint)
+        store._read_only = read_only
+        try:
+            store._generation = source.read(read_generation)
             gen.verify_files(folder, store._generation, hashes=False)
             store._check_embedder()
         except BaseException:
@@ -284,7 +321,8 @@ class Store:
     def close(self) -> None:
         """Close the database connections; snapshots taken from this store stop reading versions."""
         with self._write_lock:
-            self._sqlite.close()
+            if self._writer is not None:
+                self._writer.close()
         self._source.close()
 
     def __enter__(self) -> Store:
@@ -309,12 +347,18 @@ class Store:
                 snapshot = self._publish(conn, generation)
                 self._checkpoint("index")
                 conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
+            except BaseException as exc:
+                # Told before the cleanup frees space: a write without errno fails for want of it.
+                disk = disk_error(
+                    exc, self._folder, "writing: the change was rolled back, nothing was written"
+                )
+                if conn.in_transaction:  # SQLite may have rolled back itself (a full disk does)
                     conn.execute("ROLLBACK")
-                    # Under the write lock this folder can only be our own, uncommitted one.
-                    if generation > 0:
-                        shutil.rmtree(gen_dir(self._folder, generation), ignore_errors=True)
+                # Under the write lock this folder can only be our own, uncommitted one.
+                if generation > 0:
+                    shutil.rmtree(gen_dir(self._folder, generation), ignore_errors=True)
+                if disk is not None and disk is not exc:
+                    raise disk from exc
                 raise
             self._checkpoint("commit")
             with self._lock:

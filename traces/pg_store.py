@@ -30,8 +30,16 @@ from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evidence_loop.tools.errors import InputError, NotFoundError, TraceError
-from evidence_loop.tools.pg import connect, unavailable
+from evidence_loop.tools.errors import (
+    DiskError,
+    EvidenceLoopError,
+    InputError,
+    NotFoundError,
+    StoreStateError,
+    TraceError,
+    TraceStoreUnavailableError,
+)
+from evidence_loop.tools.pg import connect, redact, unavailable
 from evidence_loop.traces.citations import TextSource, with_citations
 from evidence_loop.traces.reader import parse_trace
 from evidence_loop.traces.retention import PruneReport
@@ -214,8 +222,20 @@ class PgTraceStore(TraceStore):
                 self._committer.start()
         self._queue.put(run)
         run.done.wait()
+        if isinstance(run.error, StoreStateError | DiskError):  # the run's record is not stored
+            raise TraceStoreUnavailableError(f"the store {redact(self.url)}", str(run.error)) from run.error
         if run.error is not None:
             raise run.error
+
+    def probe(self, *, failed: bool = False) -> TraceStoreUnavailableError | None:
+        """None when runs can be recorded; after a failed one, a statement must reach the database."""
+        if not failed:
+            return None
+        try:
+            self._query("SELECT 1", ())
+        except EvidenceLoopError as exc:
+            return TraceStoreUnavailableError(f"the store {redact(self.url)}", str(exc))
+        return None
 
     def _commit_loop(self) -> None:
         conn: psycopg.Connection[Any] | None = None

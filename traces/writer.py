@@ -18,7 +18,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, BinaryIO, Self
 
-from evidence_loop.tools.errors import TraceError
+from evidence_loop.tools.disk import check_write, disk_error
+from evidence_loop.tools.errors import TraceError, TraceStoreUnavailableError
 from evidence_loop.traces.hashing import event_hash_of_text, plain_canonical_json, sha256_hex
 from evidence_loop.traces.schema import SCHEMA_VERSION, TraceFooter, TraceHeader
 from evidence_loop.traces.steps import AbortedStep, TraceStep
@@ -32,6 +33,18 @@ def _line(record: Mapping[str, Any]) -> bytes:
     """One committed record: compact JSON in field order, then a newline."""
     text = json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     return text.encode("utf-8") + b"\n"
+
+
+def unwritable(path: Path, exc: BaseException, *, where: Path | None = None) -> TraceStoreUnavailableError:
+    """The error of a trace that cannot be written at ``path`` (named as ``where`` if given): the
+    disk's reason (no space, an I/O error), or the system's."""
+    disk = disk_error(exc, path.parent, "writing a trace")
+    cause = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    if disk is not None:
+        reason = "no space left on the disk" if disk.full else f"an I/O error on the disk ({cause})"
+    else:
+        reason = cause
+    return TraceStoreUnavailableError(str(where or path), reason, disk=disk)
 
 
 def seal_header(header: TraceHeader) -> TraceHeader:
@@ -134,11 +147,16 @@ class TraceWriter:
                 self._folder_sync()
             else:
                 self._sync_directories()
+        except OSError as exc:
+            raise unwritable(self._path, exc) from exc
         finally:
             self._file.close()  # even when fsync fails: nothing may follow the footer
         self._footer = footer
         if self._on_finish is not None:
-            self._on_finish(self._path, self._header, footer, self._bytes)
+            try:
+                self._on_finish(self._path, self._header, footer, self._bytes)
+            except OSError as exc:  # the day's manifest is part of the record: unrecorded, unanswered
+                raise unwritable(self._path, exc) from exc
         return footer.hash
 
     def close(self) -> None:
@@ -172,16 +190,17 @@ class TraceWriter:
 
     def _write_bytes(self, line: bytes, *, sync: bool | None = None) -> None:
         try:
+            check_write(self._path)
             self._file.write(line)
             self._file.flush()
-        except OSError:
+            if self._fsync_each if sync is None else sync:
+                self._fsync(self._file.fileno())
+        except OSError as exc:
             # A half-written line must stay the last one (readers see it as torn): write nothing more.
             with contextlib.suppress(OSError):
                 self._file.close()
-            raise
+            raise unwritable(self._path, exc) from exc
         self._bytes += len(line)
-        if self._fsync_each if sync is None else sync:
-            self._fsync(self._file.fileno())
 
     def _sync_directories(self) -> None:
         """Make the new file's directory entry (and any new parent directories) durable."""
