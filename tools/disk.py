@@ -11,9 +11,11 @@ without a clear errno counts as "disk full" when the disk under the folder has (
 space left at that moment, as "an I/O error" when it is one of SQLite's I/O errors, and as
 neither otherwise.
 
-``EVLOOP_INJECT_FAULT=ENOSPC:/some/path`` (or ``EIO:``) makes every write this project makes
-itself under that path fail with that error, the way a full or failing disk would: the tests use
-it where no small filesystem can be mounted (mounting needs root).
+The fault-injection seam: with ``EVLOOP_INJECT_FAULT=FILE``, while FILE holds ``ENOSPC /some/path``
+(or ``EIO /some/path``) every write this project makes itself under that path (trace lines, index
+files) fails with that error, the way a full or failing disk would; removing FILE ends the fault,
+in a running server too. The tests use it where no small filesystem can be mounted (that needs
+root). Unset (always, outside tests), the seam costs one environment lookup per write.
 """
 
 from __future__ import annotations
@@ -58,8 +60,8 @@ def disk_error(exc: BaseException, folder: Path | str, doing: str) -> DiskError 
             return DiskError(shown, full=True, doing=doing, cause=exc.strerror or "")
         if code in _IO_ERRNOS:
             return DiskError(shown, full=False, doing=doing, cause=exc.strerror or "")
-        if code is None and is_full(Path(folder)):
-            return DiskError(shown, full=True, doing=doing, cause=str(exc))
+        if code is None and is_full(Path(folder)):  # a library's short write ("N requested and M written")
+            return DiskError(shown, full=True, doing=doing)
         return None
     if isinstance(exc, sqlite3.Error):
         primary = (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF
@@ -71,15 +73,17 @@ def disk_error(exc: BaseException, folder: Path | str, doing: str) -> DiskError 
 
 
 def check_write(path: Path) -> None:
-    """Raise the injected fault (``EVLOOP_INJECT_FAULT``) if it covers ``path``; else nothing."""
-    spec = os.environ.get(FAULT_ENV)
-    if not spec:
+    """Raise the injected fault (see the module docstring) if it covers ``path``; else nothing."""
+    control = os.environ.get(FAULT_ENV)
+    if not control:
         return
-    name, _, prefix = spec.partition(":")
+    try:
+        name, _, prefix = Path(control).read_text(encoding="utf-8").strip().partition(" ")
+    except OSError:
+        return  # no control file (yet, or any more): no fault
     code = _FAULTS.get(name)
     if code is None or not prefix:
         return
-    target = os.path.abspath(path)
-    root = os.path.abspath(prefix)
+    target, root = os.path.abspath(path), os.path.abspath(prefix.strip())
     if target == root or target.startswith(root.rstrip(os.sep) + os.sep):
         raise OSError(code, os.strerror(code), str(path))

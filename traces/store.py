@@ -112,7 +112,6 @@ class TraceStore:
             raise InputError(f"run {run_id} already has a trace at {existing}")
         path = day / f"{run_id}.jsonl"
         try:
-            check_write(path)
             new_dirs = self._make_dirs(day)
             file = path.open("xb")
         except FileExistsError as exc:
