@@ -70,6 +70,11 @@ def _trace_store(index: Location, folder: Path | None) -> TraceStore:
     return TraceStore(folder or Path(index) / TRACES_SUBDIR, fsync=os.fdatasync)
 
 
+def untraced_reason(exc: TraceStoreUnavailableError) -> str:
+    """What an outcome answered without its trace says about it (no server path in it)."""
+    return f"not traced: {exc.reason} where traces are kept; answered untraced by the operator's choice"
+
+
 def check_question(question: str, limit: int = MAX_QUESTION_CHARS) -> None:
     """A question is non-empty text of bounded length; anything else is the caller's error."""
     if not question.strip():
@@ -233,15 +238,12 @@ class Service:
         except TraceStoreUnavailableError as exc:
             self._trace_failure = exc
             if self.when_traces_fail != "answer-untraced":
-                raise
+                raise  # fail closed: no answer without its audit record
             log.warning("answering untraced", run_id=run_id, error=str(exc))
             outcome = self.controller.ask(
                 snapshot, question, groups, run_id=run_id, timeout_s=timeout_s, scale=scale
             )
-            reason = (
-                f"not traced: {exc.reason} where traces are kept; answered untraced by the operator's choice"
-            )
-            return outcome.model_copy(update={"trace": NotTraced(id=run_id, reason=reason)})
+            return outcome.model_copy(update={"trace": NotTraced(id=run_id, reason=untraced_reason(exc))})
         self._trace_failure = None
         return outcome.model_copy(update={"trace": TraceRef(id=run_id, hash=final)})
 

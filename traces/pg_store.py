@@ -36,6 +36,7 @@ from evidence_loop.tools.errors import (
     InputError,
     NotFoundError,
     StoreStateError,
+    StoreUnavailableError,
     TraceError,
     TraceStoreUnavailableError,
 )
@@ -222,7 +223,11 @@ class PgTraceStore(TraceStore):
                 self._committer.start()
         self._queue.put(run)
         run.done.wait()
-        if isinstance(run.error, StoreStateError | DiskError):  # the run's record is not stored
+        # A database that refuses the run's records (out of space, a failed statement) is this run's
+        # trace store failing; one that cannot be reached at all stays StoreUnavailableError, the
+        # whole store's state (/readyz says "store": "unreachable").
+        refused = isinstance(run.error, StoreStateError | DiskError)
+        if refused and not isinstance(run.error, StoreUnavailableError):
             raise TraceStoreUnavailableError(f"the store {redact(self.url)}", str(run.error)) from run.error
         if run.error is not None:
             raise run.error
