@@ -208,14 +208,16 @@ def _verify_rows(args: argparse.Namespace, store: TraceStore, texts: TextSource 
     rows = (
         store.verify_all(texts) if args.all else iter([(args.target, _verify_one(store, args.target, texts))])
     )
-    total = bad = 0
+    total = bad = unwritten = 0
     for run, result in rows:
         total += 1
         bad += not result.ok
+        unwritten += not result.written
         if not (args.all and result.ok and result.written and not result.replaced):
             print(f"{run}: {_verdict(result)} - {result.reason}")
     if args.all:
-        print(f"{total - bad} of {total} traces verify")
+        never = f" ({unwritten} of them never written: no failure)" if unwritten else ""
+        print(f"{total - bad} of {total} traces verify{never}")
     if bad:
         raise TraceError(f"{bad} of {total} traces failed verification")
     return 0
