@@ -12,9 +12,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fastapi.testclient import TestClient
 
+from evidence_loop.agent.api.app import create_app
 from evidence_loop.agent.cli import main
 from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.service import Service
 from evidence_loop.tools.generation import BM25_DIR
 from evidence_loop.tools.store import Store
 from tests.disk_support import SmallDisk, small_disk
@@ -105,3 +108,19 @@ def test_an_io_error_under_the_traces_is_reported_as_one(
     assert code == 1
     assert "an I/O error on the disk" in err and str(index / "traces") in err, err
     assert [path for path in (index / "traces").rglob("*.jsonl")] == []
+
+
+def test_a_document_posted_on_a_full_disk_is_a_503_and_writes_nothing(disk: SmallDisk, index: Path) -> None:
+    text = "# Gift cards\n\n" + "".join(f"Card {i} stays valid for {i} months.\n" for i in range(15000))
+    document = {"doc_id": "gift-cards", "title": "Gift cards", "text": text, "format": "markdown"}
+    with Service.open(index) as service, TestClient(create_app(service, None)) as client:
+        before = client.get("/v1/documents").json()
+        disk.fill(leave_bytes=200_000)
+        refused = client.post("/v1/documents", json=document)
+        disk.free()
+        after = client.get("/v1/documents").json()
+
+    assert refused.status_code == 503, refused.text
+    assert refused.json()["type"] == "urn:evloop:problem:storage-unavailable"
+    assert str(index) not in refused.text, "server paths go to the log, not to the caller"
+    assert after == before
