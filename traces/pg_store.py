@@ -24,6 +24,7 @@ import io
 import json
 import queue
 import threading
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
@@ -45,7 +46,7 @@ from evidence_loop.traces.citations import TextSource, with_citations
 from evidence_loop.traces.reader import parse_trace
 from evidence_loop.traces.retention import PruneReport
 from evidence_loop.traces.schema import Trace, TraceHeader, TraceSummary
-from evidence_loop.traces.store import TraceStore, _check_run_id, _short_question
+from evidence_loop.traces.store import PROBE_BYTES, TraceStore, _check_run_id, _short_question
 from evidence_loop.traces.verify import HEADER_SEQ, VerifyResult, verify
 from evidence_loop.traces.writer import TraceWriter, seal_header
 
@@ -61,6 +62,11 @@ _INSERT_RUNS = """INSERT INTO trace_runs (run_id, created_at, question, status, 
 _INSERT_RECORDS = """INSERT INTO trace_records (run_id, n, line)
     SELECT %s, ord - 1, line FROM unnest(%s::text[]) WITH ORDINALITY AS t(line, ord)"""
 _SUMMARY = "run_id, created_at, status, outcome_status, question, final_hash, events, bytes"
+# The readiness probe's run: one record of hex digits (as incompressible as a trace line), never committed.
+_PROBE = """WITH run AS (INSERT INTO trace_runs (run_id, created_at, question, status, events, bytes)
+    VALUES (%(id)s, now(), '', 'incomplete', 0, 0) RETURNING run_id)
+    INSERT INTO trace_records (run_id, n, line) SELECT run_id, 0,
+    (SELECT string_agg(md5(random()::text || i), '') FROM generate_series(1, %(chunks)s) AS i) FROM run"""
 
 
 @dataclass
@@ -233,11 +239,16 @@ class PgTraceStore(TraceStore):
             raise run.error
 
     def probe(self, *, failed: bool = False) -> TraceStoreUnavailableError | None:
-        """None when runs can be recorded; after a failed one, a statement must reach the database."""
+        """None when runs can be recorded. After a failed one, a run of about a header's size is
+        written and rolled back: the tables must take it (a database out of space refuses it)."""
         if not failed:
             return None
+        from psycopg import Rollback
+
         try:
-            self._query("SELECT 1", ())
+            with unavailable(self.url), connect(self.url) as conn, conn.transaction():
+                conn.execute(_PROBE, {"id": f".probe-{uuid.uuid4().hex}", "chunks": PROBE_BYTES // 32})
+                raise Rollback()
         except EvidenceLoopError as exc:
             return TraceStoreUnavailableError(f"the store {redact(self.url)}", str(exc))
         return None
