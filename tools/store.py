@@ -146,6 +146,32 @@ class Store:
             raise IndexStateError(
                 f"no index at {folder}; create one with `evloop ingest PATH --index {folder}`"
             )
+        writer, source, read_only = cls._connections(folder, create, rebuild_index or reembed)
+        store = cls(folder, writer, source, 0, embedder, checkpoint)
+        store._read_only = read_only
+        try:
+            store._generation = source.read(read_generation)
+            if read_only is None:
+                with database_errors(folder):
+                    store._clean_strays()
+                    if reembed:
+                        store._reembed(embed_progress)
+                    elif rebuild_index:
+                        store._rebuild_index()
+            gen.verify_files(folder, store._generation, hashes=False)
+            store._check_embedder()
+        except BaseException:
+            store.close()
+            raise
+        return store
+
+    @staticmethod
+    def _connections(
+        folder: Path, create: bool, rewrites: bool
+    ) -> tuple[sqlite3.Connection | None, DbSource, DiskError | None]:
+        """The write connection, the read source, and (on a disk that takes no writes) why there is
+        no write connection: the store is then read without writing, and refuses writes."""
+        db_path = folder / DB_NAME
         try:
             folder.mkdir(parents=True, exist_ok=True)
             writer = connect(db_path)
@@ -153,11 +179,9 @@ class Store:
             disk = disk_error(exc, folder, "opening the store")
             if disk is None:
                 raise
-            if not db_path.is_file() or reembed or rebuild_index:
+            if not db_path.is_file() or rewrites:
                 raise disk from exc
-            # A full or failing disk: read without writing; writes are refused until it is opened again.
-            source = DbSource(connect_read_only(db_path, disk), folder)
-            return cls._opened(folder, source, embedder, checkpoint, disk)
+            return None, DbSource(connect_read_only(db_path, disk), folder), disk
         try:
             with database_errors(folder):
                 if create and is_blank(writer):
@@ -166,46 +190,10 @@ class Store:
                     gen.save(gen.fresh_dir(gen_dir(folder, 0)), (empty, empty, None), meta)
                     create_schema(writer)
                 check_schema(writer, folder)
-            source = DbSource(connect(db_path), folder)
+            return writer, DbSource(connect(db_path), folder), None
         except BaseException:
             writer.close()
             raise
-        store = cls(folder, writer, source, 0, embedder, checkpoint)
-        try:
-            store._generation = source.read(read_generation)
-            with database_errors(folder):
-                store._clean_strays()
-                if reembed:
-                    store._reembed(embed_progress)
-                elif rebuild_index:
-                    store._rebuild_index()
-            gen.verify_files(folder, store._generation, hashes=False)
-            store._check_embedder()
-        except BaseException:
-            store.close()
-            raise
-        return store
-
-    @classmethod
-    def _opened(
-        cls,
-        folder: Path,
-        source: DbSource,
-        embedder: Embedder | None,
-        checkpoint: Checkpoint | None,
-        read_only: DiskError,
-    ) -> Store:
-        """A store opened for reading only, on a disk that takes no writes (``read_only`` says why)."""
-        store = cls(folder, None, source, 0, embedder, checkpoint)
-        store._read_only = read_only
-        try:
-            store._generation = source.read(read_generation)
-            gen.verify_files(folder, store._generation, hashes=False)
-            store._check_embedder()
-        except BaseException:
-            store.close()
-            raise
-        return store
 
     @property
     def reachable(self) -> bool:

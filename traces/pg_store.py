@@ -46,9 +46,9 @@ from evidence_loop.traces.citations import TextSource, with_citations
 from evidence_loop.traces.reader import parse_trace
 from evidence_loop.traces.retention import PruneReport
 from evidence_loop.traces.schema import Trace, TraceHeader, TraceSummary
-from evidence_loop.traces.store import PROBE_BYTES, TraceStore, _check_run_id, _short_question
+from evidence_loop.traces.store import TraceStore, _check_run_id, _short_question
 from evidence_loop.traces.verify import HEADER_SEQ, VerifyResult, verify
-from evidence_loop.traces.writer import TraceWriter, seal_header
+from evidence_loop.traces.writer import PROBE_BYTES, TraceWriter, seal_header
 
 if TYPE_CHECKING:
     import psycopg

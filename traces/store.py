@@ -20,7 +20,6 @@ and never fsynced, so ``list`` also scans the day folders and reads any file the
 from __future__ import annotations
 
 import builtins
-import contextlib
 import os
 import re
 import threading
@@ -28,7 +27,6 @@ from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, date, datetime
 from pathlib import Path
 
-from evidence_loop.tools.disk import check_write, is_full
 from evidence_loop.tools.errors import (
     InputError,
     NotFoundError,
@@ -49,10 +47,9 @@ from evidence_loop.traces.schema import (
     utc_timestamp,
 )
 from evidence_loop.traces.verify import HEADER_SEQ, VerifyResult, not_written, verify
-from evidence_loop.traces.writer import Fsync, TraceWriter, seal_header, unwritable
+from evidence_loop.traces.writer import Fsync, TraceWriter, probe_folder, seal_header, unwritable
 
 QUESTION_CHARS = 80
-PROBE_BYTES = 4096  # what the readiness probe writes: about a run's header
 _RUN_ID = re.compile(RUN_ID_PATTERN)
 _YEAR, _TWO = re.compile(r"^\d{4}$"), re.compile(r"^\d{2}$")
 
@@ -155,25 +152,8 @@ class TraceStore:
         return sync_folders
 
     def probe(self, *, failed: bool = False) -> TraceStoreUnavailableError | None:
-        """None when a trace can be written here now, else why not. Free space is asked of the
-        system; only on a (nearly) full disk, or after a run's trace ``failed``, is a small file
-        written, synced and removed (what a run's header needs)."""
-        if not failed and not is_full(self.root):
-            return None
-        path = self.root / f".writable-{os.getpid()}-{threading.get_ident()}"
-        try:
-            check_write(path)
-            self.root.mkdir(parents=True, exist_ok=True)
-            with path.open("wb") as file:
-                file.write(bytes(PROBE_BYTES))
-                file.flush()
-                os.fsync(file.fileno())
-        except OSError as exc:
-            return unwritable(path, exc, where=self.root)
-        finally:
-            with contextlib.suppress(OSError):
-                path.unlink(missing_ok=True)
-        return None
+        """None when a trace can be written here now, else why not (``traces.writer.probe_folder``)."""
+        return probe_folder(self.root, failed=failed)
 
     def close(self) -> None:
         """Nothing to release: every trace file is closed when its run ends."""

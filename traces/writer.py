@@ -13,17 +13,19 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, BinaryIO, Self
 
-from evidence_loop.tools.disk import check_write, disk_error
+from evidence_loop.tools.disk import check_write, disk_error, is_full
 from evidence_loop.tools.errors import TraceError, TraceStoreUnavailableError
 from evidence_loop.traces.hashing import event_hash_of_text, plain_canonical_json, sha256_hex
 from evidence_loop.traces.schema import SCHEMA_VERSION, TraceFooter, TraceHeader
 from evidence_loop.traces.steps import AbortedStep, TraceStep
 
+PROBE_BYTES = 4096  # what the readiness probe writes: about a run's header
 Fsync = Callable[[int], None]
 FinishHook = Callable[[Path, TraceHeader, TraceFooter, int], None]
 """Called after the footer is durable with the file, its header and footer, and its size in bytes."""
@@ -45,6 +47,28 @@ def unwritable(path: Path, exc: BaseException, *, where: Path | None = None) -> 
     else:
         reason = cause
     return TraceStoreUnavailableError(str(where or path), reason, disk=disk)
+
+
+def probe_folder(root: Path, *, failed: bool = False) -> TraceStoreUnavailableError | None:
+    """None when a trace can be written under ``root`` now, else why not. Free space is asked of the
+    system; only on a (nearly) full disk, or after a run's trace ``failed``, is a small file
+    written, synced and removed (about what a run's header needs)."""
+    if not failed and not is_full(root):
+        return None
+    path = root / f".writable-{os.getpid()}-{threading.get_ident()}"
+    try:
+        check_write(path)
+        root.mkdir(parents=True, exist_ok=True)
+        with path.open("wb") as file:
+            file.write(bytes(PROBE_BYTES))
+            file.flush()
+            os.fsync(file.fileno())
+    except OSError as exc:
+        return unwritable(path, exc, where=root)
+    finally:
+        with contextlib.suppress(OSError):
+            path.unlink(missing_ok=True)
+    return None
 
 
 def seal_header(header: TraceHeader) -> TraceHeader:

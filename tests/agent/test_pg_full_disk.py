@@ -22,7 +22,7 @@ import pytest
 from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.errors import TraceStoreUnavailableError
-from tests.pg_server import PgServer
+from tests.pg_server import PgServer, missing_reason
 
 QUESTION = "LM-S10 的整机保修期是多久？"
 # Runs asked once the disk is full before one must need a new page (each run's records take kilobytes).
@@ -30,8 +30,13 @@ MAX_RUNS = 40
 
 
 @pytest.fixture
-def small_tablespace(pg_server: PgServer) -> Iterator[tuple[str, Path]]:
-    """A tablespace on a 1 MiB tmpfs owned by the server's user; its name and folder."""
+def small_tablespace() -> Iterator[tuple[str, str, Path]]:
+    """A server of its own (its files outlive nothing else's), a tablespace on a 1 MiB tmpfs owned by
+    the server's user, and a migrated database: its URL, the tablespace's name and folder. Dropped
+    before the tmpfs goes, so that the server never meets a missing folder."""
+    reason = missing_reason()
+    if reason is not None:
+        pytest.skip(reason)
     if os.geteuid() != 0 or shutil.which("mount") is None:
         pytest.skip("a tablespace on a small filesystem needs root to mount it")
     folder = Path(tempfile.mkdtemp(prefix="evloop-ts-"))
@@ -44,12 +49,18 @@ def small_tablespace(pg_server: PgServer) -> Iterator[tuple[str, Path]]:
     if mounted.returncode != 0:
         folder.rmdir()
         pytest.skip(f"cannot mount a tmpfs: {mounted.stderr.decode(errors='replace').strip()}")
+    server = PgServer.start()
     name = f"small_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(pg_server.url(), autocommit=True) as admin:
-        admin.execute(f"CREATE TABLESPACE {name} LOCATION '{folder}'")
     try:
-        yield name, folder
+        with psycopg.connect(server.url(), autocommit=True) as admin:
+            admin.execute(f"CREATE TABLESPACE {name} LOCATION '{folder}'")
+        url = server.new_database()
+        yield url, name, folder
+        with psycopg.connect(server.url(), autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE {psycopg.conninfo.conninfo_to_dict(url)['dbname']} WITH (FORCE)")
+            admin.execute(f"DROP TABLESPACE {name}")
     finally:
+        server.destroy()
         subprocess.run(["umount", "-l", str(folder)], check=False)
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -66,9 +77,9 @@ def _fill(folder: Path) -> Path:
 
 
 def test_a_postgresql_trace_store_out_of_space_refuses_answers_until_it_takes_runs_again(
-    pg_url: str, small_tablespace: tuple[str, Path]
+    small_tablespace: tuple[str, str, Path],
 ) -> None:
-    name, folder = small_tablespace
+    pg_url, name, folder = small_tablespace
     with psycopg.connect(pg_url, autocommit=True) as conn:
         for table in ("trace_runs", "trace_records"):
             conn.execute(f"ALTER TABLE {table} SET TABLESPACE {name}")
