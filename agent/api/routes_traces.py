@@ -23,7 +23,12 @@ from evidence_loop.agent.api.auth import Caller
 from evidence_loop.agent.api.context import ApiContext, require
 from evidence_loop.agent.api.problems import PROBLEM_RESPONSES, ApiProblem
 from evidence_loop.agent.api.schemas import CitedVersion, ReplayOut, TraceOut, VerifyOut
-from evidence_loop.tools.errors import CitedVersionReplacedError, NotFoundError, TamperedTraceError
+from evidence_loop.tools.errors import (
+    CitedVersionReplacedError,
+    NotFoundError,
+    TamperedTraceError,
+    UnwrittenTraceError,
+)
 from evidence_loop.traces import Trace
 from evidence_loop.traces.schema import RUN_ID_PATTERN
 
@@ -65,7 +70,7 @@ def visible_trace(ctx: ApiContext, caller: Caller, run_id: str) -> Trace:
         raise ApiProblem(404, "tracing-off", "Tracing is off", "this server does not record traces")
     try:
         trace = ctx.service.trace(run_id)
-    except NotFoundError:
+    except (NotFoundError, UnwrittenTraceError):  # a run never recorded has no trace to show
         trace = None
     if trace is None or not may_see(caller, trace.header.caller, trace.header.groups):
         raise ApiProblem(404, "not-found", "Not found", f"no trace for run {run_id!r}")

@@ -92,3 +92,16 @@ def test_text_changed_behind_the_stores_back_still_fails_and_replay_answers_409(
             replayed = client.post(f"/v1/traces/{run_id}/replay")
     assert replayed.status_code == 409
     assert replayed.json()["type"] == "urn:evloop:problem:trace-tampered"
+
+
+def test_a_run_never_written_is_not_found_over_http(service: Service) -> None:
+    run_id, *_ = _ask(service)
+    assert service.traces is not None
+    day = service.traces.path(run_id).parent
+    (day / "unwritten-run.jsonl").write_bytes(b"")  # what an older version left on a full disk
+
+    with TestClient(create_app(service, None)) as client:
+        shown = client.get("/v1/traces/unwritten-run")
+        verified = client.get(f"/v1/traces/{run_id}/verify")
+    assert shown.status_code == 404 and shown.json()["type"] == "urn:evloop:problem:not-found"
+    assert verified.json()["ok"]
