@@ -17,6 +17,7 @@ from evidence_loop.agent.outcome import (
     ConflictSide,
     Evidence,
     Missing,
+    NotTraced,
     Outcome,
     Signals,
     TraceRef,
@@ -26,7 +27,9 @@ from evidence_loop.agent.service import Service
 from evidence_loop.policies.config import Policy, load_policy_file
 from evidence_loop.tools.embed_config import EmbedConfig
 from evidence_loop.tools.errors import (
+    CitedVersionReplacedError,
     DeadlineExceeded,
+    DiskError,
     EmbedderError,
     EvidenceLoopError,
     IndexStateError,
@@ -38,6 +41,7 @@ from evidence_loop.tools.errors import (
     StoreUnavailableError,
     TamperedTraceError,
     TraceError,
+    TraceStoreUnavailableError,
 )
 from evidence_loop.tools.llm_config import LLMConfig
 from evidence_loop.tools.rerank_config import RerankConfig
@@ -46,9 +50,11 @@ from evidence_loop.tools.types import DocumentInput
 __all__ = [
     "Answer",
     "Citation",
+    "CitedVersionReplacedError",
     "Conflict",
     "ConflictSide",
     "DeadlineExceeded",
+    "DiskError",
     "DocumentInput",
     "EmbedConfig",
     "EmbedderError",
@@ -60,6 +66,7 @@ __all__ = [
     "LLMError",
     "Missing",
     "NotFoundError",
+    "NotTraced",
     "Outcome",
     "Policy",
     "ReplayReport",
@@ -72,5 +79,6 @@ __all__ = [
     "TamperedTraceError",
     "TraceError",
     "TraceRef",
+    "TraceStoreUnavailableError",
     "load_policy_file",
 ]
