@@ -50,6 +50,7 @@ from evidence_loop.tools.errors import (
     NotFoundError,
     StoreStateError,
     StoreUnavailableError,
+    TraceStoreUnavailableError,
     UnsupportedFormatError,
     VersionClashError,
 )
@@ -88,6 +89,11 @@ HINTS: tuple[tuple[type[EvidenceLoopError], str], ...] = (
     (VersionClashError, "give the new text a new --version, or pass --replace; nothing was written"),
     (InputError, "nothing was written"),
     (NotFoundError, "`evloop docs` lists the documents in the index"),
+    (
+        TraceStoreUnavailableError,
+        "free space where the traces are kept, or give another folder with --traces; "
+        "--no-trace answers without a trace",
+    ),
     (StoreUnavailableError, "is the server up? --store or $EVLOOP_STORE_URL chooses the database"),
     (
         StoreStateError,

@@ -153,6 +153,15 @@ class TraceRef(_Frozen):
     hash: str
 
 
+class NotTraced(_Frozen):
+    """A run answered without its audit record: the trace store could not be written and the
+    operator chose to answer untraced (``evloop serve --when-traces-fail answer-untraced``)."""
+
+    id: str
+    traced: Literal[False] = False
+    reason: str
+
+
 class Outcome(_Frozen):
     """The answer to one question: answered, insufficient_evidence or conflicting_evidence."""
 
@@ -170,5 +179,5 @@ class Outcome(_Frozen):
     missing: list[Missing] = []
     conflicts: list[Conflict] = []
     signals: Signals
-    trace: TraceRef | None = None
+    trace: TraceRef | NotTraced | None = None
     latency_ms: float = 0.0

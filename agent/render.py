@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evidence_loop.agent.outcome import Evidence, Outcome
+from evidence_loop.agent.outcome import Evidence, NotTraced, Outcome, TraceRef
 
 
 def _short(text: str, width: int = 120) -> str:
@@ -35,7 +35,9 @@ def render_outcome(outcome: Outcome, *, show_evidence: bool = True) -> str:
         lines.append(f"  set aside {where}: a sentence addressed to a model ({found.family})")
     if show_evidence:
         lines += _evidence_lines(outcome)
-    trace = f"  trace {outcome.trace.id}" if outcome.trace else ""
+    trace = f"  trace {outcome.trace.id}" if isinstance(outcome.trace, TraceRef) else ""
+    if isinstance(outcome.trace, NotTraced):
+        trace = f"  {outcome.trace.reason}"
     lines.append(f"  run {outcome.run_id}, {outcome.latency_ms:.1f} ms{trace}")
     return "\n".join(lines)
 

@@ -18,18 +18,18 @@ from evidence_loop.agent.conflict_check import ConflictChecker
 from evidence_loop.agent.controller import Controller
 from evidence_loop.agent.events import recorded_history, recorded_vector
 from evidence_loop.agent.runtime import ConflictCheck, Deps, no_conflict_check
-from evidence_loop.agent.tracing import ListRecorder, corpus_fingerprint
+from evidence_loop.agent.tracing import ListRecorder, corpus_fingerprint, stored_texts
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.followup import Turn
 from evidence_loop.tools.calibration import CorpusScale
 from evidence_loop.tools.embedder import Embedder, Vectors
-from evidence_loop.tools.errors import TamperedTraceError, TraceError
+from evidence_loop.tools.errors import CitedVersionReplacedError, TamperedTraceError, TraceError
 from evidence_loop.tools.llm_config import LLMConfig
 from evidence_loop.tools.reranker import RecordedReranker, RerankerIdentity
 from evidence_loop.tools.snapshot import Snapshot
 from evidence_loop.tools.store import Store
 from evidence_loop.traces import Divergence, Trace, TraceStep, VerifyResult, first_divergence, verify
-from evidence_loop.traces.citations import cites
+from evidence_loop.traces.citations import cites, with_citations
 from evidence_loop.traces.steps import (
     EmbeddedStep,
     LLMReplyStep,
@@ -163,12 +163,18 @@ def replay(
 
     The trace is verified first (``verdict``, when the caller has checked it against its store's record of
     how the run ended; else its hash chain): a changed record would otherwise read as a divergence.
+    Pinned, the text it cites is checked against the store too: a cited version whose text a later
+    write replaced cannot be re-read as the run read it (``CitedVersionReplacedError``, no tampering).
     """
     header = trace.header
     verdict = verdict if verdict is not None else verify(trace)
+    if not current:  # pinned: the text the run read must still be the text stored
+        verdict = with_citations(verdict, trace, stored_texts(store))
     if not verdict.ok:
         seq = verdict.first_bad_seq if verdict.first_bad_seq is not None else len(trace.events)
         raise TamperedTraceError(header.run_id, seq, verdict.reason)
+    if verdict.replaced:
+        raise CitedVersionReplacedError(header.run_id, verdict.replaced)
     snapshot = store.snapshot() if current else store.snapshot(generation=header.corpus.generation)
     policy = recorded_policy(trace)
     check = (conflicts or recorded_conflict_check)(trace)

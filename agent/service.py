@@ -20,7 +20,7 @@ from evidence_loop.agent.calibrate import refresh_scale
 from evidence_loop.agent.conflict_check import ConflictChecker
 from evidence_loop.agent.controller import Controller
 from evidence_loop.agent.history import HistoryItem, RunCache, turns_of
-from evidence_loop.agent.outcome import Outcome, TraceRef
+from evidence_loop.agent.outcome import NotTraced, Outcome, TraceRef
 from evidence_loop.agent.replay import ConflictFactory, ReplayReport, replay
 from evidence_loop.agent.runtime import ConflictCheck, Deps, freeze_heap
 from evidence_loop.agent.write_access import Writer
@@ -29,7 +29,12 @@ from evidence_loop.policies.followup import Turn
 from evidence_loop.tools.calibration import CorpusScale
 from evidence_loop.tools.embed_config import EmbedConfig
 from evidence_loop.tools.embedder import Embedder, build_embedder
-from evidence_loop.tools.errors import InputError, NotFoundError, QuestionTooLongError
+from evidence_loop.tools.errors import (
+    InputError,
+    NotFoundError,
+    QuestionTooLongError,
+    TraceStoreUnavailableError,
+)
 from evidence_loop.tools.llm_config import LLMConfig
 from evidence_loop.tools.pg import is_url
 from evidence_loop.tools.rerank_config import RerankConfig
@@ -42,6 +47,11 @@ from evidence_loop.traces import Trace, TraceStore, VerifyResult
 from evidence_loop.traces.citations import resolve, with_citations
 
 TRACES_SUBDIR = "traces"
+WhenTracesFail = Literal["refuse", "answer-untraced"]
+"""What a run does when its trace cannot be written: no answer (the default: every answer has its
+audit record), or an answer whose outcome says it was not traced."""
+WHEN_TRACES_FAIL: tuple[WhenTracesFail, ...] = ("refuse", "answer-untraced")
+log = structlog.get_logger("evloop.service")
 
 
 def conflict_check_for(policy: Policy, llm: LLMConfig | None) -> ConflictCheck | None:
@@ -66,6 +76,11 @@ def _trace_store(index: Location, folder: Path | None) -> TraceStore:
         return PgTraceStore(str(index))
     # fdatasync: the trace's bytes are durable before the outcome returns, without a metadata flush
     return TraceStore(folder or Path(index) / TRACES_SUBDIR, fsync=os.fdatasync)
+
+
+def untraced_reason(exc: TraceStoreUnavailableError) -> str:
+    """What an outcome answered without its trace says about it (no server path in it)."""
+    return f"not traced: {exc.reason} where traces are kept; answered untraced by the operator's choice"
 
 
 def check_question(question: str, limit: int = MAX_QUESTION_CHARS) -> None:
@@ -99,8 +114,11 @@ class Service:
         question_chars: int = MAX_QUESTION_CHARS,
         embedder: Embedder | None = None,
         reranker: Reranker | None = None,
+        when_traces_fail: WhenTracesFail = "refuse",
     ) -> None:
         self.store = store
+        self.when_traces_fail = when_traces_fail
+        self._trace_failure: TraceStoreUnavailableError | None = None  # the last, until a trace is written
         self.embedder = embedder
         self.reranker = reranker
         self.question_chars = question_chars
@@ -127,6 +145,7 @@ class Service:
         embedder: Embedder | EmbedConfig | Literal["configured"] | None = "configured",
         reranker: Reranker | RerankConfig | Literal["configured"] | None = "configured",
         llm: LLMConfig | Literal["configured"] | None = "configured",
+        when_traces_fail: WhenTracesFail = "refuse",
     ) -> Service:
         """A service over ``index`` (a folder, or a PostgreSQL URL); traces default to
         ``index/traces``. The embedder, the reranker and the conflict check's LLM are the ones the
@@ -157,6 +176,7 @@ class Service:
             question_chars=question_chars,
             embedder=embedder,
             reranker=reranker,
+            when_traces_fail=when_traces_fail,
         )
 
     def snapshot(self) -> Snapshot:
@@ -234,19 +254,30 @@ class Service:
             scale=scale,
             reranker=self.controller.reranker_for(),
         )
-        with self.traces.begin(head) as writer:
-            recorder = tracing.TraceRecorder(writer)
+        try:
+            with self.traces.begin(head) as writer:
+                recorder = tracing.TraceRecorder(writer)
+                outcome = self.controller.ask(
+                    snapshot, question, groups, recorder=recorder, run_id=run_id, timeout_s=timeout_s,
+                    scale=scale, history=history,
+                )  # fmt: skip
+                final = writer.finish(outcome.status, versions_read=tracing.versions_read(outcome))
+        except TraceStoreUnavailableError as exc:
+            self._trace_failure = exc
+            if self.when_traces_fail != "answer-untraced":
+                raise  # fail closed: no answer without its audit record
+            log.warning("answering untraced", run_id=run_id, error=str(exc))
             outcome = self.controller.ask(
                 snapshot,
                 question,
                 groups,
-                recorder=recorder,
                 run_id=run_id,
                 timeout_s=timeout_s,
                 scale=scale,
                 history=history,
             )
-            final = writer.finish(outcome.status, versions_read=tracing.versions_read(outcome))
+            return outcome.model_copy(update={"trace": NotTraced(id=run_id, reason=untraced_reason(exc))})
+        self._trace_failure = None
         return outcome.model_copy(update={"trace": TraceRef(id=run_id, hash=final)})
 
     def turn(
@@ -267,6 +298,16 @@ class Service:
             d for d in sorted(run.doc_ids) if d in current and _readable(snapshot, d, current[d], groups)
         )
         return Turn(text or run.question, run_id, run.resolved, docs)
+
+    def traces_writable(self) -> TraceStoreUnavailableError | None:
+        """None when a trace can be written now; else why not. Cheap: after a failed trace, or on a
+        (nearly) full disk, it writes a small probe file (``TraceStore.probe``)."""
+        if self.traces is None:
+            return None
+        failure = self.traces.probe(failed=self._trace_failure is not None)
+        if failure is None:
+            self._trace_failure = None
+        return failure
 
     def scale(self, snapshot: Snapshot) -> CorpusScale | None:
         """The corpus's scale for the judge, when the run will have vectors (read once per generation)."""

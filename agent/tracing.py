@@ -31,6 +31,7 @@ from evidence_loop.traces import (
     utc_timestamp,
 )
 from evidence_loop.traces.citations import TextSource
+from evidence_loop.traces.hashing import sha256_hex
 
 
 @lru_cache(maxsize=1)
@@ -118,18 +119,31 @@ def corpus_fingerprint(snapshot: Snapshot, groups: Collection[str], policy: Poli
     return snapshot.fingerprint
 
 
-def stored_texts(store: Store) -> TextSource:
+class StoredTexts:
     """The text of any version the store holds (old and deleted ones too), for the spans a trace
-    cites; None for one it does not hold."""
-    snapshot = store.snapshot()
+    cites (None for one it does not hold); and whether that text is still the one the store recorded
+    for the version (``intact``): a cited span that differs from intact text was replaced by a later
+    write, one that differs from text the store no longer vouches for is damage."""
 
-    def text(doc_id: str, version: str) -> str | None:
+    def __init__(self, store: Store) -> None:
+        self._snapshot = store.snapshot()
+
+    def __call__(self, doc_id: str, version: str) -> str | None:
         try:
-            return snapshot.parsed(doc_id, version).text
+            return self._snapshot.parsed(doc_id, version).text
         except NotFoundError:
             return None
 
-    return text
+    def intact(self, doc_id: str, version: str) -> bool:
+        text = self(doc_id, version)
+        if text is None:
+            return False
+        return sha256_hex(text) == self._snapshot.version_info(doc_id, version).sha256
+
+
+def stored_texts(store: Store) -> TextSource:
+    """The store's texts for the spans a trace cites (see :class:`StoredTexts`)."""
+    return StoredTexts(store)
 
 
 def versions_read(outcome: Outcome) -> dict[str, str]:

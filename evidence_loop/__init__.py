@@ -17,6 +17,7 @@ from evidence_loop.agent.outcome import (
     ConflictSide,
     Evidence,
     Missing,
+    NotTraced,
     Outcome,
     Signals,
     TraceRef,
@@ -27,7 +28,9 @@ from evidence_loop.agent.write_access import Writer
 from evidence_loop.policies.config import Policy, load_policy_file
 from evidence_loop.tools.embed_config import EmbedConfig
 from evidence_loop.tools.errors import (
+    CitedVersionReplacedError,
     DeadlineExceeded,
+    DiskError,
     DocIdNotWritableError,
     EmbedderError,
     EvidenceLoopError,
@@ -40,6 +43,7 @@ from evidence_loop.tools.errors import (
     StoreUnavailableError,
     TamperedTraceError,
     TraceError,
+    TraceStoreUnavailableError,
     WriteRefusedError,
 )
 from evidence_loop.tools.llm_config import LLMConfig
@@ -49,9 +53,11 @@ from evidence_loop.tools.types import DocumentInput
 __all__ = [
     "Answer",
     "Citation",
+    "CitedVersionReplacedError",
     "Conflict",
     "ConflictSide",
     "DeadlineExceeded",
+    "DiskError",
     "DocIdNotWritableError",
     "DocumentInput",
     "EmbedConfig",
@@ -64,6 +70,7 @@ __all__ = [
     "LLMError",
     "Missing",
     "NotFoundError",
+    "NotTraced",
     "Outcome",
     "Policy",
     "ReplayReport",
@@ -76,6 +83,7 @@ __all__ = [
     "TamperedTraceError",
     "TraceError",
     "TraceRef",
+    "TraceStoreUnavailableError",
     "WriteRefusedError",
     "Writer",
     "load_policy_file",

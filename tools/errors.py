@@ -14,8 +14,12 @@
     ├── IndexStateError               the index folder is missing, corrupt or from another schema
     │   └── StoreStateError           the shared store (PostgreSQL) is not migrated, or refused a statement
     │       └── StoreUnavailableError the shared store cannot be reached right now
+    ├── DiskError                     the disk under a folder is full or failing; nothing stored was lost
     ├── TraceError                    a trace that cannot be read or does not verify
-    │   └── TamperedTraceError        a trace whose chain or recorded end does not hold (not replayed)
+    │   ├── TamperedTraceError        a trace whose chain or recorded end does not hold (not replayed)
+    │   ├── UnwrittenTraceError       a trace file without a complete header: the run was never recorded
+    │   ├── CitedVersionReplacedError a version the trace cites was rewritten by a later write (not replayed)
+    │   └── TraceStoreUnavailableError a run's trace cannot be written: no answer without its audit record
     ├── DeadlineExceeded              a run out of time, stopped at a step boundary
     ├── LLMError                      the conflict adjudicator's model failed after retries
     ├── EmbedderError                 the embedder failed, or disagrees with the index's vectors
@@ -92,6 +96,23 @@ class StoreUnavailableError(StoreStateError):
     """The shared store (PostgreSQL) cannot be reached; the same call may succeed once it is back."""
 
 
+class DiskError(EvidenceLoopError):
+    """No space left on the disk under ``folder`` (``full``), or an I/O error there.
+
+    Not damage: what is stored stays as it was, and the same command succeeds once there is room
+    again (or the disk answers again). Never a reason to delete and rebuild anything.
+    """
+
+    def __init__(self, folder: str, *, full: bool, doing: str, cause: str = "") -> None:
+        what = f"no space left on the disk at {folder}" if full else f"an I/O error at {folder}"
+        because = f" ({cause})" if cause else ""
+        remedy = "free space there and retry" if full else "check the disk (e.g. dmesg) and retry"
+        super().__init__(f"{what}{because} while {doing}; {remedy}; nothing stored was lost")
+        self.folder = folder
+        self.full = full
+        self.doing = doing
+
+
 class TraceError(EvidenceLoopError):
     """A trace that cannot be read, or whose hash chain does not verify."""
 
@@ -105,6 +126,42 @@ class TamperedTraceError(TraceError):
         self.run_id = run_id
         self.seq = seq
         self.reason = reason
+
+
+class UnwrittenTraceError(TraceError):
+    """A trace file with no complete header line: its run was never recorded (the disk was full, or
+    the process was killed as the run began). Nothing was written that could have been changed."""
+
+
+class CitedVersionReplacedError(TraceError):
+    """A trace whose chain holds but which cites a version whose text a later write replaced
+    (``--replace``, ``?replace=true``): not tampering, but the run cannot be replayed as it ran."""
+
+    def __init__(self, run_id: str, replaced: tuple[tuple[str, str], ...]) -> None:
+        names = ", ".join(f"{doc_id}@{version}" for doc_id, version in replaced)
+        super().__init__(
+            f"run {run_id}: cited version replaced: {names} (rewritten by a later write; the text "
+            "this run read is no longer stored); not replayed (`--current` replays against today's text)"
+        )
+        self.run_id = run_id
+        self.replaced = replaced
+
+
+class TraceStoreUnavailableError(TraceError):
+    """A run's trace could not be written (a full disk, an I/O error, an unreachable database).
+
+    The run gives no answer without its audit record (fail closed), unless the operator chose to
+    answer untraced. ``where`` names the trace file or store; ``disk`` is the disk error behind it.
+    """
+
+    def __init__(self, where: str, reason: str, *, disk: DiskError | None = None) -> None:
+        super().__init__(
+            f"the trace of this run could not be written at {where}: {reason}; no answer is given "
+            "without its audit record"
+        )
+        self.where = where
+        self.reason = reason
+        self.disk = disk
 
 
 class DeadlineExceeded(EvidenceLoopError):

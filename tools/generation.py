@@ -17,6 +17,7 @@ from pathlib import Path
 
 from evidence_loop.tools import vectors
 from evidence_loop.tools.dense import DenseIndex
+from evidence_loop.tools.disk import check_write
 from evidence_loop.tools.embedder import EmbedderIdentity, Vectors
 from evidence_loop.tools.errors import EmbedderError, IndexStateError
 from evidence_loop.tools.index import RecallIndex
@@ -85,6 +86,7 @@ def dense_index(matrix: Vectors | None, identity: EmbedderIdentity | None) -> De
 
 def save(folder: Path, indexes: Indexes, meta: dict[str, object]) -> None:
     """Write every file of one generation into its (new) folder, its manifest last."""
+    check_write(folder)
     units, passages, dense = indexes
     units.save(folder, meta)
     passages.save(folder / PASSAGES_DIR, meta)

@@ -6,7 +6,9 @@ inside a row that SQLite's own check cannot see. The current generation's files 
 its manifest: presence, size and sha256 (tools/manifest.py). Opening a store only compares sizes,
 loading its index the hashes (tools/store.py); this module is the whole look, for ``evloop check``.
 
-Nothing here writes to the folder.
+Nothing here writes to the folder. A full disk or an I/O error is not damage: on a full disk the
+database is read without writing (``tools.schema.connect_read_only``), and an error it still gives
+is raised as the DiskError it is, never listed with a repair.
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from evidence_loop.tools.errors import IndexStateError
+from evidence_loop.tools.disk import disk_error
+from evidence_loop.tools.errors import DiskError, IndexStateError
 from evidence_loop.tools.manifest import unlisted_files, verify_manifest
-from evidence_loop.tools.schema import DB_NAME, check_schema, connect, read_generation
+from evidence_loop.tools.schema import DB_NAME, check_schema, connect, connect_read_only, read_generation
 from evidence_loop.tools.store import BM25_DIR, gen_dir
 
 __all__ = ["CheckReport", "Damage", "check_index"]
@@ -67,18 +70,35 @@ def _check_database(folder: Path) -> tuple[int | None, list[Damage]]:
     """
     generation, damage = None, []
     try:
-        with closing(connect(folder / DB_NAME)) as conn:
+        with closing(_connect(folder)) as conn:
             check_schema(conn, folder)
             generation = read_generation(conn)
     except (sqlite3.DatabaseError, IndexStateError) as exc:
+        _raise_if_disk(exc, folder)
         return None, [_db_damage(exc)]
-    with closing(connect(folder / DB_NAME)) as conn:
+    with closing(_connect(folder)) as conn:
         for step in (_integrity, _changed_texts):
             try:
                 damage += step(conn)
             except sqlite3.DatabaseError as exc:
+                _raise_if_disk(exc, folder)
                 damage.append(_db_damage(exc))
     return generation, damage
+
+
+def _connect(folder: Path) -> sqlite3.Connection:
+    """A connection to the folder's database; on a full disk one that reads without writing."""
+    try:
+        return connect(folder / DB_NAME)
+    except DiskError as full:
+        return connect_read_only(folder / DB_NAME, full)
+
+
+def _raise_if_disk(exc: Exception, folder: Path) -> None:
+    """A full disk or an I/O error is no damage: it is raised as what it is, never reported as damage."""
+    disk = disk_error(exc, folder, "checking the store")
+    if disk is not None:
+        raise disk from exc
 
 
 def _db_damage(exc: Exception) -> Damage:

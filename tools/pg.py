@@ -4,7 +4,7 @@
     redact(url)             the URL without its password, for messages and logs
     connect(url)            an autocommit psycopg connection (transactions are explicit)
     PgConnection(conn)      runs the store's statements (written for SQLite, tools/sql.py) on it
-    unavailable(url)        psycopg's errors as StoreUnavailableError / StoreStateError
+    unavailable(url)        psycopg's errors as StoreUnavailableError / StoreStateError / DiskError
 
 The store's rules are written once, in SQLite's dialect. PostgreSQL differs in little that they
 use: placeholders (``?`` and ``:name`` become ``%s`` and ``%(name)s``), ``INSERT OR IGNORE``
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from evidence_loop.tools import vectors
-from evidence_loop.tools.errors import StoreStateError, StoreUnavailableError
+from evidence_loop.tools.errors import DiskError, StoreStateError, StoreUnavailableError
 from evidence_loop.tools.sql import Rows
 
 if TYPE_CHECKING:
@@ -117,6 +117,10 @@ def unavailable(url: str) -> Iterator[None]:
 
     try:
         yield
+    except psycopg.errors.DiskFull as exc:
+        raise DiskError(
+            f"the database server of {redact(url)}", full=True, doing="writing", cause=_first_line(exc)
+        ) from exc
     except psycopg.OperationalError as exc:
         raise StoreUnavailableError(
             f"the store at {redact(url)} cannot be reached ({_first_line(exc)})"

@@ -27,7 +27,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from evidence_loop.tools.errors import IndexStateError
+from evidence_loop.tools.disk import disk_error
+from evidence_loop.tools.errors import DiskError, IndexStateError
 from evidence_loop.tools.sql import Db
 
 # 2: units.tokens hold recall_tokens (words plus CJK bigrams); a version-1 store must be rebuilt.
@@ -104,7 +105,8 @@ def rebuild_hint(folder: Path) -> str:
 
 @contextmanager
 def database_errors(folder: Path) -> Iterator[None]:
-    """A damaged database (any sqlite3.DatabaseError while opening or using it) as IndexStateError.
+    """A damaged database (any sqlite3.DatabaseError while opening or using it) as IndexStateError;
+    a full disk or an I/O error as DiskError, which is no damage.
 
     ProgrammingError (a closed connection, a bad statement) is a bug here, not damage: it stays as is.
     """
@@ -113,6 +115,9 @@ def database_errors(folder: Path) -> Iterator[None]:
     except sqlite3.ProgrammingError:
         raise
     except sqlite3.DatabaseError as exc:
+        disk = disk_error(exc, folder, "using the store")
+        if disk is not None:
+            raise disk from exc
         raise IndexStateError(
             f"the database {folder / DB_NAME} cannot be used ({exc}); `evloop check --index {folder}` "
             f"lists the damage; restore from your sources: {rebuild_hint(folder)}"
@@ -120,7 +125,11 @@ def database_errors(folder: Path) -> Iterator[None]:
 
 
 def connect(db_path: Path) -> sqlite3.Connection:
-    """Open a connection in autocommit mode (transactions are explicit) with WAL and foreign keys on."""
+    """Open a connection in autocommit mode (transactions are explicit) with WAL and foreign keys on.
+
+    DiskError when the disk is full or failing (SQLite must grow its shared-memory file to open a
+    WAL database): :func:`connect_read_only` may still read it then.
+    """
     conn = sqlite3.connect(db_path, timeout=30.0, isolation_level=None, check_same_thread=False)
     try:
         conn.execute("PRAGMA journal_mode=WAL")
@@ -129,9 +138,37 @@ def connect(db_path: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA foreign_keys=ON")
     except sqlite3.DatabaseError as exc:
         conn.close()
+        disk = disk_error(exc, db_path.parent, "opening the store")
+        if disk is not None:
+            raise disk from exc
         raise IndexStateError(
             f"{db_path} is not a readable evidence-loop database ({exc}); {rebuild_hint(db_path.parent)}"
         ) from exc
+    return conn
+
+
+def connect_read_only(db_path: Path, why: DiskError) -> sqlite3.Connection:
+    """A connection that reads the database without writing a byte, for a disk that takes no more.
+
+    With nothing in the write-ahead log the database file alone is the whole store: it is opened
+    ``immutable`` (no locks, no shared-memory file). Otherwise the log is read into this process's
+    memory (exclusive locking mode, which needs no shared-memory file). Temporary tables stay in
+    memory. ``why`` is raised when even that cannot read it.
+    """
+    wal = db_path.with_name(db_path.name + "-wal")
+    try:
+        empty_log = not wal.exists() or wal.stat().st_size == 0
+        if empty_log:
+            uri = f"{db_path.resolve().as_uri()}?mode=ro&immutable=1"
+            conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+        else:
+            conn = sqlite3.connect(db_path, timeout=30.0, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA locking_mode=EXCLUSIVE")
+        conn.execute("PRAGMA query_only=ON")
+        conn.execute("PRAGMA temp_store=MEMORY")
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except (OSError, sqlite3.DatabaseError) as exc:
+        raise why from exc
     return conn
 
 
@@ -166,6 +203,9 @@ def check_schema(conn: sqlite3.Connection, folder: Path) -> None:
     try:
         row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     except sqlite3.DatabaseError as exc:
+        disk = disk_error(exc, folder, "reading the store")
+        if disk is not None:
+            raise disk from exc
         raise IndexStateError(
             f"{folder / DB_NAME} is not a readable evidence-loop database ({exc}); {rebuild_hint(folder)}"
         ) from exc

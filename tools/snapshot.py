@@ -350,6 +350,10 @@ class Snapshot:
             fused += lift * np.float32(weight / best)
         return fused
 
+    def version_info(self, doc_id: str, version: str) -> VersionInfo:
+        """Title, ACL and recorded text sha256 of any stored version; NotFoundError if unknown."""
+        return self._source.version_info(doc_id, version)
+
     def parsed(self, doc_id: str, version: str) -> ParsedDocument:
         """Sections and units of any stored version (old ones too); NotFoundError if unknown."""
         key = (doc_id, version)

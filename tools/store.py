@@ -38,8 +38,9 @@ from types import TracebackType
 from evidence_loop.tools import generation as gen
 from evidence_loop.tools import store_embedder, vectors
 from evidence_loop.tools.calibration import CorpusScale, read_scale, write_scale
+from evidence_loop.tools.disk import disk_error
 from evidence_loop.tools.embedder import Embedder
-from evidence_loop.tools.errors import EmbedderError, IndexStateError, NotFoundError
+from evidence_loop.tools.errors import DiskError, EmbedderError, IndexStateError, NotFoundError
 from evidence_loop.tools.generation import BM25_DIR, PASSAGES_DIR, gen_dir
 from evidence_loop.tools.index import RecallIndex
 from evidence_loop.tools.ingest import Tally, WriteGuard, apply_document, retire_document
@@ -47,6 +48,7 @@ from evidence_loop.tools.schema import (
     DB_NAME,
     check_schema,
     connect,
+    connect_read_only,
     create_schema,
     database_errors,
     is_blank,
@@ -107,10 +109,14 @@ class Store:
         self._past: OrderedDict[int, Snapshot] = OrderedDict()
         self._lock = threading.RLock()
         self._write_lock = threading.Lock()
+        self._read_only: DiskError | None = None  # why the store could be opened for reading only
 
     @property
     def _sqlite(self) -> sqlite3.Connection:
         """The write connection of a store in a folder (a subclass over another database has none)."""
+        if self._read_only is not None:
+            doing = "writing (the disk took no writes when the store was opened: it was opened to read)"
+            raise DiskError(str(self._folder), full=self._read_only.full, doing=doing)
         if self._writer is None:
             raise RuntimeError(f"{type(self).__name__} writes through its own connections")
         return self._writer
@@ -141,8 +147,42 @@ class Store:
             raise IndexStateError(
                 f"no index at {folder}; create one with `evloop ingest PATH --index {folder}`"
             )
-        folder.mkdir(parents=True, exist_ok=True)
-        writer = connect(db_path)
+        writer, source, read_only = cls._connections(folder, create, rebuild_index or reembed)
+        store = cls(folder, writer, source, 0, embedder, checkpoint)
+        store._read_only = read_only
+        try:
+            store._generation = source.read(read_generation)
+            if read_only is None:
+                with database_errors(folder):
+                    store._clean_strays()
+                    if reembed:
+                        store._reembed(embed_progress)
+                    elif rebuild_index:
+                        store._rebuild_index()
+            gen.verify_files(folder, store._generation, hashes=False)
+            store._check_embedder()
+        except BaseException:
+            store.close()
+            raise
+        return store
+
+    @staticmethod
+    def _connections(
+        folder: Path, create: bool, rewrites: bool
+    ) -> tuple[sqlite3.Connection | None, DbSource, DiskError | None]:
+        """The write connection, the read source, and (on a disk that takes no writes) why there is
+        no write connection: the store is then read without writing, and refuses writes."""
+        db_path = folder / DB_NAME
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            writer = connect(db_path)
+        except (OSError, DiskError) as exc:
+            disk = disk_error(exc, folder, "opening the store")
+            if disk is None:
+                raise
+            if not db_path.is_file() or rewrites:
+                raise disk from exc
+            return None, DbSource(connect_read_only(db_path, disk), folder), disk
         try:
             with database_errors(folder):
                 if create and is_blank(writer):
@@ -151,25 +191,10 @@ class Store:
                     gen.save(gen.fresh_dir(gen_dir(folder, 0)), (empty, empty, None), meta)
                     create_schema(writer)
                 check_schema(writer, folder)
-            source = DbSource(connect(db_path), folder)
+            return writer, DbSource(connect(db_path), folder), None
         except BaseException:
             writer.close()
             raise
-        store = cls(folder, writer, source, 0, embedder, checkpoint)
-        try:
-            store._generation = source.read(read_generation)
-            with database_errors(folder):
-                store._clean_strays()
-                if reembed:
-                    store._reembed(embed_progress)
-                elif rebuild_index:
-                    store._rebuild_index()
-            gen.verify_files(folder, store._generation, hashes=False)
-            store._check_embedder()
-        except BaseException:
-            store.close()
-            raise
-        return store
 
     @property
     def reachable(self) -> bool:
@@ -290,7 +315,8 @@ class Store:
     def close(self) -> None:
         """Close the database connections; snapshots taken from this store stop reading versions."""
         with self._write_lock:
-            self._sqlite.close()
+            if self._writer is not None:
+                self._writer.close()
         self._source.close()
 
     def __enter__(self) -> Store:
@@ -315,12 +341,18 @@ class Store:
                 snapshot = self._publish(conn, generation)
                 self._checkpoint("index")
                 conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
+            except BaseException as exc:
+                # Told before the cleanup frees space: a write without errno fails for want of it.
+                disk = disk_error(
+                    exc, self._folder, "writing: the change was rolled back, nothing was written"
+                )
+                if conn.in_transaction:  # SQLite may have rolled back itself (a full disk does)
                     conn.execute("ROLLBACK")
-                    # Under the write lock this folder can only be our own, uncommitted one.
-                    if generation > 0:
-                        shutil.rmtree(gen_dir(self._folder, generation), ignore_errors=True)
+                # Under the write lock this folder can only be our own, uncommitted one.
+                if generation > 0:
+                    shutil.rmtree(gen_dir(self._folder, generation), ignore_errors=True)
+                if disk is not None and disk is not exc:
+                    raise disk from exc
                 raise
             self._checkpoint("commit")
             with self._lock:

@@ -13,13 +13,17 @@ A reader that shows a trace resolves the spans from the store (``resolve``): the
 under its schema 1 name, or, when the store no longer holds that version (deleted, pruned, another
 store) or holds other text there, ``unresolved`` says so. ``check_citations`` is verify's part:
 a span whose stored text does not hash to the recorded sha256 fails; one the store lacks is counted.
+A span of a version that a later write replaced (``--replace``, ``?replace=true``) is no failure:
+the store still vouches for the version's new text (its ``intact``: the text hashes to the sha256
+recorded with it), so the run's text was rewritten on purpose, not changed behind the store's
+back. It is named ("cited version replaced"), and replay refuses the run (it cannot re-read it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from evidence_loop.traces.hashing import sha256_hex
 from evidence_loop.traces.schema import Trace, TraceEvent
@@ -59,6 +63,14 @@ def _spans(step: str, data: dict[str, Any]) -> Iterator[tuple[dict[str, Any], st
                 yield side["citation"], "quote"
 
 
+REPLACED: Final = "was rewritten by a later write; the text this run read is no longer stored"
+
+
+SpanState = Literal["held", "gone", "replaced", "differs"]
+"""A cited span against the store: its text held as cited; its version not held; its version's text
+rewritten by a later write (the store still vouches for it: ``intact``); other text, unvouched."""
+
+
 @dataclass
 class _Texts:
     """Stored texts read once per version while one trace is resolved or checked."""
@@ -66,9 +78,8 @@ class _Texts:
     source: TextSource | None
     held: dict[tuple[str, str], str | None]
 
-    def span(self, span: dict[str, Any]) -> tuple[str | None, str, bool]:
-        """(text, "", False) when the store holds the span with its recorded sha256; else (None, why,
-        whether the store lacks the version)."""
+    def span(self, span: dict[str, Any]) -> tuple[str | None, str, SpanState]:
+        """The span's text when the store holds it with its recorded sha256, else None and why."""
         doc_id, version = span["doc_id"], span["version"]
         key = (doc_id, version)
         if key not in self.held:
@@ -80,16 +91,19 @@ class _Texts:
                 if self.source is None
                 else "the store does not hold that version (deleted, pruned, or another store)"
             )
-            return None, f"text of {doc_id}@{version} not resolved: {where}", True
+            return None, f"text of {doc_id}@{version} not resolved: {where}", "gone"
         start, end = span["start"], span["end"]
         text = whole[start:end]
-        if text_sha256(text) != span.get("sha256"):
-            return (
-                None,
-                f"the store's text of {doc_id}@{version} [{start}:{end}] is not the text cited",
-                False,
-            )
-        return text, "", False
+        if text_sha256(text) == span.get("sha256"):
+            return text, "", "held"
+        intact = getattr(self.source, "intact", None)
+        if intact is not None and intact(doc_id, version):
+            return None, f"cited version replaced: {doc_id}@{version} {REPLACED}", "replaced"
+        return (
+            None,
+            f"the store's text of {doc_id}@{version} [{start}:{end}] is not the text cited",
+            "differs",
+        )
 
 
 def resolve(trace: Trace, texts: TextSource | None) -> Trace:
@@ -107,7 +121,7 @@ def _resolved(event: TraceEvent, held: _Texts) -> TraceEvent:
         return event
     data = _deep_copy(event.data.trace_data())  # filled in: the event read stays as it was
     for span, key in _spans(event.step, data):
-        text, why, _gone = held.span(span)
+        text, why, _state = held.span(span)
         if text is not None:
             span[key] = text[:HIT_PREVIEW] if event.step == "recalled" else text
         else:
@@ -132,6 +146,7 @@ class CitationCheck:
     unavailable: int
     first_bad_seq: int | None = None
     reason: str = ""
+    replaced: tuple[tuple[str, str], ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -142,24 +157,31 @@ class CitationCheck:
         if not self.ok:
             return self.reason
         lacking = f", {self.unavailable} not in the store (not checked)" if self.unavailable else ""
-        return f"{self.checked} cited texts match the store{lacking}"
+        replaced = ""
+        if self.replaced:
+            names = ", ".join(f"{doc_id}@{version}" for doc_id, version in self.replaced)
+            replaced = f"; cited version replaced: {names} {REPLACED} (not tampering)"
+        return f"{self.checked} cited texts match the store{lacking}{replaced}"
 
 
 def check_citations(trace: Trace, texts: TextSource | None) -> CitationCheck:
     """Check each cited span of a schema 2 trace against the stored text's sha256."""
     held = _Texts(texts, {})
     checked = unavailable = 0
+    replaced: dict[tuple[str, str], None] = {}
     for event in trace.events if cites(trace) else ():
         for span, _key in _spans(event.step, event.data.trace_data()):
-            text, why, gone = held.span(span)
-            if text is not None:
+            _text, why, state = held.span(span)
+            if state == "held":
                 checked += 1
-            elif gone:
+            elif state == "gone":
                 unavailable += 1
+            elif state == "replaced":
+                replaced[(span["doc_id"], span["version"])] = None
             else:
                 reason = f"event {event.seq} ({event.step}): {why}"
                 return CitationCheck(checked, unavailable, event.seq, reason)
-    return CitationCheck(checked, unavailable)
+    return CitationCheck(checked, unavailable, replaced=tuple(replaced))
 
 
 def with_citations(result: VerifyResult, trace: Trace, texts: TextSource | None) -> VerifyResult:
@@ -171,4 +193,4 @@ def with_citations(result: VerifyResult, trace: Trace, texts: TextSource | None)
     found = check_citations(trace, texts)
     if not found.ok:
         return replace(result, ok=False, first_bad_seq=found.first_bad_seq, reason=found.reason)
-    return replace(result, reason=f"{result.reason}; {found.describe()}")
+    return replace(result, reason=f"{result.reason}; {found.describe()}", replaced=found.replaced)

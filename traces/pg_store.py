@@ -24,21 +24,31 @@ import io
 import json
 import queue
 import threading
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evidence_loop.tools.errors import InputError, NotFoundError, TraceError
-from evidence_loop.tools.pg import connect, unavailable
+from evidence_loop.tools.errors import (
+    DiskError,
+    EvidenceLoopError,
+    InputError,
+    NotFoundError,
+    StoreStateError,
+    StoreUnavailableError,
+    TraceError,
+    TraceStoreUnavailableError,
+)
+from evidence_loop.tools.pg import connect, redact, unavailable
 from evidence_loop.traces.citations import TextSource, with_citations
 from evidence_loop.traces.reader import parse_trace
 from evidence_loop.traces.retention import PruneReport
 from evidence_loop.traces.schema import Trace, TraceHeader, TraceSummary
 from evidence_loop.traces.store import TraceStore, _check_run_id, _short_question
 from evidence_loop.traces.verify import HEADER_SEQ, VerifyResult, verify
-from evidence_loop.traces.writer import TraceWriter, seal_header
+from evidence_loop.traces.writer import PROBE_BYTES, TraceWriter, seal_header
 
 if TYPE_CHECKING:
     import psycopg
@@ -52,6 +62,11 @@ _INSERT_RUNS = """INSERT INTO trace_runs (run_id, created_at, question, status, 
 _INSERT_RECORDS = """INSERT INTO trace_records (run_id, n, line)
     SELECT %s, ord - 1, line FROM unnest(%s::text[]) WITH ORDINALITY AS t(line, ord)"""
 _SUMMARY = "run_id, created_at, status, outcome_status, question, final_hash, events, bytes"
+# The readiness probe's run: one record of hex digits (as incompressible as a trace line), never committed.
+_PROBE = """WITH run AS (INSERT INTO trace_runs (run_id, created_at, question, status, events, bytes)
+    VALUES (%(id)s, now(), '', 'incomplete', 0, 0) RETURNING run_id)
+    INSERT INTO trace_records (run_id, n, line) SELECT run_id, 0,
+    (SELECT string_agg(md5(random()::text || i), '') FROM generate_series(1, %(chunks)s) AS i) FROM run"""
 
 
 @dataclass
@@ -214,8 +229,29 @@ class PgTraceStore(TraceStore):
                 self._committer.start()
         self._queue.put(run)
         run.done.wait()
+        # A database that refuses the run's records (out of space, a failed statement) is this run's
+        # trace store failing; one that cannot be reached at all stays StoreUnavailableError, the
+        # whole store's state (/readyz says "store": "unreachable").
+        refused = isinstance(run.error, StoreStateError | DiskError)
+        if refused and not isinstance(run.error, StoreUnavailableError):
+            raise TraceStoreUnavailableError(f"the store {redact(self.url)}", str(run.error)) from run.error
         if run.error is not None:
             raise run.error
+
+    def probe(self, *, failed: bool = False) -> TraceStoreUnavailableError | None:
+        """None when runs can be recorded. After a failed one, a run of about a header's size is
+        written and rolled back: the tables must take it (a database out of space refuses it)."""
+        if not failed:
+            return None
+        from psycopg import Rollback
+
+        try:
+            with unavailable(self.url), connect(self.url) as conn, conn.transaction():
+                conn.execute(_PROBE, {"id": f".probe-{uuid.uuid4().hex}", "chunks": PROBE_BYTES // 32})
+                raise Rollback()
+        except EvidenceLoopError as exc:
+            return TraceStoreUnavailableError(f"the store {redact(self.url)}", str(exc))
+        return None
 
     def _commit_loop(self) -> None:
         conn: psycopg.Connection[Any] | None = None

@@ -11,6 +11,9 @@ Three kinds of imperfect file, told apart on purpose:
   ``Trace.damage`` says where; ``verify`` fails.
 
 A file whose header line cannot be read raises ``TraceError``: there is nothing to show without it.
+One with no complete header line at all (empty, or a header cut short) raises ``UnwrittenTraceError``:
+its run was never recorded (a full disk, a kill as it began), which is no damage unless the run is
+known to have finished.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from evidence_loop.tools.errors import NotFoundError, TraceError
+from evidence_loop.tools.errors import NotFoundError, TraceError, UnwrittenTraceError
 from evidence_loop.traces.schema import (
     FIRST_SCHEMA,
     SCHEMA_VERSION,
@@ -101,7 +104,10 @@ def parse_trace(content: bytes, *, path: Path | None = None) -> Trace:
     lines = content.split(b"\n")
     torn = lines.pop() != b""
     if not lines:
-        raise TraceError(f"{where}: no complete header line (the run was killed as it began)")
+        raise UnwrittenTraceError(
+            f"{where}: not written: no complete header line (the disk was full, or the run was killed "
+            "as it began)"
+        )
     raw_header, header = _read_header(lines[0], where)
     records = [raw_header]
     events: list[TraceEvent] = []

@@ -27,7 +27,13 @@ from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, date, datetime
 from pathlib import Path
 
-from evidence_loop.tools.errors import InputError, NotFoundError, TraceError
+from evidence_loop.tools.errors import (
+    InputError,
+    NotFoundError,
+    TraceError,
+    TraceStoreUnavailableError,
+    UnwrittenTraceError,
+)
 from evidence_loop.traces.citations import TextSource, with_citations
 from evidence_loop.traces.group_sync import GroupSync
 from evidence_loop.traces.manifest import FinishedRun, append_finished, read_manifest
@@ -40,8 +46,8 @@ from evidence_loop.traces.schema import (
     TraceSummary,
     utc_timestamp,
 )
-from evidence_loop.traces.verify import HEADER_SEQ, VerifyResult, verify
-from evidence_loop.traces.writer import Fsync, TraceWriter, seal_header
+from evidence_loop.traces.verify import HEADER_SEQ, VerifyResult, not_written, verify
+from evidence_loop.traces.writer import Fsync, TraceWriter, probe_folder, seal_header, unwritable
 
 QUESTION_CHARS = 80
 _RUN_ID = re.compile(RUN_ID_PATTERN)
@@ -101,25 +107,34 @@ class TraceStore:
         existing = self._find(run_id, self._known_days(day))
         if existing is not None:
             raise InputError(f"run {run_id} already has a trace at {existing}")
-        new_dirs = self._make_dirs(day)
         path = day / f"{run_id}.jsonl"
         try:
+            new_dirs = self._make_dirs(day)
             file = path.open("xb")
         except FileExistsError as exc:
             raise InputError(f"run {run_id} already has a trace at {path}") from exc
+        except OSError as exc:
+            raise unwritable(path, exc) from exc
         # The parent of every folder we created must be synced too, or the folder may vanish on a crash.
         sync_dirs = sorted({day, *(d.parent for d in new_dirs)})
-        return TraceWriter(
-            file,
-            path,
-            sealed,
-            sealed=True,
-            sync_dirs=sync_dirs,
-            fsync_each=self._fsync_each,
-            fsync=self._fsync,
-            on_finish=self._record_finished,
-            folder_sync=self._covering_syncs(sync_dirs),
-        )
+        try:
+            return TraceWriter(
+                file,
+                path,
+                sealed,
+                sealed=True,
+                sync_dirs=sync_dirs,
+                fsync_each=self._fsync_each,
+                fsync=self._fsync,
+                on_finish=self._record_finished,
+                folder_sync=self._covering_syncs(sync_dirs),
+            )
+        except TraceStoreUnavailableError:
+            # A run whose header could not be written was never recorded: leave no file that reads
+            # as a damaged trace (verify would fail the day for a disk that was full).
+            file.close()
+            path.unlink(missing_ok=True)
+            raise
 
     def _covering_syncs(self, folders: builtins.list[Path]) -> Callable[[], None]:
         """What makes a new file's folder entries durable at its run's finish: the group commit of
@@ -135,6 +150,10 @@ class TraceStore:
                 sync.wait_covered(mark)
 
         return sync_folders
+
+    def probe(self, *, failed: bool = False) -> TraceStoreUnavailableError | None:
+        """None when a trace can be written here now, else why not (``traces.writer.probe_folder``)."""
+        return probe_folder(self.root, failed=failed)
 
     def close(self) -> None:
         """Nothing to release: every trace file is closed when its run ends."""
@@ -178,6 +197,10 @@ class TraceStore:
                     trace = read_trace(day / name)
                 except NotFoundError:
                     continue  # removed since the scan (a prune)
+                except UnwrittenTraceError as exc:
+                    run = name.removesuffix(".jsonl")
+                    yield run, self._unwritten(run, str(exc), manifest, indexed)
+                    continue
                 except TraceError as exc:
                     yield name.removesuffix(".jsonl"), VerifyResult(False, False, HEADER_SEQ, str(exc))
                     continue
@@ -205,6 +228,30 @@ class TraceStore:
         if finished is None:
             return verify(trace)
         return verify(trace, expected_hash=finished.final_hash, expected_events=finished.events)
+
+    def unwritten(self, run_id: str, reason: str) -> VerifyResult:
+        """The verdict on ``run_id``'s file that holds no complete header (see ``_unwritten``)."""
+        path = self._find(run_id)
+        manifest = read_manifest(path.parent, only=run_id) if path is not None else {}
+        return self._unwritten(run_id, reason, manifest, self._read_index(only=run_id))
+
+    @staticmethod
+    def _unwritten(
+        run_id: str, reason: str, manifest: dict[str, FinishedRun], indexed: dict[str, TraceSummary]
+    ) -> VerifyResult:
+        """A file with no complete header: a run never recorded (no failure), unless it is recorded as
+        finished, when its file was cut to nothing."""
+        finished = manifest.get(run_id)
+        summary = indexed.get(run_id)
+        final = finished.final_hash if finished is not None else summary.final_hash if summary else None
+        if final is None:
+            return not_written(reason)
+        return VerifyResult(
+            False,
+            False,
+            HEADER_SEQ,
+            f"truncated: the run finished with hash {final} but its file holds no complete header",
+        )
 
     def _holds(self, path: Path) -> bool:
         """True when ``path`` lies in one of this store's day folders."""

@@ -40,6 +40,15 @@ class VerifyResult:
     reason: str
     events: int = 0
     final_hash: str | None = None
+    # False for a file whose run was never recorded (no complete header): nothing to verify, no failure
+    written: bool = True
+    # versions the trace cites whose text a later write replaced (doc_id, version): not tampering
+    replaced: tuple[tuple[str, str], ...] = ()
+
+
+def not_written(reason: str) -> VerifyResult:
+    """The verdict on a trace file whose run was never recorded and is not known to have finished."""
+    return VerifyResult(ok=True, complete=False, first_bad_seq=None, reason=reason, written=False)
 
 
 def _raw_records(trace: Trace) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any] | None]:

@@ -13,16 +13,19 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, BinaryIO, Self
 
-from evidence_loop.tools.errors import TraceError
+from evidence_loop.tools.disk import check_write, disk_error, is_full
+from evidence_loop.tools.errors import TraceError, TraceStoreUnavailableError
 from evidence_loop.traces.hashing import event_hash_of_text, plain_canonical_json, sha256_hex
 from evidence_loop.traces.schema import SCHEMA_VERSION, TraceFooter, TraceHeader
 from evidence_loop.traces.steps import AbortedStep, TraceStep
 
+PROBE_BYTES = 4096  # what the readiness probe writes: about a run's header
 Fsync = Callable[[int], None]
 FinishHook = Callable[[Path, TraceHeader, TraceFooter, int], None]
 """Called after the footer is durable with the file, its header and footer, and its size in bytes."""
@@ -32,6 +35,40 @@ def _line(record: Mapping[str, Any]) -> bytes:
     """One committed record: compact JSON in field order, then a newline."""
     text = json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     return text.encode("utf-8") + b"\n"
+
+
+def unwritable(path: Path, exc: BaseException, *, where: Path | None = None) -> TraceStoreUnavailableError:
+    """The error of a trace that cannot be written at ``path`` (named as ``where`` if given): the
+    disk's reason (no space, an I/O error), or the system's."""
+    disk = disk_error(exc, path.parent, "writing a trace")
+    cause = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    if disk is not None:
+        reason = "no space left on the disk" if disk.full else f"an I/O error on the disk ({cause})"
+    else:
+        reason = cause
+    return TraceStoreUnavailableError(str(where or path), reason, disk=disk)
+
+
+def probe_folder(root: Path, *, failed: bool = False) -> TraceStoreUnavailableError | None:
+    """None when a trace can be written under ``root`` now, else why not. Free space is asked of the
+    system; only on a (nearly) full disk, or after a run's trace ``failed``, is a small file
+    written, synced and removed (about what a run's header needs)."""
+    if not failed and not is_full(root):
+        return None
+    path = root / f".writable-{os.getpid()}-{threading.get_ident()}"
+    try:
+        check_write(path)
+        root.mkdir(parents=True, exist_ok=True)
+        with path.open("wb") as file:
+            file.write(bytes(PROBE_BYTES))
+            file.flush()
+            os.fsync(file.fileno())
+    except OSError as exc:
+        return unwritable(path, exc, where=root)
+    finally:
+        with contextlib.suppress(OSError):
+            path.unlink(missing_ok=True)
+    return None
 
 
 def seal_header(header: TraceHeader) -> TraceHeader:
@@ -134,11 +171,16 @@ class TraceWriter:
                 self._folder_sync()
             else:
                 self._sync_directories()
+        except OSError as exc:
+            raise unwritable(self._path, exc) from exc
         finally:
             self._file.close()  # even when fsync fails: nothing may follow the footer
         self._footer = footer
         if self._on_finish is not None:
-            self._on_finish(self._path, self._header, footer, self._bytes)
+            try:
+                self._on_finish(self._path, self._header, footer, self._bytes)
+            except OSError as exc:  # the day's manifest is part of the record: unrecorded, unanswered
+                raise unwritable(self._path, exc) from exc
         return footer.hash
 
     def close(self) -> None:
@@ -172,16 +214,17 @@ class TraceWriter:
 
     def _write_bytes(self, line: bytes, *, sync: bool | None = None) -> None:
         try:
+            check_write(self._path)
             self._file.write(line)
             self._file.flush()
-        except OSError:
+            if self._fsync_each if sync is None else sync:
+                self._fsync(self._file.fileno())
+        except OSError as exc:
             # A half-written line must stay the last one (readers see it as torn): write nothing more.
             with contextlib.suppress(OSError):
                 self._file.close()
-            raise
+            raise unwritable(self._path, exc) from exc
         self._bytes += len(line)
-        if self._fsync_each if sync is None else sync:
-            self._fsync(self._file.fileno())
 
     def _sync_directories(self) -> None:
         """Make the new file's directory entry (and any new parent directories) durable."""

@@ -40,6 +40,7 @@ a key's groups bound what it can read. Every error is `application/problem+json`
 ENV_INDEX, ENV_KEYS, ENV_LIMITS = "EVLOOP_SERVE_INDEX", "EVLOOP_SERVE_KEYS", "EVLOOP_SERVE_LIMITS"
 ENV_TRACES = "EVLOOP_SERVE_TRACES"
 ENV_HOSTS = "EVLOOP_SERVE_HOSTS"  # HostRules as JSON
+ENV_WHEN_TRACES_FAIL = "EVLOOP_SERVE_WHEN_TRACES_FAIL"
 TRACES_OFF = "off"  # the value of ENV_TRACES that turns tracing off (a folder path is absolute)
 
 
@@ -106,6 +107,9 @@ def from_env() -> FastAPI:
         traces=Path(traces) if traces and traces != TRACES_OFF else None,
         tracing_on=traces != TRACES_OFF,  # `serve --no-trace`: a folder named "off" is not meant
         question_chars=limits.question_chars,
+        when_traces_fail="answer-untraced"
+        if os.environ.get(ENV_WHEN_TRACES_FAIL) == "answer-untraced"
+        else "refuse",
     )
     service.settle()
     hosts = HostRules.from_json(os.environ.get(ENV_HOSTS, "{}"))  # none given: loopback names only

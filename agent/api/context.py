@@ -17,6 +17,7 @@ from evidence_loop.agent.outcome import Outcome
 from evidence_loop.agent.replay import ReplayReport
 from evidence_loop.agent.write_access import Writer
 from evidence_loop.policies.followup import Turn
+from evidence_loop.tools.errors import TraceStoreUnavailableError
 from evidence_loop.tools.snapshot import Snapshot
 from evidence_loop.tools.store import DocumentInfo, IngestReport
 from evidence_loop.tools.types import DocumentInput
@@ -53,6 +54,10 @@ class Backend(Protocol):
     def shown(self, trace: Trace) -> Trace: ...
     def verify(self, run_id: str) -> VerifyResult: ...
     def replay(self, run_id: str) -> ReplayReport: ...
+    def traces_writable(self) -> TraceStoreUnavailableError | None: ...
+
+    @property
+    def when_traces_fail(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)

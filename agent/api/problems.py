@@ -22,8 +22,10 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from evidence_loop.tools.errors import (
+    CitedVersionReplacedError,
     DeadlineExceeded,
     DecodeError,
+    DiskError,
     DocIdNotWritableError,
     DocumentTooLargeError,
     EvidenceLoopError,
@@ -34,6 +36,7 @@ from evidence_loop.tools.errors import (
     QuestionTooLongError,
     StoreUnavailableError,
     TraceError,
+    TraceStoreUnavailableError,
     UnsupportedFormatError,
     VersionClashError,
     WriteRefusedError,
@@ -55,13 +58,21 @@ _ERRORS: tuple[tuple[type[EvidenceLoopError], int, str, str], ...] = (
     (WriteRefusedError, 403, "write-not-allowed", "Write not allowed"),
     (StoreUnavailableError, 503, "store-unavailable", "Store unavailable"),
     (IndexStateError, 503, "index-unavailable", "Index unavailable"),
+    (DiskError, 503, "storage-unavailable", "Storage unavailable"),
+    (TraceStoreUnavailableError, 503, "trace-store-unavailable", "Trace store unavailable"),
+    (CitedVersionReplacedError, 409, "cited-version-replaced", "Cited version replaced"),
     (TraceError, 409, "trace-unreadable", "Trace cannot be read"),
     (LLMError, 502, "adjudicator-failed", "Conflict adjudicator failed"),
     (DeadlineExceeded, 504, "timeout", "Request timed out"),
     (EvidenceLoopError, 400, "bad-input", "Bad input"),
 )
 # Messages of these name server paths and operator commands: the log gets them, the caller does not.
-_OPERATOR_ONLY: tuple[type[EvidenceLoopError], ...] = (IndexStateError, LLMError)
+_OPERATOR_ONLY: tuple[type[EvidenceLoopError], ...] = (
+    IndexStateError,
+    LLMError,
+    DiskError,
+    TraceStoreUnavailableError,
+)
 
 
 class Problem(BaseModel):

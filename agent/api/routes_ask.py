@@ -1,5 +1,6 @@
 """POST /v1/ask, and the probes GET /healthz and GET /readyz."""
 
+import logging
 from functools import partial
 from typing import Annotated
 
@@ -13,9 +14,12 @@ from evidence_loop.agent.api.schemas import AskOptions, AskRequest, Health, Hist
 from evidence_loop.agent.outcome import Outcome
 from evidence_loop.agent.service import check_question
 from evidence_loop.policies.followup import Turn
-from evidence_loop.tools.errors import EvidenceLoopError, InputError
+from evidence_loop.tools.errors import EvidenceLoopError, InputError, TraceStoreUnavailableError
 
 READY_PROBE = "ready"
+# Seconds a client waits before asking again while traces cannot be written (space takes an operator).
+TRACE_RETRY_AFTER_S = 30
+log = logging.getLogger("evloop.api")
 
 
 def ask_router(ctx: ApiContext) -> APIRouter:
@@ -34,7 +38,10 @@ def ask_router(ctx: ApiContext) -> APIRouter:
         timeout = min(body.options.timeout_s or ctx.limits.timeout_s, ctx.limits.timeout_s)
         # The run stops itself at its next step once the time is up, so an abandoned thread is freed too.
         work = partial(_ask, ctx, caller, body, groups, timeout)
-        outcome = await ctx.in_thread(work, timeout_s=timeout)
+        try:
+            outcome = await ctx.in_thread(work, timeout_s=timeout)
+        except TraceStoreUnavailableError as exc:
+            raise trace_store_unavailable(exc) from None
         return shaped(outcome, body.options)
 
     return router
@@ -105,10 +112,24 @@ def probe_router(ctx: ApiContext) -> APIRouter:
         summary="The index is loaded and readable",
     )
     async def readyz() -> Ready:
-        """503 problem while the index cannot be opened or searched."""
+        """503 problem while the index cannot be opened or searched, or while a run's trace cannot be
+        written (unless the server answers untraced: ``--when-traces-fail answer-untraced``)."""
         return await ctx.in_thread(partial(_readiness, ctx))
 
     return router
+
+
+def trace_store_unavailable(exc: TraceStoreUnavailableError) -> ApiProblem:
+    """The 503 of a run refused because its trace cannot be written (fail closed: no answer without
+    its audit record); the server log names the folder and the cause, the caller learns when to retry."""
+    log.error("trace store unavailable: %s", exc)
+    return ApiProblem(
+        503,
+        "trace-store-unavailable",
+        "Trace store unavailable",
+        "this run's audit record could not be written, so no answer is given; try again later",
+        headers={"Retry-After": str(TRACE_RETRY_AFTER_S)},
+    )
 
 
 def _readiness(ctx: ApiContext) -> Ready:
@@ -118,5 +139,8 @@ def _readiness(ctx: ApiContext) -> Ready:
         raise
     except Exception as exc:  # an unreadable database or index file: not ready, whatever the cause
         raise ApiProblem(503, "index-unavailable", "Index unavailable", "the index cannot be read") from exc
+    failure = ctx.service.traces_writable()
+    if failure is not None and ctx.service.when_traces_fail == "refuse":
+        raise trace_store_unavailable(failure)
     # No generation and no document count: both move when a restricted document is written.
     return Ready() if ctx.service.store_reachable() else Ready(store="unreachable")

@@ -1,7 +1,10 @@
 """GET /v1/traces/{run_id}, GET /v1/traces/{run_id}/verify, POST /v1/traces/{run_id}/replay.
 
 A replay verifies the trace first: one that fails (a changed record, a file cut short of the end its
-run recorded) is a 409 ``trace-tampered`` naming the first bad event, and nothing is re-run.
+run recorded, cited text the store no longer vouches for) is a 409 ``trace-tampered`` naming the
+first bad event, and nothing is re-run. One that cites a version whose text a later write replaced
+(``?replace=true``) verifies (no tampering) but cannot be re-run as it ran: a 409
+``cited-version-replaced`` naming the versions; ``evloop replay --current`` replays it against today.
 
 Who sees a trace: its own key (scope ``ask``), or any key with scope ``audit``; and in both cases
 only if the key's groups cover the groups the run read with, so a trace never shows a key text
@@ -19,8 +22,13 @@ from fastapi import APIRouter, Depends, Path
 from evidence_loop.agent.api.auth import Caller
 from evidence_loop.agent.api.context import ApiContext, require
 from evidence_loop.agent.api.problems import PROBLEM_RESPONSES, ApiProblem
-from evidence_loop.agent.api.schemas import ReplayOut, TraceOut, VerifyOut
-from evidence_loop.tools.errors import NotFoundError, TamperedTraceError
+from evidence_loop.agent.api.schemas import CitedVersion, ReplayOut, TraceOut, VerifyOut
+from evidence_loop.tools.errors import (
+    CitedVersionReplacedError,
+    NotFoundError,
+    TamperedTraceError,
+    UnwrittenTraceError,
+)
 from evidence_loop.traces import Trace
 from evidence_loop.traces.schema import RUN_ID_PATTERN
 
@@ -62,7 +70,7 @@ def visible_trace(ctx: ApiContext, caller: Caller, run_id: str) -> Trace:
         raise ApiProblem(404, "tracing-off", "Tracing is off", "this server does not record traces")
     try:
         trace = ctx.service.trace(run_id)
-    except NotFoundError:
+    except (NotFoundError, UnwrittenTraceError):  # a run never recorded has no trace to show
         trace = None
     if trace is None or not may_see(caller, trace.header.caller, trace.header.groups):
         raise ApiProblem(404, "not-found", "Not found", f"no trace for run {run_id!r}")
@@ -90,6 +98,7 @@ def _verify(ctx: ApiContext, caller: Caller, run_id: str) -> VerifyOut:
         reason=result.reason,
         events=result.events,
         final_hash=result.final_hash,
+        replaced=[CitedVersion(doc_id=doc_id, version=version) for doc_id, version in result.replaced],
     )
 
 
@@ -99,6 +108,8 @@ def _replay(ctx: ApiContext, caller: Caller, run_id: str) -> ReplayOut:
         report = ctx.service.replay(run_id)
     except TamperedTraceError as exc:  # a changed record would otherwise read as a divergence
         raise ApiProblem(409, "trace-tampered", "Trace does not verify", str(exc)) from None
+    except CitedVersionReplacedError as exc:  # not tampering, but the run's text is gone
+        raise ApiProblem(409, "cited-version-replaced", "Cited version replaced", str(exc)) from None
     return ReplayOut(
         run_id=run_id,
         identical=report.identical,

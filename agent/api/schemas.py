@@ -184,8 +184,16 @@ class TraceOut(_Strict):
     damage: str | None
 
 
+class CitedVersion(_Strict):
+    """A document version a trace cites."""
+
+    doc_id: str
+    version: str
+
+
 class VerifyOut(_Strict):
-    """Whether the trace's hash chain holds (``first_bad_seq`` -1: the header)."""
+    """Whether the trace's hash chain holds (``first_bad_seq`` -1: the header); ``replaced`` lists the
+    cited versions whose text a later write replaced (no tampering; the run cannot be replayed pinned)."""
 
     run_id: str
     ok: bool
@@ -194,6 +202,7 @@ class VerifyOut(_Strict):
     reason: str
     events: int
     final_hash: str | None
+    replaced: list[CitedVersion] = []
 
 
 class ReplayOut(_Strict):

@@ -16,7 +16,7 @@ from evidence_loop.agent.commands.common import (
 from evidence_loop.agent.commands.trace import trace_store
 from evidence_loop.agent.replay import ReplayReport, replay
 from evidence_loop.tools.embedder import Embedder
-from evidence_loop.tools.errors import InputError, TraceError
+from evidence_loop.tools.errors import CitedVersionReplacedError, InputError, TraceError
 from evidence_loop.tools.store import Store
 from evidence_loop.traces import TraceStore
 
@@ -73,13 +73,19 @@ def run(args: argparse.Namespace) -> int:
 
 def _replay_all(args: argparse.Namespace, traces: TraceStore) -> int:
     targets = _targets(args, traces)
-    differing = refused = 0
+    differing = refused = replaced = 0
     times: list[float] = []
     embedder = configured_embedder()  # used only when a run must be embedded anew (another embedder)
     with open_location(args) as store:
         for target in targets:
             try:
                 report = _replay_one(target, traces, store, args.current, embedder)
+            except CitedVersionReplacedError as exc:  # no tampering: a later write replaced its text
+                if not args.all:
+                    raise
+                replaced += 1
+                print(" ".join(str(exc).split()))
+                continue
             except TraceError as exc:  # tampered or unreadable: one line each under --all
                 if not args.all:
                     raise
@@ -93,6 +99,8 @@ def _replay_all(args: argparse.Namespace, traces: TraceStore) -> int:
     if args.all:
         p50 = statistics.median(times) if times else 0.0
         not_replayed = f", {refused} tampered or unreadable (not replayed)" if refused else ""
+        if replaced:
+            not_replayed += f", {replaced} cite a version replaced since (not replayed)"
         print(
             f"replayed {len(times)} runs: {len(times) - differing} identical, {differing} differ"
             f"{not_replayed}; replay p50 {p50:.1f} ms"

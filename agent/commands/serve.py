@@ -16,6 +16,7 @@ from evidence_loop.agent.api.app import (
     ENV_KEYS,
     ENV_LIMITS,
     ENV_TRACES,
+    ENV_WHEN_TRACES_FAIL,
     TRACES_OFF,
     create_app,
 )
@@ -30,7 +31,7 @@ from evidence_loop.agent.commands.common import (
     shown,
     warn,
 )
-from evidence_loop.agent.service import Service
+from evidence_loop.agent.service import WHEN_TRACES_FAIL, Service
 from evidence_loop.tools.errors import InputError
 from evidence_loop.tools.schema import DB_NAME
 
@@ -124,6 +125,13 @@ def register(subparsers: Subparsers) -> None:
         f"(default: ${ALLOW_ORIGINS_ENV}, comma-separated)",
     )
     parser.add_argument("--no-trace", action="store_true", help="write no traces (for measurements)")
+    parser.add_argument(
+        "--when-traces-fail",
+        choices=WHEN_TRACES_FAIL,
+        default="refuse",
+        help="when a run's trace cannot be written (a full disk): refuse with 503 trace-store-unavailable "
+        "and report not ready (default), or answer-untraced: answer, the outcome saying it was not traced",
+    )
     parser.add_argument("--quiet", action="store_true", help="log warnings and errors only, no access log")
     parser.set_defaults(run=run)
 
@@ -149,7 +157,10 @@ def run(args: argparse.Namespace) -> int:
         traces=args.traces,
         tracing_on=not args.no_trace,
         question_chars=limits.question_chars,
+        when_traces_fail=args.when_traces_fail,
     )
+    if args.when_traces_fail == "answer-untraced" and not args.no_trace:
+        warn("--when-traces-fail answer-untraced: runs whose trace cannot be written are answered untraced")
     log_level = "warning" if args.quiet else "info"
     print(
         f"evloop: serving {shown(index)} on http://{host}:{args.port} ({_who(args.keys, keys)})", flush=True
@@ -168,6 +179,7 @@ def run(args: argparse.Namespace) -> int:
     os.environ[ENV_KEYS] = str(args.keys.resolve()) if args.keys is not None else ""
     folder = str(args.traces.resolve()) if args.traces else ""
     os.environ[ENV_TRACES] = TRACES_OFF if args.no_trace else folder
+    os.environ[ENV_WHEN_TRACES_FAIL] = args.when_traces_fail
     os.environ[ENV_LIMITS] = json.dumps(asdict(limits))
     os.environ[ENV_HOSTS] = hosts.to_json()
     uvicorn.run(

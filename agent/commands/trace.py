@@ -18,7 +18,7 @@ from evidence_loop.agent.commands.common import (
     resolve_location,
 )
 from evidence_loop.agent.service import TRACES_SUBDIR
-from evidence_loop.tools.errors import EvidenceLoopError, InputError, TraceError
+from evidence_loop.tools.errors import EvidenceLoopError, InputError, TraceError, UnwrittenTraceError
 from evidence_loop.tools.stores import open_store
 from evidence_loop.traces import (
     HEADER_SEQ,
@@ -208,24 +208,35 @@ def _verify_rows(args: argparse.Namespace, store: TraceStore, texts: TextSource 
     rows = (
         store.verify_all(texts) if args.all else iter([(args.target, _verify_one(store, args.target, texts))])
     )
-    total = bad = 0
+    total = bad = unwritten = 0
     for run, result in rows:
         total += 1
         bad += not result.ok
-        if not (args.all and result.ok):
-            print(f"{run}: {'ok' if result.ok else 'FAILED'} - {result.reason}")
+        unwritten += not result.written
+        if not (args.all and result.ok and result.written and not result.replaced):
+            print(f"{run}: {_verdict(result)} - {result.reason}")
     if args.all:
-        print(f"{total - bad} of {total} traces verify")
+        never = f" ({unwritten} of them never written: no failure)" if unwritten else ""
+        print(f"{total - bad} of {total} traces verify{never}")
     if bad:
         raise TraceError(f"{bad} of {total} traces failed verification")
     return 0
 
 
+def _verdict(result: VerifyResult) -> str:
+    if not result.written:
+        return "not written"
+    return "ok" if result.ok else "FAILED"
+
+
 def _verify_one(store: TraceStore, run: str, texts: TextSource | None) -> VerifyResult:
-    """A run id or a trace file; a file whose header cannot be read is a failed verdict, not a crash."""
+    """A run id or a trace file; a file whose header cannot be read is a failed verdict, not a crash
+    (one with no header at all is a run never recorded, unless it is recorded as finished)."""
     path = Path(run)
     try:
         trace = read_trace(path) if path.suffix == ".jsonl" and path.exists() else store.read(run)
+    except UnwrittenTraceError as exc:
+        return store.unwritten(path.name.removesuffix(".jsonl"), str(exc))
     except TraceError as exc:
         return VerifyResult(ok=False, complete=False, first_bad_seq=HEADER_SEQ, reason=str(exc))
     return with_citations(store.check(trace), trace, texts)

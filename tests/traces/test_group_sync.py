@@ -136,7 +136,8 @@ def run(n):
         for step in SAMPLE_STEPS:
             writer.append(step)
         writer.finish("answered")
-    print(f"returned c-{n}", flush=True)
+    sys.stdout.write(f"returned c-{n}\\n")  # one write: print's text and newline interleave across threads
+    sys.stdout.flush()
 
 threads = [threading.Thread(target=run, args=(n,)) for n in range(16)]
 for t in threads: t.start()

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from evidence_loop.tools.errors import TraceStoreUnavailableError
 from evidence_loop.traces import MANIFEST_NAME, FinishedRun, TraceStore, read_manifest
 from evidence_loop.traces.hashing import record_hash
 from evidence_loop.traces.manifest import append_finished
@@ -132,7 +133,7 @@ def test_a_failed_folder_sync_records_nothing_in_the_manifest(
 
     store = TraceStore(tmp_path, fsync=fsync)
     writer = store.begin(make_header())
-    with pytest.raises(OSError, match="folder sync failed"):
+    with pytest.raises(TraceStoreUnavailableError, match="folder sync failed"):
         writer.finish("answered")
     assert read_manifest(writer.path.parent) == {}
 

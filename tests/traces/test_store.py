@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.tools.errors import InputError, NotFoundError, TraceError
+from evidence_loop.tools.errors import InputError, NotFoundError, TraceError, TraceStoreUnavailableError
 from evidence_loop.traces.schema import SCHEMA_VERSION, TraceEvent, TraceHeader
 from evidence_loop.traces.steps import AbortedStep, TraceStep
 from evidence_loop.traces.store import TraceStore
@@ -211,6 +211,6 @@ def test_a_failed_folder_sync_fails_finish(
     writer = store.begin(make_header())
     for step in sample_steps:
         writer.append(step)
-    with pytest.raises(OSError, match="folder sync failed"):
+    with pytest.raises(TraceStoreUnavailableError, match="folder sync failed"):
         writer.finish("answered")  # the run is not reported durable
     assert not store.index_path.exists(), "a run whose durability failed is not indexed as finished"

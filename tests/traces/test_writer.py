@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.tools.errors import TraceError
+from evidence_loop.tools.errors import TraceError, TraceStoreUnavailableError
 from evidence_loop.traces.hashing import canonical_json
 from evidence_loop.traces.schema import TraceHeader
 from evidence_loop.traces.steps import CheckedStep, TraceStep
@@ -44,7 +44,10 @@ def test_a_failed_write_leaves_the_half_line_last(
     make_header: Callable[..., TraceHeader], tmp_path: Path
 ) -> None:
     file = DiskFullAfter(2)
-    with pytest.raises(OSError), TraceWriter(file, tmp_path / "r.jsonl", make_header()) as writer:
+    with (
+        pytest.raises(TraceStoreUnavailableError),
+        TraceWriter(file, tmp_path / "r.jsonl", make_header()) as writer,
+    ):
         writer.append(RECALLED)
         writer.append(CHECKED)
     assert file.final.count(b"\n") == 2, "header and first event committed, no aborted event after the tear"
@@ -55,7 +58,7 @@ def test_no_event_is_taken_after_a_failed_write(
     make_header: Callable[..., TraceHeader], tmp_path: Path
 ) -> None:
     writer = TraceWriter(DiskFullAfter(1), tmp_path / "r.jsonl", make_header())
-    with pytest.raises(OSError):
+    with pytest.raises(TraceStoreUnavailableError):
         writer.append(RECALLED)
     with pytest.raises(TraceError, match="closed without a footer"):
         writer.append(RECALLED)
@@ -68,7 +71,7 @@ def test_a_failing_fsync_at_finish_raises_and_nothing_follows_the_footer(
         raise OSError(errno.EIO, "I/O error")
 
     store = TraceStore(tmp_path, fsync=broken_fsync)
-    with pytest.raises(OSError), store.begin(make_header()) as writer:
+    with pytest.raises(TraceStoreUnavailableError), store.begin(make_header()) as writer:
         writer.append(RECALLED)
         writer.finish("answered")
     trace = store.read("r-0001")
