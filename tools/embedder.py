@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from evidence_loop.tools.embed_config import EmbedConfig
-from evidence_loop.tools.errors import EmbedderError
+from evidence_loop.tools.errors import EmbedderError, EmbedderUnavailableError
 
 Vectors = npt.NDArray[np.float32]
 Progress = Callable[[int], None]
@@ -248,7 +248,8 @@ def _with_retries(call: Callable[[], Any], config: EmbedConfig) -> Any:
             with attempt:
                 return call()
     except openai.OpenAIError as error:
-        raise EmbedderError(
+        unreachable = isinstance(error, openai.APIConnectionError | openai.APITimeoutError)
+        raise (EmbedderUnavailableError if unreachable else EmbedderError)(
             f"the embeddings endpoint {config.base_url} failed: {type(error).__name__}: {error}"
         ) from error
     raise AssertionError("unreachable")  # pragma: no cover
