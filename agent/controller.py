@@ -233,10 +233,7 @@ class Controller:
             exclude=run.seen,
             scoped=policy.caller_statistics,
             similarities=cosines.similarities if cosines is not None else None,
-            dense_k=policy.dense_k,
-            rrf_constant=policy.rrf_constant,
-            fusion_weight=policy.fusion_weight,
-            typo_min_chars=policy.typo_min_chars,
+            **policy.recall_options(),
         )
         run.recalls += 1
         run.record(events.recalled, query, k, run.recalls, hits, inline_text=run.inline_text)

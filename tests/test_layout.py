@@ -5,9 +5,9 @@ The rules, which this file states and checks (it is their one home):
 
 - ``tools`` (mechanisms: parsing, stores, indexes, models, the network) imports no other project
   package;
-- ``policies`` (pure decisions and thresholds) imports ``tools``' value types and its pure text and
-  window arithmetic only (``types``, ``tokenize``, ``windows``); any other ``tools`` module only
-  under ``if TYPE_CHECKING:``, for an annotation;
+- ``policies`` (pure decisions and thresholds) imports ``tools``' value types, its error tree and its
+  pure text and window arithmetic only (``types``, ``errors``, ``tokenize``, ``windows``); any other
+  ``tools`` module only under ``if TYPE_CHECKING:``, for an annotation;
 - ``traces`` (the audit record) imports neither ``agent`` nor ``policies``;
 - ``agent`` (the loop and its front doors) imports all three;
 - nothing imports a package by its bare folder name (``import agent``), only as
@@ -31,10 +31,10 @@ ALLOWED: dict[str, set[str]] = {
     "traces": {"tools"},
     "agent": {"tools", "policies", "traces"},
 }
-# "Types only", made exact: at run time policies may use the value types and the pure text and
-# window arithmetic over them; any other tools module (a store, an index, a model, the network) only
-# under `if TYPE_CHECKING:`, for an annotation.
-POLICIES_RUNTIME_TOOLS = {"tools.types", "tools.tokenize", "tools.windows"}
+# "Types only", made exact: at run time policies may use the value types, the error tree and the pure
+# text and window arithmetic over them; any other tools module (a store, an index, a model, the
+# network) only under `if TYPE_CHECKING:`, for an annotation.
+POLICIES_RUNTIME_TOOLS = {"tools.types", "tools.errors", "tools.tokenize", "tools.windows"}
 
 
 def _sources() -> list[Path]:

@@ -66,9 +66,10 @@ class VersionClashError(InputError):
     """The same doc_id and version with different text, without replace."""
 
 
-class PolicyError(InputError):
+class PolicyError(InputError, ValueError):
     """A policy that cannot be used: ``field`` names the field (None: the file as a whole),
-    ``path`` the policy file it came from (None: an override given as text)."""
+    ``path`` the policy file it came from (None: an override given as text). Also a ValueError, which
+    ``load_policy_file`` raised before."""
 
     def __init__(self, message: str, *, field: str | None = None, path: str | None = None) -> None:
         super().__init__(f"{path}: {message}" if path else message)

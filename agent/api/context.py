@@ -15,6 +15,7 @@ from evidence_loop.agent.api.limits import Limits
 from evidence_loop.agent.api.problems import ApiProblem
 from evidence_loop.agent.outcome import Outcome
 from evidence_loop.agent.replay import ReplayReport
+from evidence_loop.policies.config import Policy
 from evidence_loop.tools.snapshot import Snapshot
 from evidence_loop.tools.store import DocumentInfo, IngestReport
 from evidence_loop.tools.types import DocumentInput
@@ -27,6 +28,7 @@ class Backend(Protocol):
     """What the API needs from :class:`agent.service.Service`."""
 
     traces: TraceStore | None
+    policy: Policy
 
     def ask(
         self,

@@ -1,7 +1,7 @@
 """POST /v1/ask, and the probes GET /healthz and GET /readyz."""
 
 from functools import partial
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends
 
@@ -84,11 +84,13 @@ def probe_router(ctx: ApiContext) -> APIRouter:
 
 
 def _readiness(ctx: ApiContext) -> Ready:
+    policy = ctx.service.policy
     try:
-        ctx.service.snapshot().search(READY_PROBE, 1)
+        ctx.service.snapshot().search(READY_PROBE, 1, **policy.recall_options())
     except EvidenceLoopError:
         raise
     except Exception as exc:  # an unreadable database or index file: not ready, whatever the cause
         raise ApiProblem(503, "index-unavailable", "Index unavailable", "the index cannot be read") from exc
     # No generation and no document count: both move when a restricted document is written.
-    return Ready() if ctx.service.store_reachable() else Ready(store="unreachable")
+    store: Literal["unreachable"] | None = None if ctx.service.store_reachable() else "unreachable"
+    return Ready(store=store, policy=policy.digest())

@@ -201,11 +201,16 @@ def section_path(snapshot: Snapshot, hit: Hit) -> tuple[str, ...]:
 
 
 def recall(
-    snapshot: Snapshot, embedder: Embedder | None, query: str, k: int, groups: Sequence[str] = ()
+    snapshot: Snapshot,
+    embedder: Embedder | None,
+    query: str,
+    k: int,
+    groups: Sequence[str] = (),
+    policy: Policy | None = None,
 ) -> list[Hit]:
-    """The raw recall step as the loop runs it: hybrid when the index has vectors and the embedder is
-    the one that made them, lexical otherwise."""
-    policy = Policy()
+    """The raw recall step as the loop runs it under ``policy`` (default: the shipped one): hybrid
+    when the index has vectors and the embedder is the one that made them, lexical otherwise."""
+    policy = policy or Policy()
     made_by = snapshot.embedder
     similarities = None
     if embedder is not None and made_by is not None and embedder.identity.key == made_by.key:
@@ -215,10 +220,7 @@ def recall(
         k,
         groups=groups,
         similarities=similarities,
-        dense_k=policy.dense_k,
-        rrf_constant=policy.rrf_constant,
-        fusion_weight=policy.fusion_weight,
-        typo_min_chars=policy.typo_min_chars,
+        **policy.recall_options(),
     )
 
 
