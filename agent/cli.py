@@ -17,12 +17,13 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any
 
-from evidence_loop.agent import logs
+from evidence_loop.agent import logs, settings
 from evidence_loop.agent.commands import (
     ask,
     batch,
     calibrate,
     check,
+    config,
     delete,
     demo,
     docs,
@@ -68,6 +69,7 @@ COMMANDS: tuple[ModuleType, ...] = (
     serve,
     keys,
     migrate,
+    config,
 )
 
 EXIT_OK, EXIT_ERROR, EXIT_INPUT = 0, 1, 2
@@ -111,6 +113,10 @@ examples:
 run `evloop COMMAND --help` for a command's options."""
 
 
+# The settings (agent.settings) a command's flags set, by the attribute argparse gives them.
+FLAGS = {"index": "index", "store_url": "store", "policy_file": "policy_file"}
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse as the commands expect it; every subcommand's parser is one of these too."""
 
@@ -144,6 +150,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else EXIT_ERROR
     run: Callable[[argparse.Namespace], int] = args.run
+    settings.install({name: getattr(args, attr, None) for name, attr in FLAGS.items()})
     logs.configure()
     _tolerate_unencodable_output()
     try:

@@ -10,7 +10,6 @@ support team sees one line per question (run id, status, seconds, recalls, slide
 from __future__ import annotations
 
 import logging
-import os
 import sys
 
 import structlog
@@ -26,7 +25,9 @@ _MARK = "_evloop_handler"  # set on the handler ``configure`` installs, so it is
 def configure(default_level: str = "warning") -> None:
     """JSON lines on stderr for the ``evidence_loop`` loggers; idempotent. For the CLI and the server
     only (processes that own their logging). ``EVLOOP_LOG_LEVEL`` overrides the level."""
-    name = os.environ.get("EVLOOP_LOG_LEVEL", default_level).upper()
+    from evidence_loop.agent import settings  # the settings log through this module's logger
+
+    name = (settings.current().get("log_level") or default_level).upper()
     level = logging.getLevelNamesMapping().get(name, logging.WARNING)
     log.setLevel(level)
     if any(getattr(handler, _MARK, False) for handler in log.handlers):
@@ -49,6 +50,7 @@ def configure(default_level: str = "warning") -> None:
     setattr(handler, _MARK, True)
     log.addHandler(handler)
     log.propagate = False
+    settings.report(settings.current())
 
 
 def log_run(outcome: Outcome, *, caller: str | None = None) -> None:

@@ -15,14 +15,14 @@ from typing import Literal
 
 import structlog
 
-from evidence_loop.agent import logs, tracing
+from evidence_loop.agent import logs, settings, tracing
 from evidence_loop.agent.calibrate import refresh_scale
 from evidence_loop.agent.conflict_check import ConflictChecker
 from evidence_loop.agent.controller import Controller
 from evidence_loop.agent.outcome import Outcome, TraceRef
 from evidence_loop.agent.replay import ConflictFactory, ReplayReport, replay
 from evidence_loop.agent.runtime import ConflictCheck, Deps, freeze_heap
-from evidence_loop.policies.config import Policy
+from evidence_loop.policies.config import Policy, load_policy_file
 from evidence_loop.tools.calibration import CorpusScale
 from evidence_loop.tools.embed_config import EmbedConfig
 from evidence_loop.tools.embedder import Embedder, build_embedder
@@ -50,6 +50,13 @@ def conflict_check_for(policy: Policy, llm: LLMConfig | None) -> ConflictCheck |
     from evidence_loop.agent.llm_adjudicator import build_adjudicator
 
     return ConflictChecker(build_adjudicator(config=llm))
+
+
+def configured_policy() -> Policy:
+    """The policy file the settings name (``EVLOOP_POLICY``, the configuration file's
+    ``policy_file``), else the shipped policy."""
+    named = settings.current().get("policy_file")
+    return load_policy_file(Path(named)) if named else Policy()
 
 
 MAX_QUESTION_CHARS = 2000  # the default of the service and of the HTTP API's limit
@@ -118,22 +125,25 @@ class Service:
         llm: LLMConfig | Literal["configured"] | None = "configured",
     ) -> Service:
         """A service over ``index`` (a folder, or a PostgreSQL URL); traces default to
-        ``index/traces``. The embedder, the reranker and the conflict check's LLM are the ones the
-        environment configures (``tools.embed_config``, ``tools.rerank_config``,
-        ``tools.llm_config``) unless given, as an object or its config (None: lexical only, no
-        reranker, the offline conflict rules). Use it as a context manager, or call ``close``."""
+        ``index/traces``. The policy, the embedder, the reranker and the conflict check's LLM are
+        the ones the settings configure (``agent.settings``: the environment over the configuration
+        file; ``EVLOOP_POLICY`` names a policy file, see ``tools.embed_config``,
+        ``tools.rerank_config``, ``tools.llm_config``) unless given, as an object or its config
+        (None: lexical only, no reranker, the offline conflict rules). Use it as a context manager,
+        or call ``close``."""
+        configured = settings.current().environ()  # the environment over the configuration file
         if embedder == "configured":
-            embedder = EmbedConfig.from_env(os.environ)
+            embedder = EmbedConfig.from_env(configured)
         if isinstance(embedder, EmbedConfig):
             embedder = build_embedder(embedder)
         if reranker == "configured":
-            reranker = RerankConfig.from_env(os.environ)
+            reranker = RerankConfig.from_env(configured)
         if isinstance(reranker, RerankConfig):
             reranker = build_reranker(reranker)
         if llm == "configured":
-            llm = LLMConfig.from_env(os.environ)
+            llm = LLMConfig.from_env(configured)
         store = open_store(index, create=create, embedder=embedder)
-        policy = policy or Policy()
+        policy = policy or configured_policy()
         check = conflict_check_for(policy, llm)
         trace_store = _trace_store(index, traces) if tracing_on else None
         llm_info = llm.public() if llm is not None else {}

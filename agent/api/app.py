@@ -16,6 +16,7 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from starlette.types import ASGIApp
 
+from evidence_loop.agent import logs
 from evidence_loop.agent.api import problems
 from evidence_loop.agent.api.auth import Keyring
 from evidence_loop.agent.api.context import ApiContext, Backend
@@ -26,6 +27,7 @@ from evidence_loop.agent.api.routes_documents import documents_router
 from evidence_loop.agent.api.routes_traces import traces_router
 from evidence_loop.agent.api.schemas import DocumentBatch, DocumentIn
 from evidence_loop.agent.tracing import code_version
+from evidence_loop.policies.config import Policy
 from evidence_loop.tools.pg import is_url
 
 TITLE = "evidence-loop"
@@ -38,6 +40,8 @@ a key's groups bound what it can read. Every error is `application/problem+json`
 # Environment of worker processes (set by `evloop serve`).
 ENV_INDEX, ENV_KEYS, ENV_LIMITS = "EVLOOP_SERVE_INDEX", "EVLOOP_SERVE_KEYS", "EVLOOP_SERVE_LIMITS"
 ENV_TRACES = "EVLOOP_SERVE_TRACES"
+ENV_POLICY = "EVLOOP_SERVE_POLICY"  # the policy record (Policy.as_dict) the parent resolved
+ENV_LOG_LEVEL = "EVLOOP_SERVE_LOG_LEVEL"
 TRACES_OFF = "off"  # the value of ENV_TRACES that turns tracing off (a folder path is absolute)
 
 
@@ -94,11 +98,16 @@ def from_env() -> FastAPI:
     location = os.environ[ENV_INDEX]
     store = location if is_url(location) else Path(location)
     traces = os.environ.get(ENV_TRACES, "")
+    logs.configure(os.environ.get(ENV_LOG_LEVEL, "info"))
+    # the policy `evloop serve` resolved (its flags, EVLOOP_POLICY, the configuration file), as is
+    record = os.environ.get(ENV_POLICY, "")
+    policy = Policy.from_dict(json.loads(record)) if record else None
     service = Service.open(
         store,
         traces=Path(traces) if traces and traces != TRACES_OFF else None,
         tracing_on=traces != TRACES_OFF,  # `serve --no-trace`: a folder named "off" is not meant
         question_chars=limits.question_chars,
+        policy=policy,
     )
     service.settle()
     return create_app(service, Keyring.load(Path(keys_path)) if keys_path else None, limits)

@@ -10,7 +10,17 @@ import os
 from dataclasses import asdict
 from pathlib import Path
 
-from evidence_loop.agent.api.app import ENV_INDEX, ENV_KEYS, ENV_LIMITS, ENV_TRACES, TRACES_OFF, create_app
+from evidence_loop.agent import logs
+from evidence_loop.agent.api.app import (
+    ENV_INDEX,
+    ENV_KEYS,
+    ENV_LIMITS,
+    ENV_LOG_LEVEL,
+    ENV_POLICY,
+    ENV_TRACES,
+    TRACES_OFF,
+    create_app,
+)
 from evidence_loop.agent.api.auth import Keyring
 from evidence_loop.agent.api.limits import Limits
 from evidence_loop.agent.commands.common import (
@@ -21,6 +31,7 @@ from evidence_loop.agent.commands.common import (
     shown,
     warn,
 )
+from evidence_loop.agent.commands.session import add_policy_option, policy_from_args, policy_line
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.errors import InputError
 from evidence_loop.tools.schema import DB_NAME
@@ -94,6 +105,7 @@ def register(subparsers: Subparsers) -> None:
         help="most documents in one ingest request; more get a 413 (default: %(default)s)",
     )
     parser.add_argument("--no-trace", action="store_true", help="write no traces (for measurements)")
+    add_policy_option(parser)
     parser.add_argument("--quiet", action="store_true", help="log warnings and errors only, no access log")
     parser.set_defaults(run=run)
 
@@ -110,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--workers must be from 1 to {MAX_WORKERS}, not {args.workers}")
     if not 0 <= args.port <= MAX_PORT:
         raise InputError(f"--port must be from 0 to {MAX_PORT}, not {args.port}")
+    policy = policy_from_args(args)
     if isinstance(index, Path) and not (index / DB_NAME).is_file():
         warn(f"no index at {index} yet: created an empty one; add documents with POST /v1/documents")
     service = Service.open(
@@ -118,10 +131,14 @@ def run(args: argparse.Namespace) -> int:
         traces=args.traces,
         tracing_on=not args.no_trace,
         question_chars=limits.question_chars,
+        policy=policy,
     )
     log_level = "warning" if args.quiet else "info"
+    logs.configure(log_level)
     print(
-        f"evloop: serving {shown(index)} on http://{host}:{args.port} ({_who(args.keys, keys)})", flush=True
+        f"evloop: serving {shown(index)} on http://{host}:{args.port} ({_who(args.keys, keys)}); "
+        f"{policy_line(policy)}",
+        flush=True,
     )
     if args.workers == 1:
         service.settle()
@@ -136,6 +153,8 @@ def run(args: argparse.Namespace) -> int:
     folder = str(args.traces.resolve()) if args.traces else ""
     os.environ[ENV_TRACES] = TRACES_OFF if args.no_trace else folder
     os.environ[ENV_LIMITS] = json.dumps(asdict(limits))
+    os.environ[ENV_POLICY] = json.dumps(policy.as_dict())
+    os.environ[ENV_LOG_LEVEL] = log_level
     uvicorn.run(
         "evidence_loop.agent.api.app:from_env",
         factory=True,
