@@ -6,7 +6,7 @@ configuration file over the defaults.
                                 again only when the environment they read changes
     install(flags)              the CLI's flags for ``current``
     settings.environ()          the values as the variables ``EmbedConfig.from_env``,
-                                ``RerankConfig.from_env`` and ``LLMConfig.from_env`` read
+                                ``RerankConfig.from_env`` and ``ConflictLLMConfig.from_env`` read
     settings.shown()            name, value (secrets masked), source: ``evloop config show``
 
 The configuration file is TOML, named by ``EVLOOP_CONFIG`` (nothing is read without it), with the
