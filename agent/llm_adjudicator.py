@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -27,6 +26,7 @@ from pydantic_ai.exceptions import AgentRunError, UnexpectedModelBehavior, Usage
 from pydantic_ai.models import Model
 from pydantic_ai.usage import UsageLimits
 
+from evidence_loop.agent import settings
 from evidence_loop.agent.conflict_check import Adjudication, Adjudicator, rules_adjudicator
 from evidence_loop.policies.adjudication import adjudicate_by_rules
 from evidence_loop.policies.types import ConflictCandidate, ConflictVerdict, EvidenceView, ValueMention
@@ -243,11 +243,11 @@ def _fallback(
 
 
 def build_adjudicator(
-    env: Mapping[str, str] = os.environ, config: ConflictLLMConfig | None = None
+    env: Mapping[str, str] | None = None, config: ConflictLLMConfig | None = None
 ) -> Adjudicator:
-    """The LLM adjudicator for ``config``, else the one the environment configures, else the offline
-    rules."""
-    config = config or ConflictLLMConfig.from_env(env)
+    """The LLM adjudicator for ``config``, else the one ``env`` (default: the settings,
+    ``agent.settings``) configures, else the offline rules."""
+    config = config or ConflictLLMConfig.from_env(settings.current().environ() if env is None else env)
     if config is None:
         return rules_adjudicator
     return LLMAdjudicator(build_model(config, LLMRecorder()), config)
