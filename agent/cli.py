@@ -17,13 +17,14 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any
 
-from evidence_loop.agent import logs
+from evidence_loop.agent import logs, settings
 from evidence_loop.agent.commands import (
     ask,
     batch,
     calibrate,
     chat,
     check,
+    config,
     delete,
     demo,
     docs,
@@ -75,6 +76,7 @@ COMMANDS: tuple[ModuleType, ...] = (
     tool_schema,
     keys,
     migrate,
+    config,
 )
 
 EXIT_OK, EXIT_ERROR, EXIT_INPUT = 0, 1, 2
@@ -123,6 +125,10 @@ examples:
 run `evloop COMMAND --help` for a command's options."""
 
 
+# The settings (agent.settings) a command's flags set, by the attribute argparse gives them.
+FLAGS = {"index": "index", "store_url": "store", "policy_file": "policy_file"}
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse as the commands expect it; every subcommand's parser is one of these too."""
 
@@ -156,6 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else EXIT_ERROR
     run: Callable[[argparse.Namespace], int] = args.run
+    settings.install({name: getattr(args, attr, None) for name, attr in FLAGS.items()})
     logs.configure()
     _tolerate_unencodable_output()
     try:

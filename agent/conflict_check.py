@@ -17,7 +17,7 @@ from evidence_loop.policies.adjudication import adjudicate_by_rules, conflict_ou
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.conflicts import ConflictRules, find_candidates
 from evidence_loop.policies.question import Question
-from evidence_loop.policies.types import ConflictCandidate, EvidenceView, ValueMention, Verdict
+from evidence_loop.policies.types import ConflictCandidate, ConflictVerdict, EvidenceView, ValueMention
 from evidence_loop.traces.steps import ConflictStep, ValueRecord, parse_step
 
 
@@ -25,7 +25,7 @@ from evidence_loop.traces.steps import ConflictStep, ValueRecord, parse_step
 class Adjudication:
     """What an adjudicator returns: one verdict per candidate, the calls it made, its records."""
 
-    verdicts: tuple[Verdict, ...]
+    verdicts: tuple[ConflictVerdict, ...]
     llm_calls: int = 0
     records: tuple[Mapping[str, object], ...] = ()
     fallback_reason: str | None = None
@@ -55,7 +55,7 @@ def _citation(n: int, side: ValueMention, views: Mapping[str, EvidenceView]) -> 
     )
 
 
-def as_conflict(verdict: Verdict, views: Mapping[str, EvidenceView]) -> Conflict:
+def as_conflict(verdict: ConflictVerdict, views: Mapping[str, EvidenceView]) -> Conflict:
     """A verdict as the outcome shows it: each side's value with its citation."""
     c = verdict.candidate
     return Conflict(
@@ -81,7 +81,7 @@ def _value(side: ValueMention) -> ValueRecord:
     }
 
 
-def _step(verdict: Verdict) -> ConflictStep:
+def _step(verdict: ConflictVerdict) -> ConflictStep:
     c = verdict.candidate
     return ConflictStep(
         slot=c.slot,

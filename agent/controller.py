@@ -32,13 +32,13 @@ from evidence_loop.agent.runtime import (
 )
 from evidence_loop.policies.absorption import absorb
 from evidence_loop.policies.answer import answer_units
-from evidence_loop.policies.comparison import compared
+from evidence_loop.policies.comparison import sides_to_cover
 from evidence_loop.policies.completeness import Checked
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.decision import missing_pieces, should_widen, status_of, widened_query
 from evidence_loop.policies.directives import addressed_families, addressed_units, screened_window
 from evidence_loop.policies.followup import Resolution, Turn, prior_first, with_carried_sides
-from evidence_loop.policies.judge import Verdict, judge, judge_signals
+from evidence_loop.policies.judge import JudgeVerdict, judge, judge_signals
 from evidence_loop.policies.question import Question, analyse
 from evidence_loop.policies.reading import read_for_shape
 from evidence_loop.policies.rerank import rerank_pool, rerank_text, reranked
@@ -93,7 +93,7 @@ class Run:
     recalls: int = 0
     slides: int = 0
     scale: CorpusScale | None = None  # the corpus's own scale for the judge (tools.calibration)
-    verdict: Verdict | None = None  # the judge's last verdict
+    verdict: JudgeVerdict | None = None  # the judge's last verdict
     deadline: float | None = None  # on the deps clock; checked at every step boundary
     clock: Callable[[], float] = time.perf_counter
     inline_text: bool = False  # the steps copy the text they cite, as schema 1 traces did (a replay of one)
@@ -259,10 +259,7 @@ class Controller:
             exclude=run.seen,
             scoped=policy.caller_statistics,
             similarities=cosines.similarities if cosines is not None else None,
-            dense_k=policy.dense_k,
-            rrf_constant=policy.rrf_constant,
-            fusion_weight=policy.fusion_weight,
-            typo_min_chars=policy.typo_min_chars,
+            **policy.recall_options(),
         )
         if boosted:
             hits = prior_first(hits, prior, policy.followup_doc_boost, k)
@@ -364,7 +361,7 @@ class Controller:
         missing = missing_pieces(run.question, selected, self.policy, run.verdict)
         selected = read_for_shape(run.shape, run.question, selected, run.items, self.policy)
         shape = run.shape if self.policy.shape_reading else None  # a trace from before it has none
-        sides = compared(run.question, self.policy)
+        sides = sides_to_cover(run.question, self.policy)
         run.record(events.checked, selected, missing, signals, run.verdict, sides, shape)
         return selected, missing
 
@@ -389,7 +386,7 @@ class Controller:
         answer = None
         if status == "answered":
             answer = assemble.answer(answer_units(run.question, selected, self.policy), selected, evidence)
-        sides = compared(run.question, self.policy)
+        sides = sides_to_cover(run.question, self.policy)
         resolution = run.resolution
         return Outcome(
             run_id=run_id,

@@ -14,7 +14,7 @@ from evidence_loop.agent.outcome import Evidence, Outcome
 from evidence_loop.policies.comparison import Side, uncovered_sides
 from evidence_loop.policies.completeness import Checked
 from evidence_loop.policies.followup import Resolution, Turn
-from evidence_loop.policies.judge import Verdict
+from evidence_loop.policies.judge import JudgeVerdict
 from evidence_loop.policies.shape import Shape
 from evidence_loop.policies.types import EvidenceView, MissingPiece
 from evidence_loop.tools.embedder import EmbedderIdentity, Vectors
@@ -172,7 +172,7 @@ def checked(
     selected: Sequence[Checked],
     missing: Sequence[MissingPiece],
     signals: Mapping[str, float] | None = None,
-    verdict: Verdict | None = None,
+    verdict: JudgeVerdict | None = None,
     sides: Sequence[Side] = (),
     shape: Shape | None = None,
 ) -> CheckedStep:
@@ -193,7 +193,7 @@ def checked(
     )
 
 
-def _judge(verdict: Verdict) -> JudgeRecord:
+def _judge(verdict: JudgeVerdict) -> JudgeRecord:
     return {"probability": verdict.probability, "logit": verdict.logit, "threshold": verdict.threshold}
 
 

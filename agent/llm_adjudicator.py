@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -27,12 +26,13 @@ from pydantic_ai.exceptions import AgentRunError, UnexpectedModelBehavior, Usage
 from pydantic_ai.models import Model
 from pydantic_ai.usage import UsageLimits
 
+from evidence_loop.agent import settings
 from evidence_loop.agent.conflict_check import Adjudication, Adjudicator, rules_adjudicator
 from evidence_loop.policies.adjudication import adjudicate_by_rules
-from evidence_loop.policies.types import ConflictCandidate, EvidenceView, ValueMention, Verdict
+from evidence_loop.policies.types import ConflictCandidate, ConflictVerdict, EvidenceView, ValueMention
 from evidence_loop.tools.errors import LLMError
 from evidence_loop.tools.llm_client import RetryingModel, build_model
-from evidence_loop.tools.llm_config import LLMConfig
+from evidence_loop.tools.llm_config import ConflictLLMConfig
 from evidence_loop.tools.llm_recording import LLMRecorder
 
 SYSTEM_PROMPT = """\
@@ -169,9 +169,9 @@ def user_prompt(
     return f"Question: {question}\n\nCandidates:\n{listing}\n\nReturn one verdict per candidate."
 
 
-def _as_verdict(out: CandidateVerdict, candidate: ConflictCandidate) -> Verdict:
+def _as_verdict(out: CandidateVerdict, candidate: ConflictCandidate) -> ConflictVerdict:
     superseded = out.verdict == "superseded"
-    return Verdict(
+    return ConflictVerdict(
         candidate,
         out.verdict,
         "llm",
@@ -185,7 +185,7 @@ def _as_verdict(out: CandidateVerdict, candidate: ConflictCandidate) -> Verdict:
 class LLMAdjudicator:
     """The ``Adjudicator`` backed by a model; falls back to the rules, saying why."""
 
-    def __init__(self, model: Model, config: LLMConfig) -> None:
+    def __init__(self, model: Model, config: ConflictLLMConfig) -> None:
         # a bare model (a FunctionModel in tests, a replay) gets the same retry loop and records
         self.model = (
             model if isinstance(model, RetryingModel) else RetryingModel(model, LLMRecorder(), config)
@@ -242,10 +242,12 @@ def _fallback(
     return Adjudication(verdicts, calls, records, fallback_reason=reason)
 
 
-def build_adjudicator(env: Mapping[str, str] = os.environ, config: LLMConfig | None = None) -> Adjudicator:
-    """The LLM adjudicator for ``config``, else the one the environment configures, else the offline
-    rules."""
-    config = config or LLMConfig.from_env(env)
+def build_adjudicator(
+    env: Mapping[str, str] | None = None, config: ConflictLLMConfig | None = None
+) -> Adjudicator:
+    """The LLM adjudicator for ``config``, else the one ``env`` (default: the settings,
+    ``agent.settings``) configures, else the offline rules."""
+    config = config or ConflictLLMConfig.from_env(settings.current().environ() if env is None else env)
     if config is None:
         return rules_adjudicator
     return LLMAdjudicator(build_model(config, LLMRecorder()), config)

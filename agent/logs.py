@@ -1,54 +1,72 @@
-"""Operator logs: structlog configured once, JSON lines on stderr, one summary line per run.
+"""Operator logs: one summary line per run, through the standard ``logging`` module.
 
-The CLI logs warnings only unless ``EVLOOP_LOG_LEVEL`` says otherwise; the server logs info, so a
+The library only logs, through its named logger (``evidence_loop``, the run lines on
+``evidence_loop.run``); it never configures logging, so a host application's own configuration
+stands. The CLI and the server call ``configure``: JSON lines on stderr (structlog renders them),
+warnings only for the CLI unless ``EVLOOP_LOG_LEVEL`` says otherwise, info for the server, so a
 support team sees one line per question (run id, status, seconds, recalls, slides, LLM calls).
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import sys
 
 import structlog
 
 from evidence_loop.agent.outcome import Outcome
 
-_configured = False
+LOGGER = "evidence_loop"
+log = logging.getLogger(LOGGER)
+run_log = logging.getLogger(f"{LOGGER}.run")
+_MARK = "_evloop_handler"  # set on the handler ``configure`` installs, so it is installed once
 
 
 def configure(default_level: str = "warning") -> None:
-    """Set up structlog for JSON lines on stderr; idempotent. ``EVLOOP_LOG_LEVEL`` overrides the level."""
-    global _configured
-    if _configured:
-        return
-    name = os.environ.get("EVLOOP_LOG_LEVEL", default_level).upper()
+    """JSON lines on stderr for the ``evidence_loop`` loggers; idempotent. For the CLI and the server
+    only (processes that own their logging). ``EVLOOP_LOG_LEVEL`` overrides the level."""
+    from evidence_loop.agent import settings  # the settings log through this module's logger
+
+    name = (settings.current().get("log_level") or default_level).upper()
     level = logging.getLevelNamesMapping().get(name, logging.WARNING)
-    structlog.configure(
-        processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            structlog.processors.JSONRenderer(ensure_ascii=False),
-        ],
-        wrapper_class=structlog.make_filtering_bound_logger(level),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
-        cache_logger_on_first_use=True,
+    log.setLevel(level)
+    if any(getattr(handler, _MARK, False) for handler in log.handlers):
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=[
+                structlog.contextvars.merge_contextvars,
+                structlog.stdlib.add_log_level,
+                structlog.processors.TimeStamper(fmt="iso", utc=True),
+                structlog.stdlib.ExtraAdder(),
+            ],
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                structlog.processors.JSONRenderer(ensure_ascii=False),
+            ],
+        )
     )
-    _configured = True
+    setattr(handler, _MARK, True)
+    log.addHandler(handler)
+    log.propagate = False
+    settings.report(settings.current())
 
 
 def log_run(outcome: Outcome, *, caller: str | None = None) -> None:
-    """The one summary line of a run (structlog is configured on first use if nobody did)."""
-    configure()
+    """The one summary line of a run (silent unless the host or ``configure`` enables info)."""
+    if not run_log.isEnabledFor(logging.INFO):
+        return
     signals = outcome.signals
-    structlog.get_logger("evloop").info(
+    run_log.info(
         "run",
-        run_id=outcome.run_id,
-        status=outcome.status,
-        seconds=round(outcome.latency_ms / 1000, 4),
-        recalls=signals.recalls,
-        slides=signals.slides,
-        llm_calls=signals.llm_calls,
-        caller=caller,
+        extra={
+            "run_id": outcome.run_id,
+            "status": outcome.status,
+            "seconds": round(outcome.latency_ms / 1000, 4),
+            "recalls": signals.recalls,
+            "slides": signals.slides,
+            "llm_calls": signals.llm_calls,
+            "caller": caller,
+        },
     )

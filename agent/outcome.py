@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evidence_loop.policies.types import Status
+from evidence_loop.policies.types import MissingKind, Status
 
 
 class _Frozen(BaseModel):
@@ -83,9 +83,10 @@ class Answer(_Frozen):
 
 
 class Missing(_Frozen):
-    """A typed missing piece, with the detail a caller can show or search for."""
+    """A typed missing piece (the outcome's form of ``policies.types.MissingPiece``), with the detail a
+    caller can show or search for; ``kind`` is one of ``MissingKind``."""
 
-    kind: str
+    kind: MissingKind
     detail: str
     value: str | None = None
     doc_id: str | None = None

@@ -24,7 +24,7 @@ from evidence_loop.policies.followup import Turn
 from evidence_loop.tools.calibration import CorpusScale
 from evidence_loop.tools.embedder import Embedder, Vectors
 from evidence_loop.tools.errors import CitedVersionReplacedError, TamperedTraceError, TraceError
-from evidence_loop.tools.llm_config import LLMConfig
+from evidence_loop.tools.llm_config import ConflictLLMConfig
 from evidence_loop.tools.reranker import RecordedReranker, RerankerIdentity
 from evidence_loop.tools.snapshot import Snapshot
 from evidence_loop.tools.store import Store
@@ -108,7 +108,7 @@ def recorded_conflict_check(trace: Trace) -> ConflictCheck:
     from evidence_loop.tools.llm_client import replay_model
 
     llm = dict(trace.header.llm)
-    config = LLMConfig(
+    config = ConflictLLMConfig(
         base_url=str(llm.get("base_url") or "recorded"), model=str(llm.get("model") or "recorded")
     )
     return ConflictChecker(LLMAdjudicator(replay_model(records), config))

@@ -15,7 +15,7 @@ from typing import Literal
 
 import structlog
 
-from evidence_loop.agent import logs, tracing
+from evidence_loop.agent import logs, settings, tracing
 from evidence_loop.agent.calibrate import refresh_scale
 from evidence_loop.agent.conflict_check import ConflictChecker
 from evidence_loop.agent.controller import Controller
@@ -24,7 +24,7 @@ from evidence_loop.agent.outcome import NotTraced, Outcome, TraceRef
 from evidence_loop.agent.replay import ConflictFactory, ReplayReport, replay
 from evidence_loop.agent.runtime import ConflictCheck, Deps, freeze_heap
 from evidence_loop.agent.write_access import Writer
-from evidence_loop.policies.config import Policy
+from evidence_loop.policies.config import Policy, load_policy_file
 from evidence_loop.policies.followup import Turn
 from evidence_loop.tools.calibration import CorpusScale
 from evidence_loop.tools.embed_config import EmbedConfig
@@ -35,7 +35,7 @@ from evidence_loop.tools.errors import (
     QuestionTooLongError,
     TraceStoreUnavailableError,
 )
-from evidence_loop.tools.llm_config import LLMConfig
+from evidence_loop.tools.llm_config import ConflictLLMConfig
 from evidence_loop.tools.pg import is_url
 from evidence_loop.tools.rerank_config import RerankConfig
 from evidence_loop.tools.reranker import Reranker, build_reranker
@@ -54,7 +54,7 @@ WHEN_TRACES_FAIL: tuple[WhenTracesFail, ...] = ("refuse", "answer-untraced")
 log = structlog.get_logger("evloop.service")
 
 
-def conflict_check_for(policy: Policy, llm: LLMConfig | None) -> ConflictCheck | None:
+def conflict_check_for(policy: Policy, llm: ConflictLLMConfig | None) -> ConflictCheck | None:
     """The LLM-adjudicated conflict check when a model is configured and the policy's preset checks
     conflicts (the full loop), else the default."""
     if llm is None or not policy.preset.checks_conflicts:
@@ -65,10 +65,17 @@ def conflict_check_for(policy: Policy, llm: LLMConfig | None) -> ConflictCheck |
     return ConflictChecker(build_adjudicator(config=llm))
 
 
+def configured_policy() -> Policy:
+    """The policy file the settings name (``EVLOOP_POLICY``, the configuration file's
+    ``policy_file``), else the shipped policy."""
+    named = settings.current().get("policy_file")
+    return load_policy_file(Path(named)) if named else Policy()
+
+
 MAX_QUESTION_CHARS = 2000  # the default of the service and of the HTTP API's limit
 
 
-def _trace_store(index: Location, folder: Path | None) -> TraceStore:
+def default_trace_store(index: Location, folder: Path | None) -> TraceStore:
     """Traces in ``folder`` if given, else beside the store: ``INDEX/traces``, or the database's tables."""
     if folder is None and is_url(index):
         from evidence_loop.traces.pg_store import PgTraceStore
@@ -144,28 +151,31 @@ class Service:
         question_chars: int = MAX_QUESTION_CHARS,
         embedder: Embedder | EmbedConfig | Literal["configured"] | None = "configured",
         reranker: Reranker | RerankConfig | Literal["configured"] | None = "configured",
-        llm: LLMConfig | Literal["configured"] | None = "configured",
+        llm: ConflictLLMConfig | Literal["configured"] | None = "configured",
         when_traces_fail: WhenTracesFail = "refuse",
     ) -> Service:
         """A service over ``index`` (a folder, or a PostgreSQL URL); traces default to
-        ``index/traces``. The embedder, the reranker and the conflict check's LLM are the ones the
-        environment configures (``tools.embed_config``, ``tools.rerank_config``,
-        ``tools.llm_config``) unless given, as an object or its config (None: lexical only, no
-        reranker, the offline conflict rules). Use it as a context manager, or call ``close``."""
+        ``index/traces``. The policy, the embedder, the reranker and the conflict check's LLM are
+        the ones the settings configure (``agent.settings``: the environment over the configuration
+        file; ``EVLOOP_POLICY`` names a policy file, see ``tools.embed_config``,
+        ``tools.rerank_config``, ``tools.llm_config``) unless given, as an object or its config
+        (None: lexical only, no reranker, the offline conflict rules). Use it as a context manager,
+        or call ``close``."""
+        configured = settings.current().environ()  # the environment over the configuration file
         if embedder == "configured":
-            embedder = EmbedConfig.from_env(os.environ)
+            embedder = EmbedConfig.from_env(configured)
         if isinstance(embedder, EmbedConfig):
             embedder = build_embedder(embedder)
         if reranker == "configured":
-            reranker = RerankConfig.from_env(os.environ)
+            reranker = RerankConfig.from_env(configured)
         if isinstance(reranker, RerankConfig):
             reranker = build_reranker(reranker)
         if llm == "configured":
-            llm = LLMConfig.from_env(os.environ)
+            llm = ConflictLLMConfig.from_env(configured)
         store = open_store(index, create=create, embedder=embedder)
-        policy = policy or Policy()
+        policy = policy or configured_policy()
         check = conflict_check_for(policy, llm)
-        trace_store = _trace_store(index, traces) if tracing_on else None
+        trace_store = default_trace_store(index, traces) if tracing_on else None
         llm_info = llm.public() if llm is not None else {}
         return cls(
             store,
@@ -326,14 +336,14 @@ class Service:
         self._scale = None
         return scale
 
-    def _trace_store(self) -> TraceStore:
+    def _require_traces(self) -> TraceStore:
         if self.traces is None:
             raise RuntimeError("tracing is off for this service")
         return self.traces
 
     def trace(self, run_id: str) -> Trace:
         """A stored run's trace as written (a schema 2 trace cites text: ``shown`` resolves it)."""
-        return self._trace_store().read(run_id)
+        return self._require_traces().read(run_id)
 
     def shown(self, trace: Trace) -> Trace:
         """The trace as a reader sees it: the text its steps cite read from this service's store."""
@@ -341,14 +351,14 @@ class Service:
 
     def verify(self, run_id: str) -> VerifyResult:
         """The chain, the end its store recorded, and each cited text against its sha256."""
-        traces = self._trace_store()
+        traces = self._require_traces()
         trace = traces.read(run_id)
         return with_citations(traces.check(trace), trace, tracing.stored_texts(self.store))
 
     def replay(self, run_id: str, *, current: bool = False) -> ReplayReport:
         """Replay a stored run; ``TamperedTraceError`` when its trace does not verify (nothing re-run)."""
         trace = self.trace(run_id)
-        verdict = self._trace_store().check(trace)
+        verdict = self._require_traces().check(trace)
         return replay(
             trace,
             self.store,

@@ -10,22 +10,29 @@ The packages below (``evidence_loop.agent``, ``.tools``, ``.policies``, ``.trace
 design's layers; these names are the library's front door.
 """
 
+import warnings
+
 from evidence_loop.agent.outcome import (
     Answer,
     Citation,
     Conflict,
     ConflictSide,
+    DocumentEvidence,
     Evidence,
+    GrowthStep,
     Missing,
     NotTraced,
     Outcome,
+    SeedHit,
     Signals,
+    Suspicious,
     TraceRef,
 )
 from evidence_loop.agent.replay import ReplayReport
 from evidence_loop.agent.service import Service
 from evidence_loop.agent.write_access import Writer
 from evidence_loop.policies.config import Policy, load_policy_file
+from evidence_loop.policies.types import MissingKind
 from evidence_loop.tools.embed_config import EmbedConfig
 from evidence_loop.tools.errors import (
     CitedVersionReplacedError,
@@ -33,12 +40,15 @@ from evidence_loop.tools.errors import (
     DiskError,
     DocIdNotWritableError,
     EmbedderError,
+    EmbedderUnavailableError,
     EvidenceLoopError,
     IndexStateError,
     InputError,
     LLMError,
     NotFoundError,
+    PolicyError,
     RerankerError,
+    RerankerUnavailableError,
     StoreStateError,
     StoreUnavailableError,
     TamperedTraceError,
@@ -46,45 +56,68 @@ from evidence_loop.tools.errors import (
     TraceStoreUnavailableError,
     WriteRefusedError,
 )
-from evidence_loop.tools.llm_config import LLMConfig
+from evidence_loop.tools.llm_config import ConflictLLMConfig
 from evidence_loop.tools.rerank_config import RerankConfig
+from evidence_loop.tools.store import DocumentInfo, IngestReport
 from evidence_loop.tools.types import DocumentInput
+from evidence_loop.traces import Trace, VerifyResult
 
 __all__ = [
     "Answer",
     "Citation",
     "CitedVersionReplacedError",
     "Conflict",
+    "ConflictLLMConfig",
     "ConflictSide",
     "DeadlineExceeded",
     "DiskError",
     "DocIdNotWritableError",
+    "DocumentEvidence",
+    "DocumentInfo",
     "DocumentInput",
     "EmbedConfig",
     "EmbedderError",
+    "EmbedderUnavailableError",
     "Evidence",
     "EvidenceLoopError",
+    "GrowthStep",
     "IndexStateError",
+    "IngestReport",
     "InputError",
-    "LLMConfig",
     "LLMError",
     "Missing",
+    "MissingKind",
     "NotFoundError",
     "NotTraced",
     "Outcome",
     "Policy",
+    "PolicyError",
     "ReplayReport",
     "RerankConfig",
     "RerankerError",
+    "RerankerUnavailableError",
+    "SeedHit",
     "Service",
     "Signals",
     "StoreStateError",
     "StoreUnavailableError",
+    "Suspicious",
     "TamperedTraceError",
+    "Trace",
     "TraceError",
     "TraceRef",
     "TraceStoreUnavailableError",
+    "VerifyResult",
     "WriteRefusedError",
     "Writer",
     "load_policy_file",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """Names renamed in 0.2, kept for one release with a DeprecationWarning."""
+    if name == "LLMConfig":  # deprecated alias
+        message = f"{__name__}.{name} is renamed ConflictLLMConfig; the old name goes in the next release"
+        warnings.warn(message, DeprecationWarning, stacklevel=2)
+        return ConflictLLMConfig
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from evidence_loop.policies.conflicts import settle_by_rule
-from evidence_loop.policies.types import ConflictCandidate, EvidenceView, ValueMention, Verdict
+from evidence_loop.policies.types import ConflictCandidate, ConflictVerdict, EvidenceView, ValueMention
 
 _SUPERSEDING_RE = re.compile(
     r"取代|代替|替代|废止|不再适用|自.{1,24}?起.{0,12}?(?:调整|变更|更改|改)为|现调整为|已调整为|更新为"
@@ -24,7 +24,7 @@ _SUPERSEDING_RE = re.compile(
 )
 
 
-def adjudicate_by_rules(candidate: ConflictCandidate, views: Sequence[EvidenceView]) -> Verdict:
+def adjudicate_by_rules(candidate: ConflictCandidate, views: Sequence[EvidenceView]) -> ConflictVerdict:
     """One candidate by rule: superseded when a source says so or is the current version, else conflict."""
     by_id = {view.evidence_id: view for view in views}
     left, right = by_id.get(candidate.left.evidence_id), by_id.get(candidate.right.evidence_id)
@@ -35,7 +35,7 @@ def adjudicate_by_rules(candidate: ConflictCandidate, views: Sequence[EvidenceVi
     worded = [side for side in (candidate.left, candidate.right) if _says_it_supersedes(side, by_id)]
     if len(worded) == 1:
         winner = worded[0]
-        return Verdict(
+        return ConflictVerdict(
             candidate,
             "superseded",
             "rules",
@@ -43,7 +43,7 @@ def adjudicate_by_rules(candidate: ConflictCandidate, views: Sequence[EvidenceVi
             quotes=(_context(winner, by_id),),
             superseded_by=winner.evidence_id,
         )
-    return Verdict(
+    return ConflictVerdict(
         candidate,
         "conflict",
         "rules",
@@ -54,7 +54,7 @@ def adjudicate_by_rules(candidate: ConflictCandidate, views: Sequence[EvidenceVi
     )
 
 
-def conflict_outcome(verdicts: Iterable[Verdict]) -> bool:
+def conflict_outcome(verdicts: Iterable[ConflictVerdict]) -> bool:
     """True when any verdict is a confirmed conflict: the outcome must then be ``conflicting_evidence``."""
     return any(verdict.verdict == "conflict" for verdict in verdicts)
 

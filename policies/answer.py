@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from evidence_loop.policies.comparison import compared, sides_of
+from evidence_loop.policies.comparison import sides_of, sides_to_cover
 from evidence_loop.policies.completeness import Checked
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.coverage import covered_terms, uncovered_slots
@@ -38,7 +38,7 @@ def _side_units(
 ) -> list[Pick]:
     """For a comparison, the best unit of a window speaking for each side the ``chosen`` units do not
     quote: an answer about two plans cites both (beyond ``max_answer_sentences`` if need be)."""
-    sides = compared(question, policy)
+    sides = sides_to_cover(question, policy)
     added: list[Pick] = []
     for side in sides:
         holders = {i for i, item in enumerate(items) if side in sides_of(sides, item)}

@@ -18,6 +18,7 @@ Family plan are compared) is about another one of that kind and speaks for none.
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -179,7 +180,7 @@ def comparison_sides(text: str) -> tuple[Side, ...]:
 # --- which evidence speaks for which side -----------------------------------------------------------
 
 
-def compared(question: Question, policy: Policy) -> tuple[Side, ...]:
+def sides_to_cover(question: Question, policy: Policy) -> tuple[Side, ...]:
     """The sides the loop reads evidence for: the question's, none while ``compare_sides`` is off."""
     return question.sides if policy.compare_sides else ()
 
@@ -228,3 +229,12 @@ def side_query(text: str, sides: Sequence[Side], missing: Collection[str]) -> st
         if side.name not in missing:
             text = text.replace(side.name, " ")
     return " ".join(text.split())
+
+
+def __getattr__(name: str) -> object:
+    """Names renamed in 0.2, kept for one release with a DeprecationWarning."""
+    if name == "compared":  # deprecated alias
+        message = f"{__name__}.{name} is renamed sides_to_cover; the old name goes in the next release"
+        warnings.warn(message, DeprecationWarning, stacklevel=2)
+        return sides_to_cover
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

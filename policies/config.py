@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
 from evidence_loop.policies.judge_model import DEFAULT_JUDGE, JudgeModel
-from evidence_loop.policies.presets import PRESETS, Mode, Preset
+from evidence_loop.policies.presets import MODES, PRESETS, Mode, Preset
+from evidence_loop.tools.errors import PolicyError
+from evidence_loop.tools.types import DENSE_K, FUSION_WEIGHT, RRF_CONSTANT, TYPO_MIN_CHARS
 
 # Numbers that were constants in the code before they became fields, with those constants. A
 # recorded policy without one ran with the constant; a policy holding the constant is recorded
@@ -72,26 +76,41 @@ ADDED_LATER: dict[str, object] = {
 
 @dataclass(frozen=True, slots=True)
 class Policy:
-    """Thresholds and budgets. Defaults are the shipped policy."""
+    """Thresholds and budgets, in the order of the loop's stages. Defaults are the shipped policy.
+
+    Every field is checked when a policy is made (``FIELD_RANGES``, ``BOOLEAN_WORDS``): a bad value is
+    a ``PolicyError`` that names the field.
+    """
 
     mode: Mode = "adaptive"  # the loop's preset (policies.presets): the full loop or an ablation
-    # recall (spelling, IDF and BM25 over what the caller may read: see tools.snapshot)
+
+    # ---- recall: seed and wider recall (spelling, IDF and BM25 over what the caller may read: see
+    # tools.snapshot)
     caller_statistics: bool = True
     seed_k: int = 12
+    # a follow-up is resolved by rule from the last followup_turns earlier turns (policies.followup);
+    # a hit in the source turn's evidence documents ranks as if its score were 1 + this times higher
+    followups: bool = True
+    followup_turns: int = 8
+    followup_doc_boost: float = 0.5
+    followup_prior_k: int = 1  # an earlier turn given as text: the documents of its best hits stand in
     wider_k: int = 24
     max_recalls: int = 2
     # a unit's recall score is its BM25 over the best unit's plus fusion_weight times its passage's
     # over the best passage's: a sentence in the section about the question outranks the same
     # sentence elsewhere (measured on a Chinese help centre and an English manual, top-5 gold
     # documents: 1.5 is near the best for both)
-    fusion_weight: float = 1.5
-    typo_min_chars: int = 5  # an unknown Latin word this long is read as the known word one edit away
+    fusion_weight: float = FUSION_WEIGHT  # 1.5
+    typo_min_chars: int = (
+        TYPO_MIN_CHARS  # 5: an unknown Latin word this long is read as the known word one edit away
+    )
     # hybrid recall when the index has unit vectors: the dense_k best units by BM25 and by cosine,
     # fused by reciprocal rank with this constant (tools.dense.rrf)
     dense_recall: bool = True
-    dense_k: int = 50
-    rrf_constant: int = 60
-    # windows and budgets (characters)
+    dense_k: int = DENSE_K  # 50
+    rrf_constant: int = RRF_CONSTANT  # 60
+
+    # ---- growth: windows, their budgets (characters) and sliding
     max_windows: int = 6
     lead_windows: int = 2  # the best windows keep their full growth
     runner_budget: int = 200  # window budget for the runners-up after them (0: no runners-up)
@@ -100,6 +119,10 @@ class Policy:
     max_slides: int = 16
     parent_free_chars: int = 4000
     fixed_radius: int = 2
+    # a reference is resolved by a window whose title, path or text holds this share of its name's terms
+    reference_term_share: float = 0.8
+
+    # ---- judge: scoring the grown windows, then answer or refuse
     # expand first, rerank after: with a rerank endpoint configured (tools.rerank_config), the
     # rerank_k best grown windows, each cut to rerank_chars, go to it in one request per check
     rerank_k: int = 8
@@ -120,6 +143,11 @@ class Policy:
     answer_rate: float = 0.97  # the operating point: this share of answerable questions answered when fitted
     refusal_bias: float = 0.0  # added to the judge's threshold (log-odds): > 0 refuses more
     min_coverage: float = 0.5
+    # a question with no content word in either language ("?", "the") is refused with a missing piece
+    # that asks for the subject (policies.question.contentless), never answered
+    refuse_contentless: bool = True
+
+    # ---- reading: which windows become evidence, how much of their surroundings, and the answer
     window_keep_ratio: float = 0.8
     fill_ratio: float = 0.5  # a factoid question also reads windows this close to the best ...
     fill_chars: int = 500  # ... while its evidence is shorter than this (policies.selection.select)
@@ -135,9 +163,25 @@ class Policy:
     shape_docs: int = 3
     shape_docs_ratio: float = 0.6
     shape_outcome_chars: int = 3000  # a procedure's or list's other windows kept while all fit this
-    # a reference is resolved by a window whose title, path or text holds this share of its name's terms
-    reference_term_share: float = 0.8
-    # conflict check: windows close to the best are read too, so both sides of a disagreement are seen
+    # evidence: a look-alike identifier ("QUOKKA000X" for "QUOKKA001X") is another subject
+    # (policies.slot_scope), a sentence addressed to an AI system is no evidence (policies.directives)
+    rival_ids: bool = True
+    screen_directives: bool = True
+    # ... read as a person reads it: without the characters that print nothing, and a directive cut in
+    # two at a sentence end read as one (policies.directives)
+    screen_hidden: bool = True
+    # a comparison needs evidence for each named side (policies.comparison): a window for a side the
+    # evidence lacks is pinned, the wider recall searches for that side, a side nothing covers is
+    # missing, and the answer quotes each side
+    compare_sides: bool = True
+    # answer: each window's best units, a weaker window's only when they name this share of the
+    # question's terms the best unit names (policies.answer)
+    max_answer_sentences: int = 3
+    answer_units_per_window: int = 2
+    answer_join_share: float = 0.75
+
+    # ---- conflicts: what the conflict check reads and what counts as a disagreement
+    # windows close to the best are read too, so both sides of a disagreement are seen
     conflict_pool_ratio: float = 0.3
     conflict_pool_max: int = 8
     # a window's statements about the question: its units naming this share of the terms the best
@@ -154,31 +198,10 @@ class Policy:
     conflict_polarity_reach: int = 2  # atoms after a negation that belong to the negated value
     conflict_min_sentence_similarity: float = 0.6  # two sentences of one window compared at all
     slot_values: bool = True  # also compare the values two sources give for the question's identifier
-    # evidence: a look-alike identifier ("QUOKKA000X" for "QUOKKA001X") is another subject
-    # (policies.slot_scope), a sentence addressed to an AI system is no evidence (policies.directives)
-    rival_ids: bool = True
-    screen_directives: bool = True
-    # ... read as a person reads it: without the characters that print nothing, and a directive cut in
-    # two at a sentence end read as one (policies.directives)
-    screen_hidden: bool = True
-    # answer: each window's best units, a weaker window's only when they name this share of the
-    # question's terms the best unit names (policies.answer)
-    max_answer_sentences: int = 3
-    answer_units_per_window: int = 2
-    answer_join_share: float = 0.75
-    # a comparison needs evidence for each named side (policies.comparison): a window for a side the
-    # evidence lacks is pinned, the wider recall searches for that side, a side nothing covers is
-    # missing, and the answer quotes each side
-    compare_sides: bool = True
-    # a question with no content word in either language ("?", "the") is refused with a missing piece
-    # that asks for the subject (policies.question.contentless), never answered
-    refuse_contentless: bool = True
-    # a follow-up is resolved by rule from the last followup_turns earlier turns (policies.followup);
-    # a hit in the source turn's evidence documents ranks as if its score were 1 + this times higher
-    followups: bool = True
-    followup_turns: int = 8
-    followup_doc_boost: float = 0.5
-    followup_prior_k: int = 1  # an earlier turn given as text: the documents of its best hits stand in
+
+    def __post_init__(self) -> None:
+        for name, kind in _KINDS.items():
+            _check(name, kind, getattr(self, name))
 
     @property
     def preset(self) -> Preset:
@@ -197,35 +220,124 @@ class Policy:
         """sha256 of the policy's canonical JSON: what a trace pins."""
         return record_digest(self.as_dict())
 
-    def with_overrides(self, pairs: dict[str, str]) -> Policy:
-        """A copy with fields set from text (``window_budget=600``); unknown fields and bad values raise."""
-        kinds = {f.name: type(getattr(self, f.name)) for f in fields(self) if f.name != "judge"}
+    def with_overrides(self, pairs: Mapping[str, object]) -> Policy:
+        """A copy with fields set from text (``window_budget=600``, ``compare_sides=off``) or from JSON
+        values; an unknown field or a value its field does not take is a ``PolicyError`` naming it."""
         changes: dict[str, object] = {}
-        for key, text in pairs.items():
-            if key not in kinds:
-                raise ValueError(f"unknown policy field {key!r}; known: {', '.join(sorted(kinds))}")
-            kind = kinds[key]
-            if kind is bool:
-                changes[key] = text.strip().lower() in {"1", "true", "yes", "on"}
-            else:
-                changes[key] = kind(text)
+        for key, value in pairs.items():
+            if key not in _KINDS or key == "judge":
+                known = ", ".join(sorted(set(_KINDS) - {"judge"}))
+                raise PolicyError(f"unknown policy field {key!r}; known: {known}", field=key)
+            changes[key] = _parsed(key, _KINDS[key], value) if isinstance(value, str) else value
         return replace(self, **changes)  # type: ignore[arg-type]
 
+    def recall_options(self) -> dict[str, Any]:
+        """The recall settings ``Snapshot.search`` takes (dense_k, rrf_constant, fusion_weight,
+        typo_min_chars): tools keep no defaults of their own."""
+        return {
+            "dense_k": self.dense_k,
+            "rrf_constant": self.rrf_constant,
+            "fusion_weight": self.fusion_weight,
+            "typo_min_chars": self.typo_min_chars,
+        }
+
     @classmethod
-    def from_dict(cls, data: dict[str, object]) -> Policy:
+    def from_dict(cls, data: Mapping[str, object]) -> Policy:
         """Rebuild a recorded policy; unknown keys are rejected so a replay never runs on guesses.
 
         A field the record lacks because it came later (``ADDED_LATER``) is read as it ran: its
         rule off, or the constant it was.
         """
-        known = {f.name for f in fields(cls)}
-        unknown = set(data) - known
+        unknown = set(data) - set(_KINDS)
         if unknown:
-            raise ValueError(f"unknown policy fields: {sorted(unknown)}")
+            raise PolicyError(f"unknown policy fields: {sorted(unknown)}", field=sorted(unknown)[0])
         values: dict[str, Any] = {**ADDED_LATER, **data}
         if isinstance(values.get("judge"), dict):
             values["judge"] = JudgeModel.from_dict(values["judge"])
         return cls(**values)
+
+
+# What each field takes: the type of its default (the judge: a model or None).
+_KINDS: dict[str, type] = {f.name: type(f.default) for f in fields(Policy)}
+# The words a boolean field takes, as text (a command line, an environment variable).
+BOOLEAN_WORDS: dict[str, bool] = {
+    **dict.fromkeys(("true", "yes", "on", "1"), True),
+    **dict.fromkeys(("false", "no", "off", "0"), False),
+}
+INF = math.inf
+# Allowed ranges, inclusive; a number field not named here takes any finite value >= 0.
+_UNIT = (0.0, 1.0)
+FIELD_RANGES: dict[str, tuple[float, float]] = {
+    "seed_k": (1, INF),
+    "max_windows": (1, INF),
+    "refusal_bias": (-INF, INF),
+    **dict.fromkeys(
+        (
+            "reference_term_share",
+            "statement_term_share",
+            "answer_join_share",
+            "w_relevance",
+            "w_coverage",
+            "w_slots",
+            "w_boundary",
+            "w_semantic",
+            "w_rerank",
+            "gap_penalty",
+            "answer_type_penalty",
+            "answer_rate",
+            "min_coverage",
+            "window_keep_ratio",
+            "fill_ratio",
+            "shape_sure_score",
+            "shape_docs_ratio",
+            "conflict_pool_ratio",
+            "conflict_min_sentence_similarity",
+        ),
+        _UNIT,
+    ),
+}
+
+
+def _parsed(name: str, kind: type, text: str) -> object:
+    """A field's value from text: booleans from ``BOOLEAN_WORDS`` only, numbers as their type."""
+    word = text.strip()
+    if kind is bool:
+        if word.lower() not in BOOLEAN_WORDS:
+            raise PolicyError(
+                f"policy field {name} takes one of {', '.join(BOOLEAN_WORDS)}, not {text!r}", field=name
+            )
+        return BOOLEAN_WORDS[word.lower()]
+    if kind in (int, float):
+        try:
+            return kind(word)
+        except ValueError:
+            what = "a number" if kind is float else "a whole number"
+            raise PolicyError(f"policy field {name} takes {what}, not {text!r}", field=name) from None
+    return word
+
+
+def _check(name: str, kind: type, value: object) -> None:
+    """A field's value is of its kind and within its range; else a ``PolicyError`` naming the field."""
+    if name == "mode":
+        if value not in PRESETS:
+            raise PolicyError(f"policy field mode takes one of {', '.join(MODES)}, not {value!r}", field=name)
+    elif name == "judge":
+        if value is not None and not isinstance(value, JudgeModel):
+            raise PolicyError(f"policy field judge takes a judge model, not {value!r}", field=name)
+    elif kind is bool:
+        if not isinstance(value, bool):
+            raise PolicyError(f"policy field {name} takes true or false, not {value!r}", field=name)
+    else:
+        numeric = (int, float) if kind is float else (int,)
+        if isinstance(value, bool) or not isinstance(value, numeric):
+            what = "a number" if kind is float else "a whole number"
+            raise PolicyError(f"policy field {name} takes {what}, not {value!r}", field=name)
+        low, high = FIELD_RANGES.get(name, (0, INF))
+        if not (math.isfinite(value) and low <= value <= high):
+            span = f"at least {low}" if high == INF else f"from {low} to {high}"
+            if low == -INF:
+                span = "finite"
+            raise PolicyError(f"policy field {name} must be {span}, not {value!r}", field=name)
 
 
 POLICY_ENV = "EVLOOP_POLICY"
@@ -234,15 +346,24 @@ POLICY_ENV = "EVLOOP_POLICY"
 def load_policy_file(path: Path, base: Policy | None = None) -> Policy:
     """A policy file (``evloop calibrate --out``): its ``judge`` model and any ``policy`` fields.
 
-    ValueError (with the file named) when it cannot be read or holds unknown fields.
+    ``PolicyError`` (an ``InputError``, and a ``ValueError``) naming the file, and the field when one
+    is at fault, when it cannot be read or holds a field or value that cannot be used.
     """
+    shown, unusable = str(path), "not a usable policy file"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise PolicyError(f"{unusable} ({exc})", path=shown) from None
+    if not isinstance(data, dict) or not isinstance(data.get("policy", {}), dict):
+        raise PolicyError(f"{unusable} (expected an object with judge and policy)", path=shown)
+    try:
         judge = JudgeModel.from_dict(data["judge"]) if "judge" in data else None
-        fields_ = {str(k): str(v) for k, v in dict(data.get("policy", {})).items()}
-        policy = (base or Policy()).with_overrides(fields_)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise ValueError(f"{path}: not a usable policy file ({exc})") from None
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise PolicyError(f"{unusable} (judge: {exc})", field="judge", path=shown) from None
+    try:
+        policy = (base or Policy()).with_overrides({str(k): v for k, v in data.get("policy", {}).items()})
+    except PolicyError as exc:
+        raise PolicyError(f"{unusable} ({exc})", field=exc.field, path=shown) from None
     return replace(policy, judge=judge) if judge is not None else policy
 
 

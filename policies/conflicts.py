@@ -37,7 +37,7 @@ from evidence_loop.policies.conflict_spans import cjk_word_bounds, is_scope, ter
 from evidence_loop.policies.lexicon import CURRENCY_SIGNS, MONTHS, NEGATIONS, UNIT_ATOMS
 from evidence_loop.policies.question import Question
 from evidence_loop.policies.slot_scope import about_other
-from evidence_loop.policies.types import ConflictCandidate, EvidenceView, Slot, ValueMention, Verdict
+from evidence_loop.policies.types import ConflictCandidate, ConflictVerdict, EvidenceView, Slot, ValueMention
 from evidence_loop.policies.values import NUMERIC_KINDS, canonical, number_kind
 from evidence_loop.tools.tokenize import is_cjk
 
@@ -80,7 +80,7 @@ class CandidateScan:
     """What the scan found: candidates for an adjudicator, and pairs already settled by rule."""
 
     candidates: tuple[ConflictCandidate, ...]
-    resolved: tuple[Verdict, ...]
+    resolved: tuple[ConflictVerdict, ...]
 
 
 def find_candidates(
@@ -156,10 +156,12 @@ def _settle(found: Iterable[tuple[ConflictCandidate, EvidenceView, EvidenceView]
     return CandidateScan(tuple(candidates), tuple(resolved))
 
 
-def settle_by_rule(candidate: ConflictCandidate, left: EvidenceView, right: EvidenceView) -> Verdict | None:
+def settle_by_rule(
+    candidate: ConflictCandidate, left: EvidenceView, right: EvidenceView
+) -> ConflictVerdict | None:
     """The verdict a rule gives unread: one passage stating both values, or one document in two versions."""
     if left.evidence_id == right.evidence_id:
-        return Verdict(
+        return ConflictVerdict(
             candidate,
             "compatible",
             "rules",
@@ -168,7 +170,7 @@ def settle_by_rule(candidate: ConflictCandidate, left: EvidenceView, right: Evid
         )
     if left.doc_id == right.doc_id and left.version != right.version and left.is_current != right.is_current:
         current, older = (left, right) if left.is_current else (right, left)
-        return Verdict(
+        return ConflictVerdict(
             candidate,
             "superseded",
             "rules",

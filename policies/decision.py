@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from evidence_loop.policies.comparison import compared, side_query, uncovered_sides
+from evidence_loop.policies.comparison import side_query, sides_to_cover, uncovered_sides
 from evidence_loop.policies.completeness import Checked
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.coverage import covered_terms, uncovered_slots
-from evidence_loop.policies.judge import Verdict
+from evidence_loop.policies.judge import JudgeVerdict
 from evidence_loop.policies.question import Question, contentless
 from evidence_loop.policies.references import referring_unit, unresolved_references
 from evidence_loop.policies.slots import compact
@@ -29,7 +29,7 @@ def _texts(items: Sequence[Checked]) -> list[str]:
 
 
 def _relevance_pieces(
-    question: Question, items: Sequence[Checked], policy: Policy, verdict: Verdict | None
+    question: Question, items: Sequence[Checked], policy: Policy, verdict: JudgeVerdict | None
 ) -> list[MissingPiece]:
     """Nothing found, or evidence that does not answer: the judge's call when it sits, else too
     few of the question's words covered."""
@@ -75,7 +75,7 @@ def _slot_pieces(question: Question, items: Sequence[Checked], policy: Policy) -
 def _unsided(question: Question, policy: Policy) -> tuple[Slot, ...]:
     """The question's slots less those naming a side of its comparison: each side has its own
     evidence (``_side_pieces``), and no one window need hold both models compared."""
-    names = [compact(side.name) for side in compared(question, policy)]
+    names = [compact(side.name) for side in sides_to_cover(question, policy)]
     return tuple(s for s in question.slots if not any(s.norm in name for name in names))
 
 
@@ -88,7 +88,7 @@ def _side_pieces(question: Question, items: Sequence[Checked], policy: Policy) -
             value=s.name,
             slot_kind="side",
         )
-        for s in uncovered_sides(compared(question, policy), items)
+        for s in uncovered_sides(sides_to_cover(question, policy), items)
     ]
 
 
@@ -142,7 +142,7 @@ def _gap_pieces(items: Sequence[Checked], policy: Policy) -> list[MissingPiece]:
 
 
 def missing_pieces(
-    question: Question, items: Sequence[Checked], policy: Policy, verdict: Verdict | None = None
+    question: Question, items: Sequence[Checked], policy: Policy, verdict: JudgeVerdict | None = None
 ) -> list[MissingPiece]:
     """Everything that keeps the evidence from being sufficient; empty means answerable.
 

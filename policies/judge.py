@@ -1,7 +1,7 @@
 """The sufficiency judge: does the gathered evidence answer the question, or only sit near its topic?
 
     judge_signals(question, selected)      the raw signals of the evidence, as named features
-    judge(signals, policy, scale)          a Verdict: probability, threshold, answer or not
+    judge(signals, policy, scale)          a JudgeVerdict: probability, threshold, answer or not
 
 It replaces the lexical "covers half the question's words" rule when the loop has vectors and the
 corpus has its own scale (``tools.calibration``); without either, the rule stands. The signals:
@@ -22,6 +22,7 @@ gives the log-odds that the evidence answers; the operating point (``Policy.answ
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
+class JudgeVerdict:
     """The judge's reading of one run's evidence."""
 
     probability: float
@@ -69,7 +70,7 @@ def judge_signals(
     return signals
 
 
-def judge(signals: dict[str, float] | None, policy: Policy, scale: CorpusScale | None) -> Verdict | None:
+def judge(signals: dict[str, float] | None, policy: Policy, scale: CorpusScale | None) -> JudgeVerdict | None:
     """The verdict on the evidence's signals, or None when the judge cannot sit (no model, vectors
     or scale)."""
     if policy.judge is None or scale is None or signals is None:
@@ -77,9 +78,18 @@ def judge(signals: dict[str, float] | None, policy: Policy, scale: CorpusScale |
     model = policy.judge
     logit = model.logit({name: scale.z(name, value) for name, value in signals.items()})
     threshold = model.threshold(policy.answer_rate) + policy.refusal_bias
-    return Verdict(probability(logit), round(logit, 6), round(threshold, 6), logit >= threshold)
+    return JudgeVerdict(probability(logit), round(logit, 6), round(threshold, 6), logit >= threshold)
 
 
 def probability(logit: float) -> float:
     """The probability a log-odds stands for, rounded as outcomes and traces record it."""
     return round(1.0 / (1.0 + math.exp(-logit)), 6)
+
+
+def __getattr__(name: str) -> object:
+    """Names renamed in 0.2, kept for one release with a DeprecationWarning."""
+    if name == "Verdict":  # deprecated alias
+        message = f"{__name__}.{name} is renamed JudgeVerdict; the old name goes in the next release"
+        warnings.warn(message, DeprecationWarning, stacklevel=2)
+        return JudgeVerdict
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

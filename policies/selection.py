@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import TypeVar
 
-from evidence_loop.policies.comparison import compared, covers, uncovered_sides
+from evidence_loop.policies.comparison import covers, sides_to_cover, uncovered_sides
 from evidence_loop.policies.completeness import Checked, with_rerank
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.coverage import covered_terms
@@ -118,7 +118,7 @@ def pinned_for_sides(
     question: Question, selected: Sequence[Checked], candidates: Sequence[Checked], policy: Policy
 ) -> list[Checked]:
     """For each side of a comparison the selected evidence does not speak for, the best window that does."""
-    sides = compared(question, policy)
+    sides = sides_to_cover(question, policy)
     return _first_meeting(
         uncovered_sides(sides, selected),
         rank(candidates),
@@ -139,7 +139,7 @@ def select_evidence(
     """
     selected = select(on_subject(question, shortlisted, policy), policy, factoid=question.factoid)
     pinned = pinned_for_references(selected, items, policy)
-    subject = on_subject(question, items, policy) if pinned or compared(question, policy) else []
+    subject = on_subject(question, items, policy) if pinned or sides_to_cover(question, policy) else []
     pinned += [p for p in pinned_for_sides(question, selected, subject, policy) if p not in pinned]
     if not pinned:
         return selected

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from evidence_loop.policies.completeness import Checked
-from evidence_loop.policies.judge import Verdict, probability
+from evidence_loop.policies.judge import JudgeVerdict, probability
 from evidence_loop.policies.question import Question
 
 
@@ -34,7 +34,7 @@ class EvidenceSignals:
 
 
 def evidence_signals(
-    question: Question, selected: Sequence[Checked], verdict: Verdict | None
+    question: Question, selected: Sequence[Checked], verdict: JudgeVerdict | None
 ) -> EvidenceSignals:
     """The signals of the selected evidence (zeros when there is none)."""
     lead = selected[0].check if selected else None

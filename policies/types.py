@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Literal
 
@@ -86,7 +87,7 @@ class ConflictCandidate:
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
+class ConflictVerdict:
     """How one candidate was judged, by whom, and on which quotes."""
 
     candidate: ConflictCandidate
@@ -110,3 +111,12 @@ class EvidenceView:
     start: int
     end: int
     text: str
+
+
+def __getattr__(name: str) -> object:
+    """Names renamed in 0.2, kept for one release with a DeprecationWarning."""
+    if name == "Verdict":  # deprecated alias
+        message = f"{__name__}.{name} is renamed ConflictVerdict; the old name goes in the next release"
+        warnings.warn(message, DeprecationWarning, stacklevel=2)
+        return ConflictVerdict
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

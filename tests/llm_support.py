@@ -12,7 +12,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from evidence_loop.agent.conflict_check import Adjudication
 from evidence_loop.policies.types import ConflictCandidate, EvidenceView, ValueMention
-from evidence_loop.tools.llm_config import LLMConfig
+from evidence_loop.tools.llm_config import ConflictLLMConfig
 from evidence_loop.tools.types import DocumentInput
 
 STANDARD = EvidenceView(
@@ -100,7 +100,7 @@ def records(result: Adjudication, step: str) -> list[dict[str, Any]]:
     return [cast(dict[str, Any], r) for r in result.records if r["step"] == step]
 
 
-def config(**changes: Any) -> LLMConfig:
+def config(**changes: Any) -> ConflictLLMConfig:
     """A test configuration: tiny backoff, short timeouts."""
     values: dict[str, Any] = {
         "base_url": "http://127.0.0.1:9/v1",
@@ -108,7 +108,7 @@ def config(**changes: Any) -> LLMConfig:
         "api_key": "sk-SECRET-123",
     }
     values |= {"timeout_s": 2.0, "backoff_base_s": 0.001, "backoff_max_s": 0.005, "deadline_s": 10.0}
-    return LLMConfig(**(values | changes))
+    return ConflictLLMConfig(**(values | changes))
 
 
 Step = Callable[[list[ModelMessage], AgentInfo], ModelResponse]

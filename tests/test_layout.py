@@ -1,5 +1,19 @@
-"""The architecture stays visible: imports between the design's packages point one way only
-(DESIGN.md, "Layout"), and every import names them through the one distribution name."""
+"""The architecture stays visible: imports between the design's packages point one way only, and
+every import names them through the one distribution name.
+
+The rules, which this file states and checks (it is their one home):
+
+- ``tools`` (mechanisms: parsing, stores, indexes, models, the network) imports no other project
+  package;
+- ``policies`` (pure decisions and thresholds) imports ``tools``' value types, its error tree and its
+  pure text and window arithmetic only (``types``, ``errors``, ``tokenize``, ``windows``); any other
+  ``tools`` module only under ``if TYPE_CHECKING:``, for an annotation;
+- ``traces`` (the audit record) imports neither ``agent`` nor ``policies``;
+- ``agent`` (the loop and its front doors) imports all three;
+- nothing imports a package by its bare folder name (``import agent``), only as
+  ``evidence_loop.agent``, and ``evidence_loop/`` holds only the links to the four folders and the
+  ``integrations`` subpackage (adapters for other frameworks, which no layer imports).
+"""
 
 from __future__ import annotations
 
@@ -12,18 +26,17 @@ ROOT = Path(__file__).resolve().parents[1]
 NAMESPACE = "evidence_loop"
 PACKAGES = ("agent", "tools", "policies", "traces")
 INTEGRATIONS = "integrations"  # a real subpackage of the namespace, above every layer
-# DESIGN.md: `tools` imports no other project package; `policies` imports `tools` types only;
-# `traces` imports neither `agent` nor `policies`; `agent` imports all.
+# The rules of the module docstring, as data.
 ALLOWED: dict[str, set[str]] = {
     "tools": set(),
     "policies": {"tools"},
     "traces": {"tools"},
     "agent": {"tools", "policies", "traces"},
 }
-# "Types only", made exact: at run time policies may use the value types and the pure text and
-# window arithmetic over them; any other tools module (a store, an index, a model, the network) only
-# under `if TYPE_CHECKING:`, for an annotation.
-POLICIES_RUNTIME_TOOLS = {"tools.types", "tools.tokenize", "tools.windows"}
+# "Types only", made exact: at run time policies may use the value types, the error tree and the pure
+# text and window arithmetic over them; any other tools module (a store, an index, a model, the
+# network) only under `if TYPE_CHECKING:`, for an annotation.
+POLICIES_RUNTIME_TOOLS = {"tools.types", "tools.errors", "tools.tokenize", "tools.windows"}
 
 
 def _sources() -> list[Path]:

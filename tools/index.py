@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from evidence_loop.tools.errors import IndexStateError
+from evidence_loop.tools.types import TYPO_MIN_CHARS
 
 # bm25s sets its own logger to DEBUG on import; any app that turns on logging would then print a
 # line per index build. Its warnings still get through.
@@ -74,7 +75,9 @@ class RecallIndex:
         self._deletes: dict[int, dict[str, tuple[str, ...]]] = {}
         self.size = size
 
-    def spelled(self, tokens: Sequence[str], rows: Rows | None = None, min_chars: int = 5) -> list[str]:
+    def spelled(
+        self, tokens: Sequence[str], rows: Rows | None = None, min_chars: int = TYPO_MIN_CHARS
+    ) -> list[str]:
         """The tokens with each unknown Latin word of ``min_chars`` or more replaced by the known
         word one edit away (insertion, deletion, substitution), the most frequent first; users misspell.
 

@@ -51,7 +51,7 @@ from tenacity import (
 )
 
 from evidence_loop.tools.errors import LLMError, TraceError
-from evidence_loop.tools.llm_config import LLMConfig
+from evidence_loop.tools.llm_config import ConflictLLMConfig
 from evidence_loop.tools.llm_recording import EXCHANGE, Capture, LLMRecorder, Record, response_text, summarize
 
 
@@ -83,7 +83,7 @@ class _SeededJitter(wait_random_exponential):
 class RetryingModel(WrapperModel):
     """A model whose every request is retried by tenacity and recorded attempt by attempt."""
 
-    def __init__(self, wrapped: Model, recorder: LLMRecorder, config: LLMConfig) -> None:
+    def __init__(self, wrapped: Model, recorder: LLMRecorder, config: ConflictLLMConfig) -> None:
         super().__init__(wrapped)
         self.recorder = recorder
         self.config = config
@@ -181,7 +181,7 @@ def _describe(error: BaseException) -> str:
 # --- building -----------------------------------------------------------------------------------
 
 
-def build_model(config: LLMConfig, recorder: LLMRecorder) -> RetryingModel:
+def build_model(config: ConflictLLMConfig, recorder: LLMRecorder) -> RetryingModel:
     """The configured chat model, its HTTP exchanges recorded, wrapped in the one retry loop."""
     http_client = openai.DefaultAsyncHttpxClient(
         timeout=config.timeout_s,

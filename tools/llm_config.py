@@ -1,11 +1,12 @@
 """Where the LLM is and how it behaves: endpoint, model, limits and server quirks, never the key in view.
 
-LLMConfig.from_env(environ)   a TOML file under the environment; None = no LLM configured
+ConflictLLMConfig.from_env(environ)   a TOML file under the environment; None = no LLM configured
 config.public()               the settings as a trace header holds them (no key)
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -18,7 +19,7 @@ from evidence_loop.tools.settings_file import public_settings, read_settings
 
 
 @dataclass(frozen=True, slots=True, repr=False)
-class LLMConfig:
+class ConflictLLMConfig:
     """An OpenAI-compatible chat endpoint, the limits the adjudicator keeps to, and server quirks."""
 
     base_url: str
@@ -40,7 +41,9 @@ class LLMConfig:
     json_schema_output: bool = False  # True: verdicts as a json_schema response_format, not a tool
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str], config_path: Path | None = None) -> LLMConfig | None:
+    def from_env(
+        cls, environ: Mapping[str, str], config_path: Path | None = None
+    ) -> ConflictLLMConfig | None:
         """The settings of a TOML file (``config_path`` or ``EVLOOP_LLM_CONFIG``) under the environment.
 
         ``OPENAI_BASE_URL``, ``OPENAI_API_KEY`` and ``EVLOOP_LLM_MODEL`` win over the file. Without
@@ -51,7 +54,7 @@ class LLMConfig:
             Path(environ["EVLOOP_LLM_CONFIG"]) if environ.get("EVLOOP_LLM_CONFIG") else None
         )
         values: dict[str, Any] = (
-            read_settings(path, "LLM", "OPENAI_API_KEY", (f.name for f in fields(LLMConfig)))
+            read_settings(path, "LLM", "OPENAI_API_KEY", (f.name for f in fields(ConflictLLMConfig)))
             if path is not None
             else {}
         )
@@ -71,11 +74,20 @@ class LLMConfig:
         return public_settings(self)
 
     def __repr__(self) -> str:
-        return f"LLMConfig({self.public()})"  # never the key, not even one in a URL query
+        return f"ConflictLLMConfig({self.public()})"  # never the key, not even one in a URL query
 
     def prompt_parts(self, system: str, user: str) -> tuple[str | None, str]:
         """Where the system prompt goes: instructions, or the head of the first user message."""
         return (system, user) if self.system_role else (None, f"{system}\n\n{user}")
 
 
-_CONFIG_ADAPTER: TypeAdapter[LLMConfig] = TypeAdapter(LLMConfig)
+_CONFIG_ADAPTER: TypeAdapter[ConflictLLMConfig] = TypeAdapter(ConflictLLMConfig)
+
+
+def __getattr__(name: str) -> object:
+    """Names renamed in 0.2, kept for one release with a DeprecationWarning."""
+    if name == "LLMConfig":  # deprecated alias
+        message = f"{__name__}.{name} is renamed ConflictLLMConfig; the old name goes in the next release"
+        warnings.warn(message, DeprecationWarning, stacklevel=2)
+        return ConflictLLMConfig
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from evidence_loop.tools.errors import RerankerError
+from evidence_loop.tools.errors import RerankerError, RerankerUnavailableError
 from evidence_loop.tools.rerank_config import RerankConfig, ScoreKind
 from evidence_loop.tools.settings_file import without_query
 
@@ -210,7 +210,8 @@ class HTTPReranker:
                     if response.status_code in TRANSIENT_STATUS or response.status_code >= 500:
                         response.raise_for_status()
         except httpx2.HTTPError as error:
-            raise RerankerError(
+            unreachable = isinstance(error, httpx2.TimeoutException | httpx2.NetworkError)
+            raise (RerankerUnavailableError if unreachable else RerankerError)(
                 f"the rerank endpoint {where} failed after {attempts} attempt(s): {type(error).__name__}: "
                 f"{without_query(str(error))}"
             ) from error

@@ -36,7 +36,15 @@ from evidence_loop.tools.embedder import EmbedderIdentity, Vectors
 from evidence_loop.tools.index import RecallIndex, Rows, Scores, top_k
 from evidence_loop.tools.passages import PassageIds, passage_count
 from evidence_loop.tools.tokenize import recall_tokens
-from evidence_loop.tools.types import Hit, ParsedDocument, Unit
+from evidence_loop.tools.types import (
+    DENSE_K,
+    FUSION_WEIGHT,
+    RRF_CONSTANT,
+    TYPO_MIN_CHARS,
+    Hit,
+    ParsedDocument,
+    Unit,
+)
 
 _PARSED_CACHE = 4096
 _SCOPE_CACHE = 256
@@ -219,7 +227,12 @@ class Snapshot:
         return self._fingerprint if scope is None else scope.fingerprint
 
     def spelled(
-        self, terms: Sequence[str], groups: Collection[str] = (), *, scoped: bool = True, min_chars: int = 5
+        self,
+        terms: Sequence[str],
+        groups: Collection[str] = (),
+        *,
+        scoped: bool = True,
+        min_chars: int = TYPO_MIN_CHARS,
     ) -> list[str]:
         """The terms with each unknown English word of ``min_chars`` or more read as the known word
         one edit away (see ``RecallIndex.spelled``): users misspell, and recall and coverage should
@@ -256,10 +269,10 @@ class Snapshot:
         exclude: Collection[tuple[str, str, int]] = (),
         scoped: bool = True,
         similarities: QuestionSimilarities | None = None,
-        dense_k: int = 50,
-        rrf_constant: int = 60,
-        fusion_weight: float = 1.5,
-        typo_min_chars: int = 5,
+        dense_k: int = DENSE_K,
+        rrf_constant: int = RRF_CONSTANT,
+        fusion_weight: float = FUSION_WEIGHT,
+        typo_min_chars: int = TYPO_MIN_CHARS,
     ) -> list[Hit]:
         """The k best units the caller may read for the query, best first (ties: corpus order).
 

@@ -201,3 +201,12 @@ class Hit:
     score: float
     rank: int
     similarity: float | None = None
+
+
+# The recall settings, defined once: ``policies.config.Policy`` takes its defaults from here, the loop
+# passes its policy's values to ``Snapshot.search``, and a search that names none (a test, a
+# benchmark) runs with these.
+DENSE_K = 50  # units taken by BM25 and by cosine before fusing
+RRF_CONSTANT = 60  # reciprocal rank fusion's constant
+FUSION_WEIGHT = 1.5  # a passage's BM25 share in its units' recall score
+TYPO_MIN_CHARS = 5  # an unknown Latin word this long is read as the known word one edit away

@@ -16,6 +16,7 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from starlette.types import ASGIApp
 
+from evidence_loop.agent import logs
 from evidence_loop.agent.api import problems
 from evidence_loop.agent.api.auth import Keyring
 from evidence_loop.agent.api.context import ApiContext, Backend
@@ -27,6 +28,7 @@ from evidence_loop.agent.api.routes_documents import documents_router
 from evidence_loop.agent.api.routes_traces import traces_router
 from evidence_loop.agent.api.schemas import DocumentBatch, DocumentIn
 from evidence_loop.agent.tracing import code_version
+from evidence_loop.policies.config import Policy
 from evidence_loop.tools.pg import is_url
 
 TITLE = "evidence-loop"
@@ -41,6 +43,8 @@ ENV_INDEX, ENV_KEYS, ENV_LIMITS = "EVLOOP_SERVE_INDEX", "EVLOOP_SERVE_KEYS", "EV
 ENV_TRACES = "EVLOOP_SERVE_TRACES"
 ENV_HOSTS = "EVLOOP_SERVE_HOSTS"  # HostRules as JSON
 ENV_WHEN_TRACES_FAIL = "EVLOOP_SERVE_WHEN_TRACES_FAIL"
+ENV_POLICY = "EVLOOP_SERVE_POLICY"  # the policy record (Policy.as_dict) the parent resolved
+ENV_LOG_LEVEL = "EVLOOP_SERVE_LOG_LEVEL"
 TRACES_OFF = "off"  # the value of ENV_TRACES that turns tracing off (a folder path is absolute)
 
 
@@ -102,6 +106,10 @@ def from_env() -> FastAPI:
     location = os.environ[ENV_INDEX]
     store = location if is_url(location) else Path(location)
     traces = os.environ.get(ENV_TRACES, "")
+    logs.configure(os.environ.get(ENV_LOG_LEVEL, "info"))
+    # the policy `evloop serve` resolved (its flags, EVLOOP_POLICY, the configuration file), as is
+    record = os.environ.get(ENV_POLICY, "")
+    policy = Policy.from_dict(json.loads(record)) if record else None
     service = Service.open(
         store,
         traces=Path(traces) if traces and traces != TRACES_OFF else None,
@@ -110,6 +118,7 @@ def from_env() -> FastAPI:
         when_traces_fail="answer-untraced"
         if os.environ.get(ENV_WHEN_TRACES_FAIL) == "answer-untraced"
         else "refuse",
+        policy=policy,
     )
     service.settle()
     hosts = HostRules.from_json(os.environ.get(ENV_HOSTS, "{}"))  # none given: loopback names only

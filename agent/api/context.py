@@ -16,6 +16,7 @@ from evidence_loop.agent.history import HistoryItem
 from evidence_loop.agent.outcome import Outcome
 from evidence_loop.agent.replay import ReplayReport
 from evidence_loop.agent.write_access import Writer
+from evidence_loop.policies.config import Policy
 from evidence_loop.policies.followup import Turn
 from evidence_loop.tools.errors import TraceStoreUnavailableError
 from evidence_loop.tools.snapshot import Snapshot
@@ -30,6 +31,7 @@ class Backend(Protocol):
     """What the API needs from :class:`agent.service.Service`."""
 
     traces: TraceStore | None
+    policy: Policy
 
     def ask(
         self,

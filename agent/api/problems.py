@@ -28,13 +28,21 @@ from evidence_loop.tools.errors import (
     DiskError,
     DocIdNotWritableError,
     DocumentTooLargeError,
+    EmbedderError,
+    EmbedderUnavailableError,
     EvidenceLoopError,
     IndexStateError,
+    InputError,
     LLMError,
     MalformedRecordError,
     NotFoundError,
+    PolicyError,
     QuestionTooLongError,
+    RerankerError,
+    RerankerUnavailableError,
+    StoreStateError,
     StoreUnavailableError,
+    TamperedTraceError,
     TraceError,
     TraceStoreUnavailableError,
     UnsupportedFormatError,
@@ -45,34 +53,52 @@ from evidence_loop.tools.errors import (
 PROBLEM_JSON = "application/problem+json"
 log = logging.getLogger("evloop.api")
 
-# Most specific first: (class, status, slug, title).
-_ERRORS: tuple[tuple[type[EvidenceLoopError], int, str, str], ...] = (
-    (MalformedRecordError, 400, "malformed-record", "Malformed document record"),
-    (UnsupportedFormatError, 415, "unsupported-format", "Unsupported document format"),
-    (DecodeError, 400, "not-utf8", "Document is not UTF-8"),
-    (DocumentTooLargeError, 413, "document-too-large", "Document too large"),
-    (QuestionTooLongError, 422, "question-too-long", "Question too long"),
-    (VersionClashError, 409, "version-clash", "Version already stored with other text"),
-    (NotFoundError, 404, "not-found", "Not found"),
-    (DocIdNotWritableError, 403, "doc-id-not-writable", "Document not writable"),
-    (WriteRefusedError, 403, "write-not-allowed", "Write not allowed"),
-    (StoreUnavailableError, 503, "store-unavailable", "Store unavailable"),
-    (IndexStateError, 503, "index-unavailable", "Index unavailable"),
-    (DiskError, 503, "storage-unavailable", "Storage unavailable"),
-    (TraceStoreUnavailableError, 503, "trace-store-unavailable", "Trace store unavailable"),
-    (CitedVersionReplacedError, 409, "cited-version-replaced", "Cited version replaced"),
-    (TraceError, 409, "trace-unreadable", "Trace cannot be read"),
-    (LLMError, 502, "adjudicator-failed", "Conflict adjudicator failed"),
-    (DeadlineExceeded, 504, "timeout", "Request timed out"),
-    (EvidenceLoopError, 400, "bad-input", "Bad input"),
-)
-# Messages of these name server paths and operator commands: the log gets them, the caller does not.
+# Every class of the error tree has its own row (tests/agent/test_api_problems.py walks the tree, so
+# a new class without one fails there): class -> (status, slug, title). An error takes the row of the
+# nearest class in its MRO.
+ERRORS: dict[type[EvidenceLoopError], tuple[int, str, str]] = {
+    EvidenceLoopError: (400, "bad-input", "Bad input"),
+    InputError: (400, "bad-input", "Bad input"),
+    MalformedRecordError: (400, "malformed-record", "Malformed document record"),
+    UnsupportedFormatError: (415, "unsupported-format", "Unsupported document format"),
+    DecodeError: (400, "not-utf8", "Document is not UTF-8"),
+    DocumentTooLargeError: (413, "document-too-large", "Document too large"),
+    QuestionTooLongError: (422, "question-too-long", "Question too long"),
+    VersionClashError: (409, "version-clash", "Version already stored with other text"),
+    PolicyError: (400, "bad-policy", "Policy cannot be used"),
+    NotFoundError: (404, "not-found", "Not found"),
+    IndexStateError: (503, "index-unavailable", "Index unavailable"),
+    StoreStateError: (503, "index-unavailable", "Index unavailable"),
+    StoreUnavailableError: (503, "store-unavailable", "Store unavailable"),
+    TraceError: (409, "trace-unreadable", "Trace cannot be read"),
+    TamperedTraceError: (409, "trace-unreadable", "Trace cannot be read"),
+    LLMError: (502, "adjudicator-failed", "Conflict adjudicator failed"),
+    DeadlineExceeded: (504, "timeout", "Request timed out"),
+    EmbedderError: (502, "embedder-failed", "Embedder failed"),
+    EmbedderUnavailableError: (503, "embedder-unavailable", "Embedder unavailable"),
+    RerankerError: (502, "reranker-failed", "Reranker failed"),
+    RerankerUnavailableError: (503, "reranker-unavailable", "Reranker unavailable"),
+    DocIdNotWritableError: (403, "doc-id-not-writable", "Document not writable"),
+    WriteRefusedError: (403, "write-not-allowed", "Write not allowed"),
+    DiskError: (503, "storage-unavailable", "Storage unavailable"),
+    TraceStoreUnavailableError: (503, "trace-store-unavailable", "Trace store unavailable"),
+    CitedVersionReplacedError: (409, "cited-version-replaced", "Cited version replaced"),
+}
+# Messages of these name server paths, operator commands, endpoints' URLs or what an upstream
+# replied: the log gets them, the caller gets the component's name only.
 _OPERATOR_ONLY: tuple[type[EvidenceLoopError], ...] = (
     IndexStateError,
     LLMError,
+    EmbedderError,
+    RerankerError,
     DiskError,
     TraceStoreUnavailableError,
 )
+
+
+def problem_of(error: type[EvidenceLoopError]) -> tuple[int, str, str]:
+    """(status, slug, title) of an error class: the row of the nearest class in its MRO that has one."""
+    return next(ERRORS[cls] for cls in error.__mro__ if cls in ERRORS)
 
 
 class Problem(BaseModel):
@@ -186,7 +212,7 @@ async def _on_api_problem(request: Request, exc: Exception) -> JSONResponse:
 
 async def _on_project_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, EvidenceLoopError)
-    status, slug, title = next((s, g, t) for cls, s, g, t in _ERRORS if isinstance(exc, cls))
+    status, slug, title = problem_of(type(exc))
     if isinstance(exc, _OPERATOR_ONLY):
         log.error("%s on %s %s: %s", type(exc).__name__, request.method, request.url.path, exc)
         detail = f"{title.lower()}; the server log has the details"

@@ -2,7 +2,7 @@
 
 import logging
 from functools import partial
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends
 
@@ -133,8 +133,9 @@ def trace_store_unavailable(exc: TraceStoreUnavailableError) -> ApiProblem:
 
 
 def _readiness(ctx: ApiContext) -> Ready:
+    policy = ctx.service.policy
     try:
-        ctx.service.snapshot().search(READY_PROBE, 1)
+        ctx.service.snapshot().search(READY_PROBE, 1, **policy.recall_options())
     except EvidenceLoopError:
         raise
     except Exception as exc:  # an unreadable database or index file: not ready, whatever the cause
@@ -143,4 +144,5 @@ def _readiness(ctx: ApiContext) -> Ready:
     if failure is not None and ctx.service.when_traces_fail == "refuse":
         raise trace_store_unavailable(failure)
     # No generation and no document count: both move when a restricted document is written.
-    return Ready() if ctx.service.store_reachable() else Ready(store="unreachable")
+    store: Literal["unreachable"] | None = None if ctx.service.store_reachable() else "unreachable"
+    return Ready(store=store, policy=policy.digest())

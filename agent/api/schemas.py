@@ -223,8 +223,10 @@ class Ready(_Strict):
     """Only that the index is loaded: the probe is unauthenticated, so it says nothing about the corpus.
 
     ``store`` appears only when a shared store cannot be reached: questions are still answered,
-    from the generation this replica holds, and writes get a 503.
+    from the generation this replica holds, and writes get a 503. ``policy`` is the hash of the
+    policy the server answers with (``evloop serve --policy-file``, ``EVLOOP_POLICY``, ``--policy``).
     """
 
     status: Literal["ready"] = "ready"
     store: Literal["unreachable"] | None = None
+    policy: str | None = None  # sha256 of the policy in force (as a trace header pins it), for an operator

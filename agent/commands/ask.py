@@ -7,7 +7,12 @@ import json
 from pathlib import Path
 
 from evidence_loop.agent.commands.common import Subparsers, add_command, add_index_option, parse_groups
-from evidence_loop.agent.commands.session import add_policy_option, add_trace_options, open_service
+from evidence_loop.agent.commands.session import (
+    add_policy_option,
+    add_trace_options,
+    open_service,
+    policy_line,
+)
 from evidence_loop.agent.history import read_history_file
 from evidence_loop.agent.render import render_outcome
 
@@ -62,4 +67,5 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(outcome.model_dump(mode="json"), ensure_ascii=False))
     else:
         print(render_outcome(outcome))
+        print(f"  {policy_line(service.policy)}")
     return 0

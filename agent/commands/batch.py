@@ -12,7 +12,12 @@ from evidence_loop.agent.commands.common import (
     progress_bar,
     want_progress,
 )
-from evidence_loop.agent.commands.session import add_policy_option, add_trace_options, open_service
+from evidence_loop.agent.commands.session import (
+    add_policy_option,
+    add_trace_options,
+    open_service,
+    policy_line,
+)
 from evidence_loop.agent.evaluate import answer_all, read_questions, write_jsonl
 
 DESCRIPTION = """\
@@ -56,5 +61,5 @@ def run(args: argparse.Namespace) -> int:
             count = write_jsonl(args.out, answers)
     finally:
         service.close()
-    print(f"answered {count} questions -> {args.out}")
+    print(f"answered {count} questions -> {args.out} ({policy_line(service.policy)})")
     return 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -11,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeAlias
 
+from evidence_loop.agent import settings
 from evidence_loop.policies.config import Policy
 from evidence_loop.tools import windows
 from evidence_loop.tools.embed_config import EmbedConfig
@@ -64,14 +64,16 @@ def add_index_option(parser: argparse.ArgumentParser, *, store: bool = True) -> 
         )
 
 
-def resolve_location(args: argparse.Namespace, environ: Mapping[str, str] = os.environ) -> Location:
-    """Where the knowledge base is: ``--store`` or ``--index`` as given (not both), else
-    ``$EVLOOP_STORE_URL``, else the index folder of :func:`resolve_index`."""
+def resolve_location(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> Location:
+    """Where the knowledge base is: ``--store`` or ``--index`` as given (not both), else the store
+    URL of the environment or the configuration file (``agent.settings``), else the index folder of
+    :func:`resolve_index`."""
     given = getattr(args, "store", None)
     if given is not None and args.index is not None:
         raise InputError("give --index DIR or --store URL, not both")
-    from_env = "" if args.index is not None else environ.get(STORE_ENV, "").strip()
-    url = given if given is not None else from_env
+    url = given if given is not None else ""
+    if given is None and args.index is None:
+        url = _settings(environ).get("store_url")
     if not url:
         return resolve_index(args.index, environ)
     if not is_url(url):
@@ -86,12 +88,17 @@ def open_location(args: argparse.Namespace, **options: Any) -> Store:
     return open_store(resolve_location(args), **options)
 
 
-def resolve_index(given: Path | None, environ: Mapping[str, str] = os.environ) -> Path:
-    """The index folder: ``--index`` if given, else ``$EVLOOP_INDEX`` if non-empty, else ``./.evloop``."""
+def resolve_index(given: Path | None, environ: Mapping[str, str] | None = None) -> Path:
+    """The index folder: ``--index`` if given, else ``$EVLOOP_INDEX`` or the configuration file's
+    ``index`` (``agent.settings``), else ``./.evloop``."""
     if given is not None:
         return given
-    from_env = environ.get(INDEX_ENV, "").strip()
-    return Path(from_env) if from_env else DEFAULT_INDEX
+    return Path(_settings(environ).get("index") or DEFAULT_INDEX)
+
+
+def _settings(environ: Mapping[str, str] | None) -> settings.Settings:
+    """The process's settings, or those of ``environ`` (tests)."""
+    return settings.current() if environ is None else settings.resolve({}, environ)
 
 
 def parse_groups(value: str) -> tuple[str, ...]:
@@ -142,8 +149,8 @@ def embedding_bar(*, enabled: bool) -> Iterator[Callable[[int, int], None] | Non
 
 
 def configured_embedder() -> Embedder | None:
-    """The embedder the environment configures (``EVLOOP_EMBEDDER``, ``EVLOOP_EMBED_CONFIG``...)."""
-    return build_embedder(EmbedConfig.from_env(os.environ))
+    """The embedder the settings configure (``EVLOOP_EMBEDDER``, ``EVLOOP_EMBED_CONFIG``...)."""
+    return build_embedder(EmbedConfig.from_env(settings.current().environ()))
 
 
 DEFAULT_CACHE = Path("~/.cache/evloop/embeddings.sqlite3")
@@ -162,7 +169,7 @@ def add_embed_cache_option(parser: argparse.ArgumentParser) -> None:
 
 def evaluation_embedder(cache: Path | None) -> Embedder | None:
     """The configured embedder behind a vector cache: evaluations re-ingest the same texts every time."""
-    config = EmbedConfig.from_env(os.environ)
+    config = EmbedConfig.from_env(settings.current().environ())
     if config.backend == "none":
         return None
     path = cache or (Path(config.cache) if config.cache else DEFAULT_CACHE.expanduser())
@@ -201,11 +208,16 @@ def section_path(snapshot: Snapshot, hit: Hit) -> tuple[str, ...]:
 
 
 def recall(
-    snapshot: Snapshot, embedder: Embedder | None, query: str, k: int, groups: Sequence[str] = ()
+    snapshot: Snapshot,
+    embedder: Embedder | None,
+    query: str,
+    k: int,
+    groups: Sequence[str] = (),
+    policy: Policy | None = None,
 ) -> list[Hit]:
-    """The raw recall step as the loop runs it: hybrid when the index has vectors and the embedder is
-    the one that made them, lexical otherwise."""
-    policy = Policy()
+    """The raw recall step as the loop runs it under ``policy`` (default: the shipped one): hybrid
+    when the index has vectors and the embedder is the one that made them, lexical otherwise."""
+    policy = policy or Policy()
     made_by = snapshot.embedder
     similarities = None
     if embedder is not None and made_by is not None and embedder.identity.key == made_by.key:
@@ -215,10 +227,7 @@ def recall(
         k,
         groups=groups,
         similarities=similarities,
-        dense_k=policy.dense_k,
-        rrf_constant=policy.rrf_constant,
-        fusion_weight=policy.fusion_weight,
-        typo_min_chars=policy.typo_min_chars,
+        **policy.recall_options(),
     )
 
 

@@ -18,7 +18,7 @@ from evidence_loop.agent.commands.common import (
     progress_bar,
     want_progress,
 )
-from evidence_loop.agent.commands.session import add_policy_option, policy_from_args
+from evidence_loop.agent.commands.session import add_policy_option, policy_from_args, policy_line
 from evidence_loop.agent.controller import Controller
 from evidence_loop.agent.evaluate import (
     Asker,
@@ -143,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
             causes[mode] = _attribution(questions, out)
             profiles[mode] = _profile(out, policy)
             scores[mode] = score(args.set_dir, out)
-            print(f"{mode}: {len(questions)} questions -> {out}")
+            print(f"{mode}: {len(questions)} questions -> {out} ({policy_line(policy)})")
         store.close()
     if any(s is None for s in scores.values()):
         print("score.py not found beside the set folder; results written, not scored")

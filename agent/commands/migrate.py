@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import os
 
+from evidence_loop.agent import settings
 from evidence_loop.agent.commands.common import STORE_ENV, Subparsers, add_command, shown
 from evidence_loop.tools.errors import InputError
 from evidence_loop.tools.pg import connect, is_url, unavailable
@@ -36,7 +36,7 @@ def register(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    url = args.store or os.environ.get(STORE_ENV, "").strip()
+    url = args.store or settings.current().get("store_url")
     if not is_url(url):
         raise InputError(f"migrate needs a postgresql:// URL (--store or ${STORE_ENV}), not {url!r}")
     with connect(url) as conn, unavailable(url):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from evidence_loop.agent.commands.common import (
     Subparsers,
@@ -16,6 +17,8 @@ from evidence_loop.agent.commands.common import (
     parse_groups,
     recall,
 )
+from evidence_loop.agent.commands.session import add_policy_option, policy_from_args, policy_line
+from evidence_loop.policies.config import Policy
 from evidence_loop.tools.errors import InputError
 
 DESCRIPTION = """\
@@ -54,6 +57,7 @@ def register(subparsers: Subparsers) -> None:
         action="store_true",
         help="one JSON object a line: doc_id, version, section, kind, start, end, text, score",
     )
+    add_policy_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -61,10 +65,13 @@ def run(args: argparse.Namespace) -> int:
     """Search the current snapshot and print the hits; prints nothing (exit 0) when none match."""
     if args.k <= 0:
         raise InputError(f"-k must be positive, not {args.k}")
+    policy = policy_from_args(args)
     embedder = configured_embedder()
     with open_location(args, embedder=embedder) as store:
         snapshot = store.snapshot()
-        hits = recall(snapshot, embedder, args.query, args.k, args.groups)
+        hits = recall(snapshot, embedder, args.query, args.k, args.groups, policy)
+        if policy != Policy():  # the shipped policy goes without saying (`evloop config show` says it)
+            print(f"evloop: {policy_line(policy)}", file=sys.stderr)
         for hit in hits:
             if args.json:
                 print(json.dumps(hit_record(snapshot, hit), ensure_ascii=False))

@@ -10,11 +10,14 @@ import os
 from dataclasses import asdict
 from pathlib import Path
 
+from evidence_loop.agent import logs
 from evidence_loop.agent.api.app import (
     ENV_HOSTS,
     ENV_INDEX,
     ENV_KEYS,
     ENV_LIMITS,
+    ENV_LOG_LEVEL,
+    ENV_POLICY,
     ENV_TRACES,
     ENV_WHEN_TRACES_FAIL,
     TRACES_OFF,
@@ -31,6 +34,7 @@ from evidence_loop.agent.commands.common import (
     shown,
     warn,
 )
+from evidence_loop.agent.commands.session import add_policy_option, policy_from_args, policy_line
 from evidence_loop.agent.service import WHEN_TRACES_FAIL, Service
 from evidence_loop.tools.errors import InputError
 from evidence_loop.tools.schema import DB_NAME
@@ -132,6 +136,7 @@ def register(subparsers: Subparsers) -> None:
         help="when a run's trace cannot be written (a full disk): refuse with 503 trace-store-unavailable "
         "and report not ready (default), or answer-untraced: answer, the outcome saying it was not traced",
     )
+    add_policy_option(parser)
     parser.add_argument("--quiet", action="store_true", help="log warnings and errors only, no access log")
     parser.set_defaults(run=run)
 
@@ -149,6 +154,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--workers must be from 1 to {MAX_WORKERS}, not {args.workers}")
     if not 0 <= args.port <= MAX_PORT:
         raise InputError(f"--port must be from 0 to {MAX_PORT}, not {args.port}")
+    policy = policy_from_args(args)
     if isinstance(index, Path) and not (index / DB_NAME).is_file():
         warn(f"no index at {index} yet: created an empty one; add documents with POST /v1/documents")
     service = Service.open(
@@ -158,12 +164,16 @@ def run(args: argparse.Namespace) -> int:
         tracing_on=not args.no_trace,
         question_chars=limits.question_chars,
         when_traces_fail=args.when_traces_fail,
+        policy=policy,
     )
     if args.when_traces_fail == "answer-untraced" and not args.no_trace:
         warn("--when-traces-fail answer-untraced: runs whose trace cannot be written are answered untraced")
     log_level = "warning" if args.quiet else "info"
+    logs.configure(log_level)
     print(
-        f"evloop: serving {shown(index)} on http://{host}:{args.port} ({_who(args.keys, keys)})", flush=True
+        f"evloop: serving {shown(index)} on http://{host}:{args.port} ({_who(args.keys, keys)}); "
+        f"{policy_line(policy)}",
+        flush=True,
     )
     if args.workers == 1:
         service.settle()
@@ -182,6 +192,8 @@ def run(args: argparse.Namespace) -> int:
     os.environ[ENV_WHEN_TRACES_FAIL] = args.when_traces_fail
     os.environ[ENV_LIMITS] = json.dumps(asdict(limits))
     os.environ[ENV_HOSTS] = hosts.to_json()
+    os.environ[ENV_POLICY] = json.dumps(policy.as_dict())
+    os.environ[ENV_LOG_LEVEL] = log_level
     uvicorn.run(
         "evidence_loop.agent.api.app:from_env",
         factory=True,

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
+from evidence_loop.agent import settings
 from evidence_loop.agent.commands.common import resolve_location
 from evidence_loop.agent.service import Service
 from evidence_loop.policies.config import POLICY_ENV, Policy, load_policy_file
-from evidence_loop.tools.errors import InputError
+from evidence_loop.tools.errors import InputError, PolicyError
 
 
 def add_trace_options(parser: argparse.ArgumentParser) -> None:
@@ -39,24 +39,34 @@ def add_policy_option(parser: argparse.ArgumentParser) -> None:
 
 
 def policy_from_args(args: argparse.Namespace, base: Policy | None = None) -> Policy:
-    """The shipped policy with the command's ``--policy`` overrides applied."""
+    """The policy in force: the policy file (``--policy-file``, else ``EVLOOP_POLICY`` or the
+    configuration file's ``policy_file``: ``agent.settings``) over ``base`` (default: the shipped
+    policy), then the command's ``--policy KEY=VALUE`` overrides. A bad file or value is a
+    ``PolicyError`` naming the file and the field."""
     pairs: dict[str, str] = {}
     for item in getattr(args, "policy", []) or []:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise InputError(f"--policy {item!r}: expected KEY=VALUE")
         pairs[key.strip()] = value.strip()
-    path = getattr(args, "policy_file", None) or (
-        Path(os.environ[POLICY_ENV]) if os.environ.get(POLICY_ENV) else None
-    )
-    try:
-        start = load_policy_file(path, base) if path is not None else (base or Policy())
-    except ValueError as exc:
-        raise InputError(str(exc)) from None
+    given = getattr(args, "policy_file", None)
+    named = str(given) if given is not None else settings.current().get("policy_file")
+    start = load_policy_file(Path(named), base) if named else (base or Policy())
     try:
         return start.with_overrides(pairs)
-    except ValueError as exc:
-        raise InputError(f"--policy: {exc}") from None
+    except PolicyError as exc:
+        raise PolicyError(f"--policy: {exc}", field=exc.field) from None
+
+
+def policy_line(policy: Policy) -> str:
+    """The policy in force, for an operator: its hash as a trace header pins it, and where it came from."""
+    source = settings.current()
+    named = source.get("policy_file")
+    where = f"{named}, from the {source.source('policy_file')}" if named else "shipped"
+    base = Policy(mode=policy.mode)
+    if policy != (load_policy_file(Path(named), base) if named else base):
+        where += ", changed by --policy"
+    return f"policy {policy.digest()} ({where})"
 
 
 def open_service(args: argparse.Namespace, *, create: bool = False) -> Service:

@@ -13,6 +13,7 @@ from evidence_loop.agent.api import Limits
 from evidence_loop.agent.outcome import Citation, Conflict, ConflictSide, Outcome
 from evidence_loop.agent.runtime import ConflictReport, Recorder
 from evidence_loop.agent.service import Service
+from evidence_loop.policies.config import Policy
 from evidence_loop.policies.question import Question
 from evidence_loop.policies.types import EvidenceView
 from tests.agent.api_support import ADMIN, INGEST_PUBLIC, PUBLIC, STAFF, Key, Reply, api_client, open_sample
@@ -298,7 +299,7 @@ def test_healthz_says_the_process_is_up(client: TestClient) -> None:
 
 
 def test_readyz_says_ready_and_nothing_about_the_corpus(client: TestClient) -> None:
-    assert client.get("/readyz").json() == {"status": "ready"}
+    assert client.get("/readyz").json() == {"status": "ready", "policy": Policy().digest()}
 
 
 def test_readyz_is_a_503_problem_when_the_index_cannot_be_read(service: Service) -> None:

@@ -13,6 +13,7 @@ from fastapi.testclient import TestClient
 
 from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.agent.service import Service
+from evidence_loop.policies.config import Policy
 from evidence_loop.tools.types import DocumentInput
 from tests.agent.api_support import (
     ADMIN,
@@ -131,7 +132,11 @@ def test_readyz_says_the_same_with_and_without_restricted_documents(
 ) -> None:
     everything, only = both
 
-    assert everything.get("/readyz").json() == only.get("/readyz").json() == {"status": "ready"}
+    assert (
+        everything.get("/readyz").json()
+        == only.get("/readyz").json()
+        == {"status": "ready", "policy": Policy().digest()}
+    )
 
 
 def test_writing_a_hidden_doc_id_gets_the_same_refusal_as_writing_a_free_one(client: TestClient) -> None:

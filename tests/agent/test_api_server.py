@@ -25,6 +25,8 @@ from evidence_loop.agent.cli import main
 from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 
+pytestmark = pytest.mark.slow  # real uvicorn servers, some with worker processes
+
 # Only a bound for a server that never comes up: the wait ends as soon as every worker is ready.
 STARTUP_SECONDS = 240
 # What uvicorn logs once a worker's app is built (index loaded) and it accepts requests.

@@ -9,7 +9,7 @@ import pytest
 
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.embed_config import EmbedConfig
-from evidence_loop.tools.llm_config import LLMConfig
+from evidence_loop.tools.llm_config import ConflictLLMConfig
 from evidence_loop.tools.types import DocumentInput
 
 DOC = DocumentInput(
@@ -22,7 +22,7 @@ def test_an_llm_config_given_in_python_is_the_one_used_not_the_environment(
 ) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("EVLOOP_LLM_MODEL", "from-the-environment")
-    given = LLMConfig(base_url="http://127.0.0.1:9/v1", model="given-in-python")
+    given = ConflictLLMConfig(base_url="http://127.0.0.1:9/v1", model="given-in-python")
     with Service.open(tmp_path / "index", create=True, embedder=None, llm=given) as service:
         assert service.llm_info["model"] == "given-in-python"
 

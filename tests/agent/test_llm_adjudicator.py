@@ -14,7 +14,7 @@ from pydantic_ai.messages import (
 
 from evidence_loop.agent.conflict_check import rules_adjudicator
 from evidence_loop.agent.llm_adjudicator import SYSTEM_PROMPT, LLMAdjudicator, build_adjudicator
-from evidence_loop.policies.types import EvidenceView, Verdict
+from evidence_loop.policies.types import ConflictVerdict, EvidenceView
 from evidence_loop.tools.llm_client import replay_model
 from tests.llm_support import (
     CANDIDATE,
@@ -48,7 +48,7 @@ def test_verdicts_from_the_model_are_llm_verdicts_with_its_quotes() -> None:
     script = Script([read("e1", "e2"), answer(COMPATIBLE)])
     result = LLMAdjudicator(script.model(), config())(QUESTION, [CANDIDATE], VIEWS)
     assert result.verdicts == (
-        Verdict(
+        ConflictVerdict(
             CANDIDATE,
             "compatible",
             "llm",

@@ -19,7 +19,7 @@ from pydantic_ai.models import override_allow_model_requests
 from evidence_loop.agent.conflict_check import Adjudication
 from evidence_loop.agent.llm_adjudicator import LLMAdjudicator
 from evidence_loop.tools.llm_client import build_model
-from evidence_loop.tools.llm_config import LLMConfig
+from evidence_loop.tools.llm_config import ConflictLLMConfig
 from evidence_loop.tools.llm_recording import LLMRecorder
 from tests.llm_support import CANDIDATE, QUESTION, VIEWS, records
 
@@ -29,7 +29,7 @@ pytestmark = [pytest.mark.live, pytest.mark.skipif(not BASE_URL, reason="EVLOOP_
 
 @pytest.fixture(scope="module")
 def live() -> Iterator[Adjudication]:
-    config = LLMConfig(
+    config = ConflictLLMConfig(
         base_url=BASE_URL,
         model=os.environ.get("EVLOOP_LIVE_MODEL", "default"),
         api_key=os.environ.get("EVLOOP_LIVE_API_KEY", ""),

@@ -186,5 +186,8 @@ def _load(servers: list[Server], stop: threading.Event, statuses: list[int]) -> 
 
 
 def _ready(server: Server) -> dict[str, object]:
+    """The probe's answer without the policy's hash (tests/agent/test_serve_policy.py checks it)."""
     reply = httpx.get(f"{server.url}/readyz", timeout=10)
-    return dict(reply.json()) if reply.status_code == 200 else {"status": reply.status_code}
+    body = dict(reply.json()) if reply.status_code == 200 else {"status": reply.status_code}
+    body.pop("policy", None)
+    return body

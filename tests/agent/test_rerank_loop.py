@@ -159,4 +159,4 @@ def test_an_unreachable_reranker_stops_the_run_with_a_clear_error_its_trace_reco
     finally:
         service.close()
     last = trace.events[-1].data
-    assert trace.footer is None and isinstance(last, AbortedStep) and last.error == "RerankerError"
+    assert trace.footer is None and isinstance(last, AbortedStep) and last.error == "RerankerUnavailableError"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from evidence_loop.policies.adjudication import adjudicate_by_rules, conflict_outcome
 from evidence_loop.policies.conflicts import find_candidates
 from evidence_loop.policies.question import analyse
-from evidence_loop.policies.types import ConflictCandidate, EvidenceView, ValueMention, Verdict
+from evidence_loop.policies.types import ConflictCandidate, ConflictVerdict, EvidenceView, ValueMention
 
 QUESTION = "会员每月可以免费退货几次？"
 OLD_RULE = "会员每月可免费退货3次，超出部分按次收取运费，详见退货规则。"
@@ -89,8 +89,10 @@ def test_when_both_sources_claim_to_replace_the_rule_it_stays_a_conflict() -> No
 def test_a_single_confirmed_conflict_decides_the_outcome() -> None:
     views = [view("e1", OLD_RULE, doc_id="faq"), view("e2", NEW_RULE, doc_id="terms")]
     candidate = only_candidate(views)
-    compatible = Verdict(candidate, "compatible", "llm", "different member tiers", scope="member tier")
-    superseded = Verdict(candidate, "superseded", "rules", "v2 is current", superseded_by="e2")
-    conflict = Verdict(candidate, "conflict", "rules", "different values")
+    compatible = ConflictVerdict(
+        candidate, "compatible", "llm", "different member tiers", scope="member tier"
+    )
+    superseded = ConflictVerdict(candidate, "superseded", "rules", "v2 is current", superseded_by="e2")
+    conflict = ConflictVerdict(candidate, "conflict", "rules", "different values")
     assert (conflict_outcome([]), conflict_outcome([compatible, superseded])) == (False, False)
     assert conflict_outcome([compatible, conflict]) is True

@@ -95,7 +95,12 @@ CONFLICT_FIELDS = (
 
 
 def test_the_conflict_candidate_rules_are_the_policys() -> None:
-    policy = Policy(**{f"conflict_{n}": i + 20 for i, n in enumerate(CONFLICT_FIELDS)}, rival_ids=False)  # type: ignore[arg-type]
+    # distinct values, each within its field's range (a similarity is at most 1)
+    values = [(i + 20) / (100 if n.endswith("similarity") else 1) for i, n in enumerate(CONFLICT_FIELDS)]
+    values = [int(v) if v >= 1 else v for v in values]
+    policy = Policy(
+        **{f"conflict_{n}": v for n, v in zip(CONFLICT_FIELDS, values, strict=True)}, rival_ids=False
+    )  # type: ignore[arg-type]
     rules = ConflictRules.of(policy)
-    assert [getattr(rules, n) for n in CONFLICT_FIELDS] == [i + 20 for i in range(len(CONFLICT_FIELDS))]
+    assert [getattr(rules, n) for n in CONFLICT_FIELDS] == values
     assert (rules.rival_ids, rules.slot_values) == (False, True)

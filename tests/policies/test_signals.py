@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evidence_loop.policies.completeness import Checked, WindowCheck
-from evidence_loop.policies.judge import Verdict
+from evidence_loop.policies.judge import JudgeVerdict
 from evidence_loop.policies.question import analyse
 from evidence_loop.policies.signals import EvidenceSignals, evidence_signals
 from evidence_loop.tools.parse import parse_document
@@ -52,6 +52,6 @@ def test_the_lead_window_speaks_for_the_evidence_and_the_best_seed_anywhere_in_i
 def test_the_judge_reports_its_probability_and_the_one_its_operating_point_needs(
     filler: ParsedDocument,
 ) -> None:
-    verdict = Verdict(probability=0.8, logit=1.386294, threshold=0.0, answer=True)
+    verdict = JudgeVerdict(probability=0.8, logit=1.386294, threshold=0.0, answer=True)
     signals = evidence_signals(QUESTION, [_window(filler, 0.7, (1.0,), 0)], verdict)
     assert (signals.judge, signals.judge_threshold) == (0.8, 0.5)
