@@ -46,6 +46,7 @@ from evidence_loop.tools.errors import (
     TraceError,
     TraceStoreUnavailableError,
     UnsupportedFormatError,
+    UnwrittenTraceError,
     VersionClashError,
     WriteRefusedError,
 )
@@ -83,6 +84,7 @@ ERRORS: dict[type[EvidenceLoopError], tuple[int, str, str]] = {
     DiskError: (503, "storage-unavailable", "Storage unavailable"),
     TraceStoreUnavailableError: (503, "trace-store-unavailable", "Trace store unavailable"),
     CitedVersionReplacedError: (409, "cited-version-replaced", "Cited version replaced"),
+    UnwrittenTraceError: (404, "not-found", "Not found"),  # a run never recorded has no trace
 }
 # Messages of these name server paths, operator commands, endpoints' URLs or what an upstream
 # replied: the log gets them, the caller gets the component's name only.
