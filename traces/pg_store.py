@@ -33,6 +33,8 @@ from typing import TYPE_CHECKING, Any
 from evidence_loop.tools.errors import InputError, NotFoundError, TraceError
 from evidence_loop.tools.pg import connect, unavailable
 from evidence_loop.traces.citations import TextSource, with_citations
+from evidence_loop.traces.feedback import FeedbackLog
+from evidence_loop.traces.feedback_pg import PgFeedback
 from evidence_loop.traces.reader import parse_trace
 from evidence_loop.traces.retention import PruneReport
 from evidence_loop.traces.schema import Trace, TraceHeader, TraceSummary
@@ -130,6 +132,11 @@ class PgTraceStore(TraceStore):
         sealed = seal_header(header)
         pending = _Pending(self, sealed)
         return TraceWriter(pending, _nowhere(), sealed, sealed=True, fsync=lambda _fd: pending.send())
+
+    @property
+    def feedback(self) -> FeedbackLog:
+        """Reviewers' verdicts on this store's runs: the ``feedback_records`` table."""
+        return PgFeedback(self.url)
 
     def read(self, run: str | Path) -> Trace:
         """A stored run by its id (a ``Path`` is a trace file, read as the file store reads one)."""

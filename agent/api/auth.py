@@ -25,8 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from evidence_loop.tools.errors import InputError
 
-Scope = Literal["ask", "ingest", "audit"]
-SCOPES: tuple[Scope, ...] = ("ask", "ingest", "audit")
+Scope = Literal["ask", "ingest", "audit", "review"]
+SCOPES: tuple[Scope, ...] = ("ask", "ingest", "audit", "review")
 LOCAL_CALLER = "local"
 _HEX64 = r"^[0-9a-f]{64}$"
 

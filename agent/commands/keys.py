@@ -20,13 +20,15 @@ DESCRIPTION = """\
 Create, list and remove API keys for `evloop serve --keys KEYS.json`. A key has a name, the
 groups its requests read with (a request may narrow them, never widen them) and scopes:
 ask (POST /v1/ask and its own traces), ingest (add, list and delete documents), audit (read,
-verify and replay other keys' traces, within the key's groups). The file stores only the
+verify and replay other keys' traces, within the key's groups, and the /audit console), review
+(post verdicts on runs within the key's groups: POST /v1/runs/{run_id}/feedback). The file stores only the
 sha256 of each key; `add` prints the key itself once."""
 
 EPILOG = """\
 examples:
   evloop keys add chatbot --scopes ask --file keys.json
   evloop keys add support-staff --groups staff --scopes ask,audit --file keys.json
+  evloop keys add reviewer --groups staff --scopes audit,review --file keys.json
   evloop keys add importer --groups staff --scopes ingest --file keys.json
   evloop keys list --file keys.json
   evloop keys remove chatbot --file keys.json"""
@@ -46,7 +48,7 @@ def register(subparsers: Subparsers) -> None:
         type=_parse_scopes,
         default=("ask",),
         metavar="S1,S2",
-        help="ask, ingest, audit (default: ask)",
+        help="ask, ingest, audit, review (default: ask)",
     )
     listing = actions.add_parser("list", help="the keys' names, groups and scopes")
     remove = actions.add_parser("remove", help="revoke a key by name")
