@@ -39,6 +39,7 @@ a key's groups bound what it can read. Every error is `application/problem+json`
 # Environment of worker processes (set by `evloop serve`).
 ENV_INDEX, ENV_KEYS, ENV_LIMITS = "EVLOOP_SERVE_INDEX", "EVLOOP_SERVE_KEYS", "EVLOOP_SERVE_LIMITS"
 ENV_TRACES = "EVLOOP_SERVE_TRACES"
+ENV_POLICY = "EVLOOP_SERVE_POLICY"  # the policy record (Policy.as_dict) the workers answer with
 TRACES_OFF = "off"  # the value of ENV_TRACES that turns tracing off (a folder path is absolute)
 
 
@@ -96,16 +97,19 @@ def from_env() -> FastAPI:
     from evidence_loop.agent.service import (
         Service,
     )  # the worker's own import; keeps this module free of the store
+    from evidence_loop.policies.config import Policy
 
     keys_path = os.environ.get(ENV_KEYS, "")
     limits = Limits(**json.loads(os.environ.get(ENV_LIMITS, "{}")))
     location = os.environ[ENV_INDEX]
     store = location if is_url(location) else Path(location)
     traces = os.environ.get(ENV_TRACES, "")
+    record = os.environ.get(ENV_POLICY)
     service = Service.open(
         store,
         traces=Path(traces) if traces and traces != TRACES_OFF else None,
         tracing_on=traces != TRACES_OFF,  # `serve --no-trace`: a folder named "off" is not meant
+        policy=Policy.from_dict(json.loads(record)) if record else None,
         question_chars=limits.question_chars,
     )
     service.settle()

@@ -10,7 +10,15 @@ import os
 from dataclasses import asdict
 from pathlib import Path
 
-from evidence_loop.agent.api.app import ENV_INDEX, ENV_KEYS, ENV_LIMITS, ENV_TRACES, TRACES_OFF, create_app
+from evidence_loop.agent.api.app import (
+    ENV_INDEX,
+    ENV_KEYS,
+    ENV_LIMITS,
+    ENV_POLICY,
+    ENV_TRACES,
+    TRACES_OFF,
+    create_app,
+)
 from evidence_loop.agent.api.auth import Keyring
 from evidence_loop.agent.api.limits import Limits
 from evidence_loop.agent.commands.common import (
@@ -21,6 +29,7 @@ from evidence_loop.agent.commands.common import (
     shown,
     warn,
 )
+from evidence_loop.agent.commands.session import add_policy_option, policy_from_args
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.errors import InputError
 from evidence_loop.tools.schema import DB_NAME
@@ -48,7 +57,8 @@ EPILOG = """\
 examples:
   evloop serve                                   local use, no keys, http://127.0.0.1:8080
   evloop keys add chatbot --scopes ask --file keys.json
-  evloop serve --keys keys.json --host 0.0.0.0 --port 8080 --workers 4"""
+  evloop serve --keys keys.json --host 0.0.0.0 --port 8080 --workers 4
+  evloop serve --keys keys.json --policy-file policy.json   a policy from `evloop calibrate --out`"""
 
 
 def register(subparsers: Subparsers) -> None:
@@ -95,6 +105,7 @@ def register(subparsers: Subparsers) -> None:
     )
     parser.add_argument("--no-trace", action="store_true", help="write no traces (for measurements)")
     parser.add_argument("--quiet", action="store_true", help="log warnings and errors only, no access log")
+    add_policy_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -112,9 +123,11 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--port must be from 0 to {MAX_PORT}, not {args.port}")
     if isinstance(index, Path) and not (index / DB_NAME).is_file():
         warn(f"no index at {index} yet: created an empty one; add documents with POST /v1/documents")
+    policy = policy_from_args(args)
     service = Service.open(
         index,
         create=True,
+        policy=policy,
         traces=args.traces,
         tracing_on=not args.no_trace,
         question_chars=limits.question_chars,
@@ -136,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
     folder = str(args.traces.resolve()) if args.traces else ""
     os.environ[ENV_TRACES] = TRACES_OFF if args.no_trace else folder
     os.environ[ENV_LIMITS] = json.dumps(asdict(limits))
+    os.environ[ENV_POLICY] = json.dumps(policy.as_dict())
     uvicorn.run(
         "evidence_loop.agent.api.app:from_env",
         factory=True,
