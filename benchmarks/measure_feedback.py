@@ -37,12 +37,16 @@ import httpx
 from load_api import free_port
 
 from evidence_loop.agent.evaluate import read_questions
+from evidence_loop.agent.feedback_fit import ReviewedRun, _judged, decided, fit_feedback, reviewed_runs
+from evidence_loop.policies.judge_model import JudgeModel
+from evidence_loop.traces import TraceStore
 
 EVAL_DIR = Path(os.environ.get("EVLOOP_EVAL_DIR") or Path(__file__).resolve().parents[2] / "shared" / "eval")
 SETS = ("rgb_zh_reject", "emanual_en_reject", "tara_zh")
 HOST = "127.0.0.1"
 CLI = [sys.executable, "-m", "evidence_loop.agent.cli"]
 REVIEW_COUNTS = (50, 100, 200, 400)
+EXPECTED = {"answer": "answered", "refuse": "insufficient_evidence", "conflict": "conflicting_evidence"}
 
 
 def reviewed_half(question_id: str) -> bool:
@@ -94,10 +98,13 @@ class Server:
 def make_runs(set_dir: Path, work: Path, runs_name: str = "runs.jsonl", extra: Iterable[str] = ()) -> None:
     """Ask every question not yet asked (or, with ``extra``, only the held-out half) and log its run."""
     work.mkdir(parents=True, exist_ok=True)
-    if not (work / "index").exists():
-        subprocess.run(
-            [*CLI, "ingest", str(set_dir / "corpus.jsonl"), "--index", str(work / "index")], check=True
-        )
+    if not (work / "ingested").exists():
+        # the corpus and its own scale (which the judge needs), as `evloop serve` will find them
+        if not (work / "index").exists():
+            corpus = str(set_dir / "corpus.jsonl")
+            subprocess.run([*CLI, "ingest", corpus, "--index", str(work / "index")], check=True)
+        subprocess.run([*CLI, "calibrate", "--self", "--index", str(work / "index")], check=True)
+        (work / "ingested").touch()
     out_path = work / runs_name
     done = read_runs(out_path)
     held_out_only = runs_name != "runs.jsonl"
@@ -128,6 +135,107 @@ def make_runs(set_dir: Path, work: Path, runs_name: str = "runs.jsonl", extra: I
                 print(f"{set_dir.name}: {n}/{len(todo)} asked", file=sys.stderr, flush=True)
 
 
+def simulated_verdict(expect: str, status: str) -> str:
+    """What a reviewer who knows the item's ``expect`` says about a run that ended in ``status``."""
+    if status == EXPECTED[expect]:
+        return "correct"
+    if expect == "conflict":
+        return "missed_conflict"
+    if status == "conflicting_evidence" and expect == "answer":
+        return "false_conflict"
+    return "should_have_answered" if expect == "answer" else "should_have_refused"
+
+
+def review_order(question_id: str) -> str:
+    return hashlib.sha256(b"review:" + question_id.encode("utf-8")).hexdigest()
+
+
+def post_reviews(work: Path) -> None:
+    """Post a simulated review for every run of the reviewed half not yet reviewed, in a fixed order."""
+    runs = read_runs(work / "runs.jsonl")
+    done = read_runs(work / "reviews.jsonl")
+    todo = sorted(
+        (r for q, r in runs.items() if reviewed_half(q) and q not in done),
+        key=lambda r: review_order(r["id"]),
+    )
+    if not todo:
+        return
+    with Server(work) as client, (work / "reviews.jsonl").open("a", encoding="utf-8") as out:
+        for row in todo:
+            verdict = simulated_verdict(row["expect"], row["status"])
+            reply = client.post(f"/v1/runs/{row['run_id']}/feedback", json={"verdict": verdict})
+            reply.raise_for_status()
+            out.write(json.dumps({"id": row["id"], "run_id": row["run_id"], "verdict": verdict}) + "\n")
+            out.flush()
+
+
+def calibrate_cli(work: Path, rate: float) -> str:
+    """``evloop calibrate --feedback`` on the set's traces, the fitted policy to WORK/policy.json."""
+    command = [
+        *CLI,
+        "calibrate",
+        "--feedback",
+        "--traces",
+        str(work / "traces"),
+        "--index",
+        str(work / "index"),
+    ]
+    command += ["--answer-rate", str(rate), "--out", str(work / "policy.json")]
+    return subprocess.run(command, check=True, capture_output=True, text=True).stdout
+
+
+def held_out(work: Path, store: TraceStore) -> list[tuple[str, ReviewedRun | None, str]]:
+    """(expect, the run as the judge reads it or None when the judge did not sit, recorded status)."""
+    rows = []
+    for q, row in sorted(read_runs(work / "runs.jsonl").items()):
+        if not reviewed_half(q):
+            trace = store.read(row["run_id"])
+            rows.append((row["expect"], _judged(trace, True), row["status"]))
+    return rows
+
+
+def figures(statuses: list[str], expects: list[str]) -> tuple[float, float, float]:
+    """Answer rate, refusal rate and correct share of outcomes against the items' ``expect``."""
+    pos = [s == "answered" for s, e in zip(statuses, expects, strict=True) if e == "answer"]
+    neg = [s == "insufficient_evidence" for s, e in zip(statuses, expects, strict=True) if e == "refuse"]
+    right = sum(EXPECTED[e] == s for s, e in zip(statuses, expects, strict=True))
+    return sum(pos) / max(len(pos), 1), sum(neg) / max(len(neg), 1), right / len(statuses)
+
+
+def rescored(model: JudgeModel, rate: float, rows: list[tuple[str, ReviewedRun | None, str]]) -> list[str]:
+    threshold = model.threshold(rate)
+    return [decided(model, threshold, run) if run is not None else status for _, run, status in rows]
+
+
+def score(name: str, work: Path, rate: float) -> list[str]:
+    """Table lines for one set: the shipped policy, always answering, and each fit on its held-out half."""
+    print(calibrate_cli(work, rate), file=sys.stderr)
+    store = TraceStore(work / "traces")
+    reviewed, _ = reviewed_runs(store)
+    rows = held_out(work, store)
+    expects = [e for e, _, _ in rows]
+    lines = [_line(name, "shipped policy", "-", figures([s for _, _, s in rows], expects))]
+    lines.append(_line(name, "always answer", "-", figures(["answered"] * len(rows), expects)))
+    for n in [*(c for c in REVIEW_COUNTS if c < len(reviewed)), len(reviewed)]:
+        first = reviewed[:n]
+        if sum(r.answerable for r in first) < 2 or sum(not r.answerable for r in first) < 2:
+            lines.append(f"| {name} | fit, first {n} reviews | {n} | too few of one kind | | |")
+            continue
+        lines.append(
+            _line(
+                name,
+                f"fit on {n} reviews",
+                str(n),
+                figures(rescored(fit_feedback(first), rate, rows), expects),
+            )
+        )
+    return lines
+
+
+def _line(name: str, what: str, reviews: str, fig: tuple[float, float, float]) -> str:
+    return f"| {name} | {what} | {reviews} | {fig[0]:.3f} | {fig[1]:.3f} | {fig[2]:.3f} |"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -135,11 +243,24 @@ def main() -> int:
     parser.add_argument("--work", type=Path, default=Path("/tmp/evloop-feedback"))
     parser.add_argument("--sets", default=",".join(SETS))
     parser.add_argument("--phase", choices=("runs", "review", "score", "all"), default="all")
+    parser.add_argument("--answer-rate", type=float, default=0.93, help="the fitted policy's operating point")
     args = parser.parse_args()
     names = [s for s in args.sets.split(",") if s]
+    table = []
     for name in names:
+        work = args.work / name
         if args.phase in ("runs", "all"):
-            make_runs(EVAL_DIR / name, args.work / name)
+            make_runs(EVAL_DIR / name, work)
+        if args.phase in ("review", "all"):
+            post_reviews(work)
+        if args.phase in ("score", "all"):
+            table += score(name, work, args.answer_rate)
+    if table:
+        print(
+            f"held-out half of each set; fits at answer rate {args.answer_rate} (offline: recorded signals)"
+        )
+        print("| set | policy | reviews | answer | refusal | correct |\n|---|---|---|---|---|---|")
+        print("\n".join(table))
     return 0
 
 

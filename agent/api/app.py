@@ -22,6 +22,7 @@ from evidence_loop.agent.api.context import ApiContext, Backend
 from evidence_loop.agent.api.limits import BodyLimitMiddleware, Limits
 from evidence_loop.agent.api.problems import PROBLEM_JSON, Problem
 from evidence_loop.agent.api.routes_ask import ask_router, probe_router
+from evidence_loop.agent.api.routes_audit import audit_router, mount_static
 from evidence_loop.agent.api.routes_documents import documents_router
 from evidence_loop.agent.api.routes_feedback import feedback_router
 from evidence_loop.agent.api.routes_traces import traces_router
@@ -61,8 +62,9 @@ def create_app(service: Backend, keys: Keyring | None, limits: Limits | None = N
         feedback_router(ctx),
         probe_router(ctx),
     )
-    for router in routers:
+    for router in (*routers, audit_router(ctx)):
         app.include_router(router)
+    mount_static(app)
     problems.install(app)
     app.add_middleware(BodyLimitMiddleware, limit=limits.body_bytes)
 
