@@ -5,16 +5,17 @@
 For each set (default rgb_zh_reject, emanual_en_reject, tara_zh under EVLOOP_EVAL_DIR or
 ../shared/eval beside the clone):
 
-1. ``runs``: ingest the corpus into WORK/SET/index (ingest measures the corpus's own scale), start
+1. ``runs``: ingest the corpus into WORK/SET/index and measure its own scale (``calibrate --self``), start
    ``evloop serve`` with the shipped policy and ask every question through ``POST /v1/ask``; each
    run's id and status goes to WORK/SET/runs.jsonl, so a second invocation only asks what is missing;
 2. ``review``: split the questions in two halves (by a hash of their id); for the first half post a
    simulated review to ``POST /v1/runs/{run_id}/feedback`` from the item's ``expect`` (correct when
    the outcome matches, else should_have_refused / should_have_answered);
-3. ``score``: for 50, 100, 200, 400 and all reviews, run ``evloop calibrate --feedback`` on the traces
-   (the first N reviews by posting order, the rest ignored by --limit) and score the held-out half
-   with the fitted judge applied to the signals its runs recorded; for all reviews the held-out half
-   is also asked again through ``serve --policy-file`` and scored from the new outcomes.
+3. ``score``: run ``evloop calibrate --feedback`` on the set's traces (all reviews; its report goes to
+   stderr and its policy to WORK/SET/policy.json), then fit on the first 50, 100, 200, 400 and all
+   reviews (posting order, as ``calibrate --feedback`` reads them) and score the held-out half with
+   each fitted judge applied to the signals its runs recorded (nothing asked again; a run refused
+   for another missing piece stays refused, as ``agent.feedback_fit.decided`` says).
 
 Prints one table: answer rate, refusal rate and correct outcomes of the held-out half under the
 shipped policy, always answering, and each fit. Run it nice'd: the first phase asks every question.
@@ -95,8 +96,8 @@ class Server:
         self.process.wait(timeout=60)
 
 
-def make_runs(set_dir: Path, work: Path, runs_name: str = "runs.jsonl", extra: Iterable[str] = ()) -> None:
-    """Ask every question not yet asked (or, with ``extra``, only the held-out half) and log its run."""
+def make_runs(set_dir: Path, work: Path) -> None:
+    """Ask every question not yet asked and log its run."""
     work.mkdir(parents=True, exist_ok=True)
     if not (work / "ingested").exists():
         # the corpus and its own scale (which the judge needs), as `evloop serve` will find them
@@ -105,17 +106,12 @@ def make_runs(set_dir: Path, work: Path, runs_name: str = "runs.jsonl", extra: I
             subprocess.run([*CLI, "ingest", corpus, "--index", str(work / "index")], check=True)
         subprocess.run([*CLI, "calibrate", "--self", "--index", str(work / "index")], check=True)
         (work / "ingested").touch()
-    out_path = work / runs_name
+    out_path = work / "runs.jsonl"
     done = read_runs(out_path)
-    held_out_only = runs_name != "runs.jsonl"
-    todo = [
-        q
-        for q in read_questions(set_dir / "questions.jsonl")
-        if q["id"] not in done and (not held_out_only or not reviewed_half(q["id"]))
-    ]
+    todo = [q for q in read_questions(set_dir / "questions.jsonl") if q["id"] not in done]
     if not todo:
         return
-    with Server(work, extra) as client, out_path.open("a", encoding="utf-8") as out:
+    with Server(work) as client, out_path.open("a", encoding="utf-8") as out:
         for n, q in enumerate(todo, 1):
             body: dict[str, Any] = {"question": q["question"]}
             if q.get("groups"):
