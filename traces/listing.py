@@ -4,10 +4,11 @@
     read_row(path)         a row from a trace file's first and last lines only
     RunLister(store)       pages of rows, newest first, filtered, with a cursor that resumes a page
 
-A day's runs come from its ``finished.manifest`` (finish order, newest last) and the files of the
-day that it does not name (runs still going, or stopped). Only the rows a page needs are read,
-two short reads per run; a finished run's row never changes, so rows are kept once read and a
-filter that scans further than one page pays for each run once per process. A store whose traces
+A day's finished runs come from its ``finished.manifest`` (finish order, newest last), read
+incrementally; the runs that never finished (still going, or stopped) from the files of the day
+that it does not name, listed on request. Only the rows a page needs are read, two short reads per
+run; a finished run's row never changes, so rows are kept once read and a filter that scans further
+than one page pays for each run once per process. A store whose traces
 are not files (PostgreSQL) is listed from ``store.list()`` and each run's header.
 """
 
@@ -113,11 +114,17 @@ def _unreadable(path: Path) -> RunRow:
 
 
 class RunLister:
-    """Pages of a trace store's runs, newest first."""
+    """Pages of a trace store's runs, newest first.
+
+    Finished runs come from each day's manifest, read incrementally (it is append-only: only the
+    bytes added since the last page are read). Runs that never finished are not in any manifest:
+    they are listed, from a scan of the day folders, when ``unfinished`` is asked for.
+    """
 
     def __init__(self, store: TraceStore) -> None:
         self.store = store
         self._rows: dict[str, RunRow] = {}
+        self._days: dict[Path, tuple[int, list[str]]] = {}  # manifest bytes read, run ids in it
         self._lock = threading.Lock()
 
     def page(
@@ -127,11 +134,13 @@ class RunLister:
         size: int = 50,
         day: date | None = None,
         cursor: Cursor | None = None,
+        unfinished: bool = False,
     ) -> tuple[list[RunRow], Cursor | None]:
         """Up to ``size`` rows that ``keep`` accepts, from ``cursor`` on (or the newest, or the
-        newest of ``day``), and the cursor of the next page (None: no more)."""
+        newest of ``day``), and the cursor of the next page (None: no more). ``unfinished``: the
+        runs that have no end instead of the finished ones."""
         rows: list[RunRow] = []
-        for at, row in self._candidates(day, cursor):
+        for at, row in self._candidates(day, cursor, unfinished):
             if row is None or not keep(row):
                 continue
             if len(rows) == size:
@@ -139,30 +148,44 @@ class RunLister:
             rows.append(row)
         return rows, None
 
-    def _candidates(self, day: date | None, cursor: Cursor | None) -> Iterator[tuple[Cursor, RunRow | None]]:
+    def _candidates(
+        self, day: date | None, cursor: Cursor | None, unfinished: bool
+    ) -> Iterator[tuple[Cursor, RunRow | None]]:
+        """(the cursor that resumes at it, row) of each run, newest first; a cursor's offset counts
+        from the oldest run of its day, so it stays put while newer runs arrive."""
         for when, folder in self.store.day_folders():
-            if day is not None and when != day:
+            if (day is not None and when != day) or (cursor is not None and when > cursor.day):
                 continue
-            if cursor is not None and when > cursor.day:
-                continue
-            start = cursor.offset if cursor is not None and when == cursor.day else 0
-            names = self._day_runs(folder)
-            for offset in range(start, len(names)):
-                yield Cursor(when, offset), self._row(folder, names[offset])
+            ids = self._unfinished(folder) if unfinished else self._finished(folder)
+            top = len(ids) - 1
+            if cursor is not None and when == cursor.day:
+                top = min(top, cursor.offset)
+            for index in range(top, -1, -1):
+                yield Cursor(when, index), self._row(folder, ids[index])
 
-    def _day_runs(self, folder: Path) -> list[str]:
-        """The day's run ids, newest first: files the manifest does not name, then the manifest's."""
-        try:
-            finished = [m.decode() for m in _RUN_ID.findall((folder / MANIFEST_NAME).read_bytes())]
-        except FileNotFoundError:
-            finished = []
-        known = set(finished)
+    def _finished(self, folder: Path) -> list[str]:
+        """The run ids of the day's manifest in finish order, reading only what was appended since."""
+        with self._lock:
+            done, ids = self._days.get(folder, (0, []))
+            try:
+                with (folder / MANIFEST_NAME).open("rb") as manifest:
+                    manifest.seek(done)
+                    fresh = manifest.read()
+            except FileNotFoundError:
+                return ids
+            whole = fresh.rfind(b"\n") + 1  # a line still being written is read next time
+            if whole:
+                ids = ids + [m.decode() for m in _RUN_ID.findall(fresh, 0, whole)]
+                self._days[folder] = (done + whole, ids)
+            return ids
+
+    def _unfinished(self, folder: Path) -> list[str]:
+        """The day's trace files that its manifest does not name, oldest name first."""
+        known = set(self._finished(folder))
         with os.scandir(folder) as entries:
-            others = sorted(
-                (e.name[:-6] for e in entries if e.name.endswith(".jsonl") and e.name[:-6] not in known),
-                reverse=True,
+            return sorted(
+                e.name[:-6] for e in entries if e.name.endswith(".jsonl") and e.name[:-6] not in known
             )
-        return others + finished[::-1]
 
     def _row(self, folder: Path, run_id: str) -> RunRow | None:
         row = self._rows.get(run_id)
@@ -190,8 +213,9 @@ class StoreLister:
         size: int = 50,
         day: date | None = None,
         cursor: Cursor | None = None,
+        unfinished: bool = False,
     ) -> tuple[list[RunRow], Cursor | None]:
-        summaries = self.store.list()[::-1]
+        summaries = [s for s in self.store.list()[::-1] if (s.status != "complete") == unfinished]
         rows: list[RunRow] = []
         start = cursor.offset if cursor is not None else 0
         for n in range(start, len(summaries)):

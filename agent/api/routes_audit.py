@@ -41,6 +41,7 @@ COOKIE = "evloop_audit"
 CSRF_HEADER = "x-csrf-token"
 PAGE_SIZE = 50
 STATUSES = ("answered", "insufficient_evidence", "conflicting_evidence", "incomplete", "unreadable")
+UNFINISHED = ("incomplete", "unreadable")  # runs without an end: listed from a scan of the day folders
 _HERE = FilePath(__file__).resolve().parent
 _TEMPLATES = jinja2.Environment(
     loader=jinja2.FileSystemLoader(_HERE / "templates" / "audit"),
@@ -152,7 +153,11 @@ def audit_router(ctx: ApiContext) -> APIRouter:
         lister = listers.setdefault("traces", lister_for(ctx.service.traces))
         keep = _filter(who.caller, status, q)
         rows, cursor = lister.page(
-            keep, size=PAGE_SIZE, day=_day(day), cursor=Cursor.parse(after) if after else None
+            keep,
+            size=PAGE_SIZE,
+            day=_day(day),
+            cursor=Cursor.parse(after) if after else None,
+            unfinished=status in UNFINISHED,
         )
         filters = {"status": status, "day": day, "q": q}
         next_url = f"/audit?{urlencode({**filters, 'after': cursor.text()})}" if cursor else ""

@@ -13,21 +13,37 @@ def everything(_: RunRow) -> bool:
     return True
 
 
-def test_runs_come_newest_first_across_days_finished_or_not(store: TraceStore, write_run: RunWriter) -> None:
+def test_finished_runs_come_newest_first_across_days_and_unfinished_ones_on_request(
+    store: TraceStore, write_run: RunWriter
+) -> None:
     write_run("r-old", created_at="2025-03-01T08:00:00Z")
     write_run("r-mid", created_at="2025-03-02T08:00:00Z", finish="insufficient_evidence")
     write_run("r-new", created_at="2025-03-02T09:00:00Z", groups=["staff"])
     write_run("r-going", created_at="2025-03-02T09:30:00Z", finish=None)
+    lister = RunLister(store)
 
-    rows, more = RunLister(store).page(everything)
+    rows, more = lister.page(everything)
+    going, _ = lister.page(everything, unfinished=True)
 
     assert [(r.run_id, r.status) for r in rows] == [
-        ("r-going", "incomplete"),
         ("r-new", "answered"),
         ("r-mid", "insufficient_evidence"),
         ("r-old", "answered"),
     ]
-    assert more is None and rows[1].groups == ("staff",) and rows[1].question == "课程开始前可以退款吗？"
+    assert more is None and rows[0].groups == ("staff",) and rows[0].question == "课程开始前可以退款吗？"
+    assert [(r.run_id, r.status) for r in going] == [("r-going", "incomplete")]
+
+
+def test_a_run_finished_after_the_first_page_is_listed_at_the_next(
+    store: TraceStore, write_run: RunWriter
+) -> None:
+    write_run("r-1", created_at="2025-03-01T08:00:00Z")
+    lister = RunLister(store)
+    first, _ = lister.page(everything)
+    write_run("r-2", created_at="2025-03-01T08:01:00Z")
+    second, _ = lister.page(everything)
+
+    assert [r.run_id for r in first] == ["r-1"] and [r.run_id for r in second] == ["r-2", "r-1"]
 
 
 def test_pages_resume_where_the_last_one_ended_and_filters_apply(
