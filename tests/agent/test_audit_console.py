@@ -8,6 +8,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from evidence_loop.agent.api.routes_audit import COOKIE, csrf_token
+from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 from tests.agent.api_support import ALL_KEYS, AUDIT_PUBLIC, PUBLIC, Key, api_client
 
@@ -101,3 +102,23 @@ def test_posting_a_review_from_the_console_needs_the_review_scope(console: tuple
             url, json={"verdict": "correct"}, headers={"x-csrf-token": csrf_token(key.secret)}
         )
         assert reply.status_code == status, reply.text
+
+
+def test_the_console_lists_and_shows_runs_kept_in_postgresql(pg_url: str) -> None:
+    service = Service.open(pg_url)
+    try:
+        service.ingest(load_sample_kb())
+        client = api_client(service)
+        asked = client.post("/v1/ask", json={"question": WARRANTY_ZH}, headers=PUBLIC.headers).json()[
+            "run_id"
+        ]
+
+        listing = client.get("/audit", headers=AUDIT_PUBLIC.headers)
+        page = client.get(f"/audit/runs/{asked}", headers=AUDIT_PUBLIC.headers)
+
+        assert f'data-run-id="{asked}"' in listing.text
+        assert (
+            page.status_code == 200 and 'class="evidence-span"' in page.text and "chain verifies" in page.text
+        )
+    finally:
+        service.close()
