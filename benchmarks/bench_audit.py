@@ -84,7 +84,9 @@ def fill_day(store: TraceStore, template: Path, runs: int) -> Path:
         moment = f"2026-11-30T{n // 3600 % 24:02d}:{n // 60 % 60:02d}:{n % 60:02d}.{n % 1000:03d}000Z"
         copy = text.replace(old_id, run_id).replace(created, moment, 1)
         (day / f"{run_id}.jsonl").write_text(copy, encoding="utf-8")
-        manifest.append(json.dumps({"run_id": run_id, "final_hash": "0" * 64, "events": 1}))
+        manifest.append(
+            json.dumps({"run_id": run_id, "final_hash": "0" * 64, "events": 1}, separators=(",", ":"))
+        )
     (day / MANIFEST_NAME).write_text("\n".join(manifest) + "\n", encoding="utf-8")
     return day
 

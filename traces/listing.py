@@ -28,7 +28,7 @@ from evidence_loop.tools.errors import NotFoundError, TraceError
 from evidence_loop.traces.manifest import MANIFEST_NAME
 from evidence_loop.traces.store import TraceStore
 
-_RUN_ID: Final = re.compile(rb'\{"run_id":"([A-Za-z0-9._-]+)"')
+_RUN_ID: Final = re.compile(rb'\{"run_id": ?"([A-Za-z0-9._-]+)"')
 _TAIL: Final = 8192  # bytes read from a trace's end to find its last line
 CACHE_MAX: Final = 200_000
 
