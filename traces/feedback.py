@@ -20,8 +20,9 @@ PostgreSQL keeps the same records in ``feedback_records`` (``traces.feedback_pg`
 
 from __future__ import annotations
 
-import fcntl
 import os
+import sys
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -42,6 +43,7 @@ Verdict = Literal[
     "false_conflict",
 ]
 VERDICTS: Final[tuple[str, ...]] = get_args(Verdict)
+_IN_PROCESS = threading.Lock()  # where no file lock exists (Windows), one process keeps the chain whole
 JOURNAL_SUFFIX: Final = ".journal"
 NOTE_CHARS: Final = 2000
 GENESIS: Final = ""  # the ``prev`` of the first record of a log
@@ -167,12 +169,16 @@ class FolderFeedback:
         day = parse_utc(entry.created_at).date().isoformat()
         fd = os.open(self.root / ".lock", os.O_WRONLY | os.O_CREAT, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            last = self._last()
-            record = sealed(entry, last.seq + 1 if last else 1, last.hash if last else GENESIS)
-            self._write(self.root / f"{day}{JOURNAL_SUFFIX}", record.line().encode("utf-8") + b"\n")
+            with _IN_PROCESS:
+                if sys.platform != "win32":
+                    import fcntl
+
+                    fcntl.flock(fd, fcntl.LOCK_EX)  # released when fd is closed
+                last = self._last()
+                record = sealed(entry, last.seq + 1 if last else 1, last.hash if last else GENESIS)
+                self._write(self.root / f"{day}{JOURNAL_SUFFIX}", record.line().encode("utf-8") + b"\n")
         finally:
-            os.close(fd)  # closing releases the lock
+            os.close(fd)
         return record
 
     def records(self, since: date | None = None) -> list[FeedbackRecord]:
