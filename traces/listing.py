@@ -9,7 +9,7 @@ incrementally; the runs that never finished (still going, or stopped) from the f
 that it does not name, listed on request. Only the rows a page needs are read, two short reads per
 run; a finished run's row never changes, so rows are kept once read and a filter that scans further
 than one page pays for each run once per process. A store whose traces
-are not files (PostgreSQL) is listed from ``store.list()`` and each run's header.
+are not files (PostgreSQL) is listed from ``trace_runs`` and each run's header record.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
-from evidence_loop.tools.errors import NotFoundError, TraceError
 from evidence_loop.traces.manifest import MANIFEST_NAME
+from evidence_loop.traces.pg_store import PgTraceStore
 from evidence_loop.traces.store import TraceStore
 
 _RUN_ID: Final = re.compile(rb'\{"run_id": ?"([A-Za-z0-9._-]+)"')
@@ -201,9 +201,11 @@ class RunLister:
 
 
 class StoreLister:
-    """Pages of a store that keeps no files (PostgreSQL): its summaries, each row's header read."""
+    """Pages of a PostgreSQL store: ``trace_runs`` newest first, each row's header from its record."""
 
-    def __init__(self, store: TraceStore) -> None:
+    BATCH = 200
+
+    def __init__(self, store: PgTraceStore) -> None:
         self.store = store
 
     def page(
@@ -215,30 +217,34 @@ class StoreLister:
         cursor: Cursor | None = None,
         unfinished: bool = False,
     ) -> tuple[list[RunRow], Cursor | None]:
-        summaries = [s for s in self.store.list()[::-1] if (s.status != "complete") == unfinished]
         rows: list[RunRow] = []
-        start = cursor.offset if cursor is not None else 0
-        for n in range(start, len(summaries)):
-            summary = summaries[n]
-            if day is not None and not summary.created_at.startswith(day.isoformat()):
-                continue
-            row = self._row(summary.run_id, summary.outcome_status or summary.status)
-            if row is None or not keep(row):
-                continue
-            if len(rows) == size:
-                return rows, Cursor(date.min, n)
-            rows.append(row)
-        return rows, None
+        offset = cursor.offset if cursor is not None else 0
+        while True:
+            batch = self.store.newest(offset, self.BATCH, day=day, unfinished=unfinished)
+            for n, (run_id, status, line) in enumerate(batch):
+                row = _header_row(run_id, status, line)
+                if not keep(row):
+                    continue
+                if len(rows) == size:
+                    return rows, Cursor(date.min, offset + n)
+                rows.append(row)
+            if len(batch) < self.BATCH:
+                return rows, None
+            offset += len(batch)
 
-    def _row(self, run_id: str, status: str) -> RunRow | None:
-        try:
-            header: Any = self.store.read(run_id).header
-        except (NotFoundError, TraceError):
-            return None
-        groups = tuple(header.groups)
-        return RunRow(run_id, header.created_at, status, header.question, groups, header.caller, None, True)
+
+def _header_row(run_id: str, status: str, line: str) -> RunRow:
+    try:
+        header = json.loads(line)
+    except ValueError:
+        header = {}
+    groups = tuple(str(g) for g in header.get("groups") or ())
+    question, created = str(header.get("question", "")), str(header.get("created_at", ""))
+    return RunRow(
+        run_id, created, status, question, groups, header.get("caller"), None, status != "incomplete"
+    )
 
 
 def lister_for(store: TraceStore) -> RunLister | StoreLister:
-    """The lister that suits the store: day folders for files, summaries otherwise."""
-    return StoreLister(store) if type(store) is not TraceStore else RunLister(store)
+    """The lister that suits the store: day folders for files, ``trace_runs`` for PostgreSQL."""
+    return StoreLister(store) if isinstance(store, PgTraceStore) else RunLister(store)

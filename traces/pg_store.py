@@ -182,6 +182,20 @@ class PgTraceStore(TraceStore):
         )
         return [_summary(row) for row in rows]
 
+    def newest(
+        self, offset: int, limit: int, *, day: date | None = None, unfinished: bool = False
+    ) -> builtins.list[tuple[str, str, str]]:
+        """(run id, status or outcome status, header line) of runs newest first, from ``offset``:
+        one query over ``trace_runs`` and the header records, for a console's page."""
+        rows = self._query(
+            "SELECT r.run_id, coalesce(r.outcome_status, r.status), h.line FROM trace_runs r "
+            "JOIN trace_records h ON h.run_id = r.run_id AND h.n = 0 "
+            "WHERE (%s::date IS NULL OR (r.created_at AT TIME ZONE 'UTC')::date = %s::date) "
+            "AND (r.status <> 'complete') = %s ORDER BY r.created_at DESC, r.run_id DESC OFFSET %s LIMIT %s",
+            (day, day, unfinished, offset, limit),
+        )
+        return [(str(a), str(b), str(c)) for a, b, c in rows]
+
     def prune(self, before: date, *, dry_run: bool = False) -> PruneReport:
         """Delete the runs of the UTC days before ``before`` (today's never), as ``traces.retention``."""
         today = datetime.now(UTC).date()

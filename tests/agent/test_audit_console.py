@@ -10,6 +10,8 @@ from fastapi.testclient import TestClient
 from evidence_loop.agent.api.routes_audit import COOKIE, csrf_token
 from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.agent.service import Service
+from evidence_loop.traces.listing import lister_for
+from evidence_loop.traces.pg_store import PgTraceStore
 from tests.agent.api_support import ALL_KEYS, AUDIT_PUBLIC, PUBLIC, Key, api_client
 
 REVIEWER = Key("public-reviewer", "pk-review", (), ("audit", "review"))
@@ -120,5 +122,24 @@ def test_the_console_lists_and_shows_runs_kept_in_postgresql(pg_url: str) -> Non
         assert (
             page.status_code == 200 and 'class="evidence-span"' in page.text and "chain verifies" in page.text
         )
+    finally:
+        service.close()
+
+
+def test_pages_of_runs_kept_in_postgresql_follow_one_another(pg_url: str) -> None:
+    service = Service.open(pg_url)
+    try:
+        service.ingest(load_sample_kb())
+        asked = [
+            service.ask(q).run_id for q in (WARRANTY_ZH, "How do I reschedule a class?", "配送需要几天？")
+        ]
+        assert isinstance(service.traces, PgTraceStore)
+        lister = lister_for(service.traces)
+
+        first, cursor = lister.page(lambda _: True, size=2)
+        rest, end = lister.page(lambda _: True, size=2, cursor=cursor)
+
+        assert [r.run_id for r in first + rest] == asked[::-1] and end is None
+        assert first[0].question == "配送需要几天？"
     finally:
         service.close()
