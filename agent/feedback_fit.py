@@ -5,6 +5,7 @@
     shortfall(runs)                    how many more reviews of each kind a fit needs
     fit_feedback(runs, answer_rate)    a JudgeModel fitted on the reviewed runs
     cross_validated(runs, rate)        the operating point the fit reaches on runs it did not see
+    best_rate(runs)                    the answer rate whose cross-validated point decides most runs right
     recorded_point(runs)               the operating point the current policy reached on the same runs
 
 Nothing is asked again: the signals are the ones each run's last completeness check recorded,
@@ -21,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
-from evidence_loop.agent.calibrate import FEATURES, Row, fit_judge
+from evidence_loop.agent.calibrate import ANSWER_RATES, FEATURES, Row, fit_judge
 from evidence_loop.policies.judge_model import JudgeModel
 from evidence_loop.tools.calibration import CorpusScale
 from evidence_loop.tools.errors import NotFoundError, TraceError
@@ -151,3 +152,13 @@ def cross_validated(
         for i in held:
             statuses[i] = decided(model, threshold, runs[i])
     return point(runs, statuses)
+
+
+def best_rate(
+    runs: Sequence[ReviewedRun], bias: float = 0.0, l2: float = 1.0
+) -> tuple[float, dict[float, OperatingPoint]]:
+    """The answer rate (of ``ANSWER_RATES``) whose cross-validated point decides the most reviewed runs
+    as the reviewers say (a tie goes to the higher rate, which refuses less), and every rate's point."""
+    points = {rate: cross_validated(runs, rate, bias, l2) for rate in ANSWER_RATES}
+    chosen = max(points, key=lambda rate: (points[rate].correct, rate))
+    return chosen, points

@@ -38,7 +38,14 @@ import httpx
 from load_api import free_port
 
 from evidence_loop.agent.evaluate import read_questions
-from evidence_loop.agent.feedback_fit import ReviewedRun, _judged, decided, fit_feedback, reviewed_runs
+from evidence_loop.agent.feedback_fit import (
+    ReviewedRun,
+    _judged,
+    best_rate,
+    decided,
+    fit_feedback,
+    reviewed_runs,
+)
 from evidence_loop.policies.judge_model import JudgeModel
 from evidence_loop.traces import TraceStore
 
@@ -165,7 +172,7 @@ def post_reviews(work: Path) -> None:
             out.flush()
 
 
-def calibrate_cli(work: Path, rate: float) -> str:
+def calibrate_cli(work: Path, rate: float | None) -> str:
     """``evloop calibrate --feedback`` on the set's traces, the fitted policy to WORK/policy.json."""
     command = [
         *CLI,
@@ -176,7 +183,7 @@ def calibrate_cli(work: Path, rate: float) -> str:
         "--index",
         str(work / "index"),
     ]
-    command += ["--answer-rate", str(rate), "--out", str(work / "policy.json")]
+    command += ["--out", str(work / "policy.json")] + (["--answer-rate", str(rate)] if rate else [])
     return subprocess.run(command, check=True, capture_output=True, text=True).stdout
 
 
@@ -203,33 +210,29 @@ def rescored(model: JudgeModel, rate: float, rows: list[tuple[str, ReviewedRun |
     return [decided(model, threshold, run) if run is not None else status for _, run, status in rows]
 
 
-def score(name: str, work: Path, rate: float) -> list[str]:
-    """Table lines for one set: the shipped policy, always answering, and each fit on its held-out half."""
-    print(calibrate_cli(work, rate), file=sys.stderr)
+def score(name: str, work: Path, fixed: float | None) -> list[str]:
+    """Table lines for one set: the shipped policy, always answering, and each fit on its held-out
+    half, at ``fixed`` or at the rate each fit chooses (the best cross-validated correct share)."""
+    print(calibrate_cli(work, fixed), file=sys.stderr)
     store = TraceStore(work / "traces")
     reviewed, _ = reviewed_runs(store)
     rows = held_out(work, store)
     expects = [e for e, _, _ in rows]
-    lines = [_line(name, "shipped policy", "-", figures([s for _, _, s in rows], expects))]
-    lines.append(_line(name, "always answer", "-", figures(["answered"] * len(rows), expects)))
+    lines = [_line(name, "shipped policy", "-", "-", figures([s for _, _, s in rows], expects))]
+    lines.append(_line(name, "always answer", "-", "-", figures(["answered"] * len(rows), expects)))
     for n in [*(c for c in REVIEW_COUNTS if c < len(reviewed)), len(reviewed)]:
         first = reviewed[:n]
-        if sum(r.answerable for r in first) < 2 or sum(not r.answerable for r in first) < 2:
-            lines.append(f"| {name} | fit, first {n} reviews | {n} | too few of one kind | | |")
+        if sum(r.answerable for r in first) < 5 or sum(not r.answerable for r in first) < 5:
+            lines.append(f"| {name} | fit on {n} reviews | {n} | too few of one kind | | | |")
             continue
-        lines.append(
-            _line(
-                name,
-                f"fit on {n} reviews",
-                str(n),
-                figures(rescored(fit_feedback(first), rate, rows), expects),
-            )
-        )
+        rate = fixed if fixed is not None else best_rate(first)[0]
+        statuses = rescored(fit_feedback(first), rate, rows)
+        lines.append(_line(name, f"fit on {n} reviews", str(n), f"{rate:g}", figures(statuses, expects)))
     return lines
 
 
-def _line(name: str, what: str, reviews: str, fig: tuple[float, float, float]) -> str:
-    return f"| {name} | {what} | {reviews} | {fig[0]:.3f} | {fig[1]:.3f} | {fig[2]:.3f} |"
+def _line(name: str, what: str, reviews: str, rate: str, fig: tuple[float, float, float]) -> str:
+    return f"| {name} | {what} | {reviews} | {rate} | {fig[0]:.3f} | {fig[1]:.3f} | {fig[2]:.3f} |"
 
 
 def main() -> int:
@@ -239,7 +242,12 @@ def main() -> int:
     parser.add_argument("--work", type=Path, default=Path("/tmp/evloop-feedback"))
     parser.add_argument("--sets", default=",".join(SETS))
     parser.add_argument("--phase", choices=("runs", "review", "score", "all"), default="all")
-    parser.add_argument("--answer-rate", type=float, default=0.93, help="the fitted policy's operating point")
+    parser.add_argument(
+        "--answer-rate",
+        type=float,
+        default=None,
+        help="the fits' operating point (default: each fit chooses)",
+    )
     args = parser.parse_args()
     names = [s for s in args.sets.split(",") if s]
     table = []
@@ -253,9 +261,10 @@ def main() -> int:
             table += score(name, work, args.answer_rate)
     if table:
         print(
-            f"held-out half of each set; fits at answer rate {args.answer_rate} (offline: recorded signals)"
+            "held-out half of each set, scored on the signals its runs recorded; "
+            f"fits at answer rate {args.answer_rate or 'each fit chooses'}"
         )
-        print("| set | policy | reviews | answer | refusal | correct |\n|---|---|---|---|---|---|")
+        print("| set | policy | reviews | rate | answer | refusal | correct |\n|---|---|---|---|---|---|---|")
         print("\n".join(table))
     return 0
 

@@ -12,6 +12,7 @@ from evidence_loop.agent.commands.trace import trace_store
 from evidence_loop.agent.feedback_fit import (
     MIN_PER_KIND,
     OperatingPoint,
+    best_rate,
     cross_validated,
     fit_feedback,
     recorded_point,
@@ -34,7 +35,8 @@ def add_feedback_options(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=None,
         metavar="R",
-        help="with --feedback: the share of answerable runs to answer (default: the current policy's)",
+        help="with --feedback: the share of answerable runs to answer (default: the rate whose "
+        "cross-validated point decides the most reviewed runs right)",
     )
 
 
@@ -43,9 +45,8 @@ def run_feedback(args: argparse.Namespace) -> int:
     if args.set_dirs or args.self_:
         raise InputError("--feedback fits on reviewed runs; give it no SET_DIR and not --self")
     policy = policy_from_args(args)
-    rate = args.answer_rate if args.answer_rate is not None else policy.answer_rate
-    if not 0.5 <= rate < 1.0:
-        raise InputError(f"--answer-rate must be from 0.5 to below 1, not {rate}")
+    if args.answer_rate is not None and not 0.5 <= args.answer_rate < 1.0:
+        raise InputError(f"--answer-rate must be from 0.5 to below 1, not {args.answer_rate}")
     with trace_store(args) as store:
         runs, skipped = reviewed_runs(store, since_day(args.since))
     more_yes, more_no = shortfall(runs)
@@ -57,15 +58,13 @@ def run_feedback(args: argparse.Namespace) -> int:
             f"{MIN_PER_KIND} that should be refused; review {more_yes} more of the first kind and "
             f"{more_no} more of the second"
         )
-    fitted = cross_validated(runs, rate, policy.refusal_bias, args.l2)
-    current = recorded_point(runs)
-    print(
-        "policy".ljust(28) + "reviews".rjust(8) + "answer".rjust(8) + "refusal".rjust(9) + "correct".rjust(9)
-    )
-    for name, line in (("current (as the runs went)", current), (f"fitted (5-fold, rate {rate:g})", fitted)):
-        print(
-            name.ljust(28) + f"{line.reviews:>8}{line.answer:>8.3f}{line.refusal:>9.3f}{line.correct:>9.3f}"
-        )
+    if args.answer_rate is None:
+        rate, points = best_rate(runs, policy.refusal_bias, args.l2)
+    else:
+        rate = args.answer_rate
+        points = {rate: cross_validated(runs, rate, policy.refusal_bias, args.l2)}
+    current, fitted = recorded_point(runs), points[rate]
+    _print_points(current, points, rate if args.answer_rate is None else None)
     if args.out is None:
         print("no policy written; add --out POLICY.json to write one")
         return 0
@@ -80,6 +79,16 @@ def run_feedback(args: argparse.Namespace) -> int:
     tmp.replace(args.out)
     print(f"wrote {args.out}; serve it with `evloop serve --policy-file {args.out}`")
     return 0
+
+
+def _print_points(current: OperatingPoint, points: dict[float, OperatingPoint], chosen: float | None) -> None:
+    print("policy (fits: 5-fold cross-validated)".ljust(38) + "reviews".rjust(8) + "answer".rjust(8), end="")
+    print("refusal".rjust(9) + "correct".rjust(9))
+    named = [(f"fitted at rate {r:g}" + (" (chosen)" if r == chosen else ""), p) for r, p in points.items()]
+    for name, line in [("current (as the runs went)", current), *named]:
+        print(
+            name.ljust(38) + f"{line.reviews:>8}{line.answer:>8.3f}{line.refusal:>9.3f}{line.correct:>9.3f}"
+        )
 
 
 def _as_dict(line: OperatingPoint) -> dict[str, float | int]:

@@ -138,7 +138,7 @@ def test_the_fit_is_reported_against_the_current_policy_and_written_only_with_ou
 
     lines = {line.split("  ")[0]: line.split() for line in capsys.readouterr().out.splitlines()}
     reviews = len(ANSWERABLE) + len(UNANSWERABLE)
-    assert lines["current (as the runs went)"][-4] == lines["fitted (5-fold, rate 0.9)"][-4] == str(reviews)
+    assert lines["current (as the runs went)"][-4] == lines["fitted at rate 0.9"][-4] == str(reviews)
     policy = load_policy_file(out)
     assert policy.answer_rate == 0.9 and policy.judge is not None
     assert policy.judge.fitted_on == ("feedback",) and policy.digest() != Policy().digest()
@@ -186,3 +186,18 @@ def test_feedback_export_refuses_a_log_whose_chain_is_broken(
 
     assert main(["feedback", "export", "--traces", str(copy)]) == 2
     assert "record 2 was changed after it was written" in capsys.readouterr().err
+
+
+def test_without_a_rate_the_fit_takes_the_one_that_decides_most_reviewed_runs_right(
+    reviewed: tuple[Path, list[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    index, _ = reviewed
+    out = tmp_path / "policy.json"
+    assert main(["calibrate", "--feedback", "--index", str(index), "--out", str(out)]) == 0
+
+    rows = [
+        line.split() for line in capsys.readouterr().out.splitlines() if line.startswith("fitted at rate")
+    ]
+    correct = {float(row[3]): float(row[-1]) for row in rows}
+    (chosen,) = [float(row[3]) for row in rows if "(chosen)" in row]
+    assert correct[chosen] == max(correct.values()) and load_policy_file(out).answer_rate == chosen
