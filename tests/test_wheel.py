@@ -52,6 +52,13 @@ def test_the_wheel_installs_evidence_loop_as_its_only_top_level_name(wheel: Path
         assert f"evidence_loop/{package}/__init__.py" in names
     assert any(name.startswith("evidence_loop/agent/sample_kb/") for name in names)
     assert {"evidence_loop/py.typed", "evidence_loop/policies/judge_default.json"} <= set(names)
+    console = {
+        "templates/audit/run.html",
+        "templates/audit/list.html",
+        "static/audit/audit.js",
+        "static/audit/audit.css",
+    }
+    assert {f"evidence_loop/agent/api/{name}" for name in console} <= set(names)
 
     # installed, the package imports under its one name, and the bare folder names are gone
     target = tmp_path / "site"

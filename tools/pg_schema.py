@@ -152,6 +152,21 @@ CREATE TRIGGER trace_runs_append_only BEFORE UPDATE OR DELETE ON trace_runs
     FOR EACH ROW EXECUTE FUNCTION evloop_append_only();
 """,
     ),
+    Migration(
+        3,
+        "reviewers' feedback on runs: one row per record, append-only",
+        f"""
+CREATE TABLE feedback_records (
+    seq BIGINT PRIMARY KEY,
+    run_id {_K},
+    created_at TIMESTAMPTZ NOT NULL,
+    line TEXT NOT NULL
+);
+CREATE INDEX feedback_records_by_run ON feedback_records(run_id);
+CREATE TRIGGER feedback_records_append_only BEFORE UPDATE OR DELETE ON feedback_records
+    FOR EACH ROW EXECUTE FUNCTION evloop_append_only();
+""",
+    ),
 )
 LATEST = MIGRATIONS[-1].version
 

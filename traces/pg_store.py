@@ -43,6 +43,8 @@ from evidence_loop.tools.errors import (
 )
 from evidence_loop.tools.pg import connect, redact, unavailable
 from evidence_loop.traces.citations import TextSource, with_citations
+from evidence_loop.traces.feedback import FeedbackLog
+from evidence_loop.traces.feedback_pg import PgFeedback
 from evidence_loop.traces.reader import parse_trace
 from evidence_loop.traces.retention import PruneReport
 from evidence_loop.traces.schema import Trace, TraceHeader, TraceSummary
@@ -146,6 +148,11 @@ class PgTraceStore(TraceStore):
         pending = _Pending(self, sealed)
         return TraceWriter(pending, _nowhere(), sealed, sealed=True, fsync=lambda _fd: pending.send())
 
+    @property
+    def feedback(self) -> FeedbackLog:
+        """Reviewers' verdicts on this store's runs: the ``feedback_records`` table."""
+        return PgFeedback(self.url)
+
     def read(self, run: str | Path) -> Trace:
         """A stored run by its id (a ``Path`` is a trace file, read as the file store reads one)."""
         if isinstance(run, Path):
@@ -189,6 +196,20 @@ class PgTraceStore(TraceStore):
             (since or datetime(1970, 1, 1, tzinfo=UTC), status, status, status),
         )
         return [_summary(row) for row in rows]
+
+    def newest(
+        self, offset: int, limit: int, *, day: date | None = None, unfinished: bool = False
+    ) -> builtins.list[tuple[str, str, str]]:
+        """(run id, status or outcome status, header line) of runs newest first, from ``offset``:
+        one query over ``trace_runs`` and the header records, for a console's page."""
+        rows = self._query(
+            "SELECT r.run_id, coalesce(r.outcome_status, r.status), h.line FROM trace_runs r "
+            "JOIN trace_records h ON h.run_id = r.run_id AND h.n = 0 "
+            "WHERE (%s::date IS NULL OR (r.created_at AT TIME ZONE 'UTC')::date = %s::date) "
+            "AND (r.status <> 'complete') = %s ORDER BY r.created_at DESC, r.run_id DESC OFFSET %s LIMIT %s",
+            (day, day, unfinished, offset, limit),
+        )
+        return [(str(a), str(b), str(c)) for a, b, c in rows]
 
     def prune(self, before: date, *, dry_run: bool = False) -> PruneReport:
         """Delete the runs of the UTC days before ``before`` (today's never), as ``traces.retention``."""

@@ -35,6 +35,7 @@ from evidence_loop.tools.errors import (
     UnwrittenTraceError,
 )
 from evidence_loop.traces.citations import TextSource, with_citations
+from evidence_loop.traces.feedback import FeedbackLog, FolderFeedback
 from evidence_loop.traces.group_sync import GroupSync
 from evidence_loop.traces.manifest import FinishedRun, append_finished, read_manifest
 from evidence_loop.traces.reader import read_trace
@@ -157,6 +158,11 @@ class TraceStore:
 
     def close(self) -> None:
         """Nothing to release: every trace file is closed when its run ends."""
+
+    @property
+    def feedback(self) -> FeedbackLog:
+        """Reviewers' verdicts on this store's runs: ``feedback/`` beside the day folders."""
+        return FolderFeedback(self.root / "feedback")
 
     def path(self, run_id: str) -> Path:
         """The trace file of ``run_id``; ``NotFoundError`` when there is none."""

@@ -24,7 +24,9 @@ from evidence_loop.agent.api.hosts import HostOriginMiddleware, HostRules
 from evidence_loop.agent.api.limits import BodyLimitMiddleware, Limits
 from evidence_loop.agent.api.problems import PROBLEM_JSON, Problem
 from evidence_loop.agent.api.routes_ask import ask_router, probe_router
+from evidence_loop.agent.api.routes_audit import audit_router, mount_static
 from evidence_loop.agent.api.routes_documents import documents_router
+from evidence_loop.agent.api.routes_feedback import feedback_router
 from evidence_loop.agent.api.routes_traces import traces_router
 from evidence_loop.agent.api.schemas import DocumentBatch, DocumentIn
 from evidence_loop.agent.tracing import code_version
@@ -63,8 +65,16 @@ def create_app(
     limits = limits or Limits()
     ctx = ApiContext(service, keys, limits, anyio.CapacityLimiter(limits.concurrent_asks))
     app = _Api(title=TITLE, version=code_version(), description=DESCRIPTION)
-    for router in (ask_router(ctx), documents_router(ctx), traces_router(ctx), probe_router(ctx)):
+    routers = (
+        ask_router(ctx),
+        documents_router(ctx),
+        traces_router(ctx),
+        feedback_router(ctx),
+        probe_router(ctx),
+    )
+    for router in (*routers, audit_router(ctx)):
         app.include_router(router)
+    mount_static(app)
     problems.install(app)
     app.add_middleware(BodyLimitMiddleware, limit=limits.body_bytes)
     app.add_middleware(HostOriginMiddleware, rules=hosts or HostRules())  # the last added runs first

@@ -25,8 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from evidence_loop.tools.errors import InputError
 
-Scope = Literal["ask", "ingest", "audit", "publish"]
-SCOPES: tuple[Scope, ...] = ("ask", "ingest", "audit", "publish")
+Scope = Literal["ask", "ingest", "audit", "publish", "review"]
+SCOPES: tuple[Scope, ...] = ("ask", "ingest", "audit", "publish", "review")
 LOCAL_CALLER = "local"
 _HEX64 = r"^[0-9a-f]{64}$"
 

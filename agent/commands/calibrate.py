@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 from evidence_loop.agent.calibrate import FEATURES, Row, auc, fit_judge, labelled_rows, refresh_scale
+from evidence_loop.agent.commands.calibrate_feedback import add_feedback_options, run_feedback
 from evidence_loop.agent.commands.common import (
     Subparsers,
     add_command,
@@ -35,6 +36,12 @@ the judge on their labels: each set is ingested into a temporary index, measures
 signals, each set weighing alike, is written to --out with its threshold for each answer rate.
 Load it with --policy-file FILE or EVLOOP_POLICY=FILE; a run's trace pins its hash.
 
+With --feedback, fit the judge on the runs reviewers marked (evloop feedback list) instead:
+the signals each reviewed run's trace recorded, nothing asked again. It prints the fit's
+cross-validated answer rate, refusal rate and correct outcomes beside what the current policy
+did on the same runs, refuses to fit on too few reviews of either kind, and writes the policy
+only with --out (serve it with `evloop serve --policy-file FILE`).
+
 With --self, measure the index's own scale now (no labels): pseudo-questions drawn from its
 documents are asked with their document hidden. Ingest does this by itself when the corpus is new
 or has grown or shrunk by a quarter; --self forces it. Needs an embedder (EVLOOP_EMBEDDER)."""
@@ -43,7 +50,8 @@ EPILOG = """\
 examples:
   evloop calibrate ../shared/eval/tara_zh ../shared/eval/rgb_zh_reject --out policy.json
   evloop eval ../shared/eval/emanual_en_reject --policy-file policy.json
-  evloop calibrate --self --index .evloop"""
+  evloop calibrate --self --index .evloop
+  evloop calibrate --feedback --since 2026-11-01 --index .evloop --out policy.json"""
 
 
 def register(subparsers: Subparsers) -> None:
@@ -61,10 +69,13 @@ def register(subparsers: Subparsers) -> None:
     add_index_option(parser)
     add_embed_cache_option(parser)
     add_policy_option(parser)
+    add_feedback_options(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.feedback:
+        return run_feedback(args)
     embedder = configured_embedder() if args.self_ else evaluation_embedder(args.embed_cache)
     if embedder is None:
         raise InputError("calibration needs an embedder; EVLOOP_EMBEDDER=none turns the judge off")

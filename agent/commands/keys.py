@@ -21,13 +21,15 @@ Create, list and remove API keys for `evloop serve --keys KEYS.json`. A key has 
 groups its requests read with (a request may narrow them, never widen them) and scopes:
 ask (POST /v1/ask and its own traces), ingest (add, list and delete the documents whose every
 ACL group the key holds), publish (with ingest: also public documents, those without an ACL),
-audit (read, verify and replay other keys' traces, within the key's groups). The file stores
-only the sha256 of each key; `add` prints the key itself once."""
+audit (read, verify and replay other keys' traces, within the key's groups, and the /audit console),
+review (post verdicts on runs within the key's groups: POST /v1/runs/{run_id}/feedback). The file
+stores only the sha256 of each key; `add` prints the key itself once."""
 
 EPILOG = """\
 examples:
   evloop keys add chatbot --scopes ask --file keys.json
   evloop keys add support-staff --groups staff --scopes ask,audit --file keys.json
+  evloop keys add reviewer --groups staff --scopes audit,review --file keys.json
   evloop keys add importer --groups staff --scopes ingest --file keys.json
   evloop keys add help-centre --scopes ingest,publish --file keys.json
   evloop keys list --file keys.json
@@ -48,7 +50,7 @@ def register(subparsers: Subparsers) -> None:
         type=_parse_scopes,
         default=("ask",),
         metavar="S1,S2",
-        help="ask, ingest, audit, publish (default: ask)",
+        help="ask, ingest, audit, publish, review (default: ask)",
     )
     listing = actions.add_parser("list", help="the keys' names, groups and scopes")
     remove = actions.add_parser("remove", help="revoke a key by name")

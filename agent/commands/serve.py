@@ -67,7 +67,8 @@ EPILOG = """\
 examples:
   evloop serve                                   local use, no keys, http://127.0.0.1:8080
   evloop keys add chatbot --scopes ask --file keys.json
-  evloop serve --keys keys.json --host 0.0.0.0 --port 8080 --workers 4 --allow-host api.example.com"""
+  evloop serve --keys keys.json --host 0.0.0.0 --port 8080 --workers 4 --allow-host api.example.com
+  evloop serve --keys keys.json --policy-file policy.json   a policy from `evloop calibrate --out`"""
 
 
 def register(subparsers: Subparsers) -> None:
@@ -160,11 +161,11 @@ def run(args: argparse.Namespace) -> int:
     service = Service.open(
         index,
         create=True,
+        policy=policy,
         traces=args.traces,
         tracing_on=not args.no_trace,
         question_chars=limits.question_chars,
         when_traces_fail=args.when_traces_fail,
-        policy=policy,
     )
     if args.when_traces_fail == "answer-untraced" and not args.no_trace:
         warn("--when-traces-fail answer-untraced: runs whose trace cannot be written are answered untraced")

@@ -2,7 +2,7 @@
 
 Each operation gets a bounded, derandomized set of generated requests, valid and invalid, sent
 in-process twice: with a key for questions (scope ask) and with one for the corpus and the audit
-(scopes ingest and audit), so that every operation is reached past its scope check by one of them.
+(scopes ingest, audit and review), so that every operation is reached past its scope check by one of them.
 Responses must also match the documented schemas. docs/http-api.md gives the larger pass,
 the schemathesis CLI against a real ``evloop serve``.
 """
@@ -30,7 +30,7 @@ from tests.agent.api_support import ALL_KEYS, STAFF, Key, keyring, open_sample
 
 PROBLEM = "application/problem+json"
 EXAMPLES_PER_OPERATION = 30
-KEEPER = Key("staff-keeper", "pk-keeper-staff", ("staff",), ("ingest", "audit"))
+KEEPER = Key("staff-keeper", "pk-keeper-staff", ("staff",), ("ingest", "audit", "review"))
 FUZZ_KEYS = {"ask": STAFF, "ingest-audit": KEEPER}
 
 

@@ -1,0 +1,90 @@
+"""``evloop feedback list|export``: the reviewers' verdicts on runs, from the trace store."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import date
+from pathlib import Path
+
+from evidence_loop.agent.commands.common import Subparsers, add_command, add_index_option
+from evidence_loop.agent.commands.trace import trace_store
+from evidence_loop.tools.errors import InputError
+from evidence_loop.traces.feedback import FeedbackRecord, by_run, check_chain
+
+DESCRIPTION = """\
+Read the verdicts reviewers posted on runs (POST /v1/runs/{run_id}/feedback, or the buttons of
+the /audit console). They are kept append-only beside the traces, each linked to the final hash
+of the run it judges and to the verdict before it; a later verdict on a run supersedes an
+earlier one. list prints the verdict that stands for each run (--all: every verdict); export
+writes every verdict as JSON Lines, in the order they were posted, and checks the chain first."""
+
+EPILOG = """\
+examples:
+  evloop feedback list --since 2026-11-01
+  evloop feedback export > reviews.jsonl
+  evloop calibrate --feedback --out policy.json"""
+
+
+def register(subparsers: Subparsers) -> None:
+    parser = add_command(
+        subparsers,
+        "feedback",
+        summary="list and export reviewers' verdicts",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+    )
+    actions = parser.add_subparsers(title="actions", metavar="ACTION", required=True)
+    for name, helptext in (
+        ("list", "the standing verdict of each run"),
+        ("export", "every verdict as JSON Lines"),
+    ):
+        sub = actions.add_parser(name, help=helptext, description=helptext)
+        add_index_option(sub)
+        sub.add_argument(
+            "--traces", type=Path, metavar="DIR", default=None, help="trace folder (default INDEX/traces)"
+        )
+        sub.add_argument(
+            "--since", metavar="DAY", default=None, help="only verdicts posted on or after DAY (UTC)"
+        )
+        if name == "list":
+            sub.add_argument("--all", action="store_true", help="every verdict, superseded ones too")
+        sub.set_defaults(run=_list if name == "list" else _export)
+
+
+def since_day(text: str | None) -> date | None:
+    """``--since DAY`` as a date (InputError naming the format otherwise)."""
+    if text is None:
+        return None
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise InputError(f"--since {text!r} is not a day (YYYY-MM-DD)") from None
+
+
+def _list(args: argparse.Namespace) -> int:
+    with trace_store(args) as store:
+        records = store.feedback.records(since_day(args.since))
+    shown = records if args.all else [history[-1] for history in by_run(records).values()]
+    for record in sorted(shown, key=lambda r: r.seq):
+        print(_line(record))
+    print(f"{len(shown)} {'verdicts' if args.all else 'runs reviewed'} ({len(records)} verdicts posted)")
+    return 0
+
+
+def _line(record: FeedbackRecord) -> str:
+    extra = "".join(f"  {k}={v}" for k, v in (("doc", record.doc_id), ("note", record.note)) if v)
+    return f"{record.created_at[:19]}  {record.run_id}  {record.verdict:<21} {record.reviewer or '-'}{extra}"
+
+
+def _export(args: argparse.Namespace) -> int:
+    with trace_store(args) as store:
+        everything = store.feedback.records()
+    chain = check_chain(everything)
+    if not chain.ok:
+        raise InputError(f"the feedback log does not verify: {chain.reason}")
+    day = since_day(args.since)
+    for record in everything:
+        if day is None or record.created_at[:10] >= day.isoformat():
+            print(json.dumps(record.model_dump(), ensure_ascii=False))
+    return 0

@@ -1,0 +1,164 @@
+"""From reviewers' verdicts to a knowledge base's own judge: ``evloop calibrate --feedback``.
+
+    reviewed_runs(traces, since)       each reviewed run's judge inputs (from its trace) and its label
+    label_of(verdict, status)          answerable? from a verdict and what the run did (None: no label)
+    shortfall(runs)                    how many more reviews of each kind a fit needs
+    fit_feedback(runs, answer_rate)    a JudgeModel fitted on the reviewed runs
+    cross_validated(runs, rate)        the operating point the fit reaches on runs it did not see
+    best_rate(runs)                    the answer rate whose cross-validated point decides most runs right
+    recorded_point(runs)               the operating point the current policy reached on the same runs
+
+Nothing is asked again: the signals are the ones each run's last completeness check recorded,
+z-scored with the corpus scale its header pinned. A new judge changes only the judge's own call:
+a run refused for another missing piece (an uncovered slot, a dangling reference) stays refused,
+and a run that stopped on a conflict stays there. Only the standing verdict of each run counts,
+and only if it judges the run as it still ends (its ``run_hash`` is the trace's final hash).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+
+from evidence_loop.agent.calibrate import ANSWER_RATES, FEATURES, Row, fit_judge
+from evidence_loop.policies.judge_model import JudgeModel
+from evidence_loop.tools.calibration import CorpusScale
+from evidence_loop.tools.errors import NotFoundError, TraceError
+from evidence_loop.traces import Trace, TraceStore
+from evidence_loop.traces.feedback import latest
+from evidence_loop.traces.steps import CheckedStep
+
+MIN_PER_KIND = 15  # fewer reviews than this of answerable or of unanswerable runs: no fit
+FOLDS = 5
+ANSWERED, CONFLICT = "answered", "conflicting_evidence"
+JUDGE_PIECE = "no_relevant_evidence"  # the missing piece the judge's refusal lists
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewedRun:
+    """One reviewed run as the fit reads it."""
+
+    run_id: str
+    z: dict[str, float]  # the judge's inputs on the corpus's own scale
+    answerable: bool  # the reviewer's label: its evidence should have been answered from
+    recorded: str  # the outcome status the run had
+    blocked: bool  # another missing piece than the judge's refused it: a new judge does not change it
+
+
+@dataclass(frozen=True, slots=True)
+class OperatingPoint:
+    """What a decision rule does on labelled runs."""
+
+    reviews: int
+    answer: float  # share of answerable runs answered
+    refusal: float  # share of unanswerable runs refused
+    correct: float  # share of runs decided as their label says
+
+
+def label_of(verdict: str, status: str | None) -> bool | None:
+    """Whether the run's evidence should have been answered from; None when the verdict says
+    nothing about that (a conflict's verdicts, a run that stopped on a conflict judged correct)."""
+    if verdict == "correct":
+        return None if status in (None, CONFLICT) else status == ANSWERED
+    return {"should_have_answered": True, "should_have_refused": False, "wrong_evidence": False}.get(verdict)
+
+
+def reviewed_runs(traces: TraceStore, since: date | None = None) -> tuple[list[ReviewedRun], Counter[str]]:
+    """The reviewed runs a fit can use, in review order, and why each other one was left out."""
+    skipped: Counter[str] = Counter()
+    runs = []
+    for record in latest(traces.feedback.records(since)).values():
+        try:
+            trace = traces.read(record.run_id)
+        except (NotFoundError, TraceError):
+            skipped["trace gone or unreadable"] += 1
+            continue
+        if trace.footer is None or trace.footer.hash != record.run_hash:
+            skipped["trace no longer ends as reviewed"] += 1
+            continue
+        answerable = label_of(record.verdict, trace.footer.outcome_status)
+        run = _judged(trace, answerable) if answerable is not None else None
+        if run is None:
+            skipped["verdict not about answering" if answerable is None else "judge did not sit"] += 1
+            continue
+        runs.append(run)
+    return runs, skipped
+
+
+def _judged(trace: Trace, answerable: bool) -> ReviewedRun | None:
+    """The run's judge inputs from its last completeness check and its header's scale."""
+    checks = [e.data for e in trace.events if isinstance(e.data, CheckedStep)]
+    scale_data = trace.header.judge.get("scale")
+    signals = checks[-1].signals if checks else None
+    if signals is None or not isinstance(scale_data, dict) or any(n not in signals for n in FEATURES):
+        return None
+    last, scale = checks[-1], CorpusScale.from_dict(scale_data)
+    z = {name: scale.z(name, signals[name]) for name in FEATURES}
+    blocked = any(piece["kind"] != JUDGE_PIECE for piece in last.missing)
+    status = trace.footer.outcome_status if trace.footer is not None else ""
+    return ReviewedRun(trace.header.run_id, z, answerable, status, blocked)
+
+
+def shortfall(runs: Sequence[ReviewedRun]) -> tuple[int, int]:
+    """More reviews needed of runs that should answer, and of runs that should refuse (0: enough)."""
+    answerable = sum(r.answerable for r in runs)
+    return max(0, MIN_PER_KIND - answerable), max(0, MIN_PER_KIND - (len(runs) - answerable))
+
+
+def fit_feedback(runs: Sequence[ReviewedRun], l2: float = 1.0) -> JudgeModel:
+    rows: list[Row] = [(r.z, r.answerable) for r in runs]
+    return fit_judge({"feedback": rows}, l2=l2)
+
+
+def decided(model: JudgeModel, threshold: float, run: ReviewedRun) -> str:
+    """The outcome status a run would have had with ``model`` judging at ``threshold``."""
+    if run.recorded == CONFLICT:
+        return CONFLICT
+    return ANSWERED if model.logit(run.z) >= threshold and not run.blocked else "insufficient_evidence"
+
+
+def point(runs: Sequence[ReviewedRun], statuses: Sequence[str]) -> OperatingPoint:
+    """Answer rate, refusal rate and correct share of ``statuses`` against the runs' labels."""
+    answered = [s == ANSWERED for s in statuses]
+    pos = [a for a, r in zip(answered, runs, strict=True) if r.answerable]
+    neg = [not a for a, r in zip(answered, runs, strict=True) if not r.answerable]
+    right = sum(a == r.answerable for a, r in zip(answered, runs, strict=True))
+    return OperatingPoint(
+        len(runs),
+        round(sum(pos) / max(len(pos), 1), 4),
+        round(sum(neg) / max(len(neg), 1), 4),
+        round(right / max(len(runs), 1), 4),
+    )
+
+
+def recorded_point(runs: Sequence[ReviewedRun]) -> OperatingPoint:
+    """The current policy's operating point: what the reviewed runs did."""
+    return point(runs, [r.recorded for r in runs])
+
+
+def cross_validated(
+    runs: Sequence[ReviewedRun], answer_rate: float, bias: float = 0.0, l2: float = 1.0, folds: int = FOLDS
+) -> OperatingPoint:
+    """Each run decided by a judge fitted on the other folds (runs dealt to folds in turn), at the
+    threshold for ``answer_rate`` moved by ``bias`` (the policy's refusal bias)."""
+    statuses = [""] * len(runs)
+    for fold in range(folds):
+        held = range(fold, len(runs), folds)
+        training = [r for i, r in enumerate(runs) if i % folds != fold]
+        model = fit_feedback(training, l2)
+        threshold = model.threshold(answer_rate) + bias
+        for i in held:
+            statuses[i] = decided(model, threshold, runs[i])
+    return point(runs, statuses)
+
+
+def best_rate(
+    runs: Sequence[ReviewedRun], bias: float = 0.0, l2: float = 1.0
+) -> tuple[float, dict[float, OperatingPoint]]:
+    """The answer rate (of ``ANSWER_RATES``) whose cross-validated point decides the most reviewed runs
+    as the reviewers say (a tie goes to the higher rate, which refuses less), and every rate's point."""
+    points = {rate: cross_validated(runs, rate, bias, l2) for rate in ANSWER_RATES}
+    chosen = max(points, key=lambda rate: (points[rate].correct, rate))
+    return chosen, points

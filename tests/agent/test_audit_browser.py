@@ -1,0 +1,218 @@
+"""The audit console in a real browser: Debian's chromium, headless, driven by selenium.
+
+Skipped only where no chromium binary (or its driver) exists; `.ci/run` installs both.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import uvicorn
+
+from evidence_loop.agent.api import Limits, create_app
+from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.service import Service
+from tests.agent.api_support import Key, keyring
+from tests.agent.test_api_hostile_input import free_port
+
+CHROMIUM = next(
+    (p for p in ("/usr/bin/chromium", shutil.which("chromium") or "") if p and Path(p).exists()), None
+)
+DRIVER = next(
+    (p for p in ("/usr/bin/chromedriver", shutil.which("chromedriver") or "") if p and Path(p).exists()), None
+)
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None or DRIVER is None,
+    reason="no chromium binary or chromedriver here (Debian: apt-get install chromium chromium-driver)",
+)
+
+STAFF_BOT = Key("staff-bot", "pk-staff", ("staff",), ("ask",))
+PUBLIC_BOT = Key("public-bot", "pk-public", (), ("ask",))
+STAFF_AUDITOR = Key("staff-auditor", "pk-audit-staff", ("staff",), ("audit", "review"))
+SALES_AUDITOR = Key("sales-auditor", "pk-audit-sales", ("sales",), ("audit", "review"))
+KEYS = (STAFF_BOT, PUBLIC_BOT, STAFF_AUDITOR, SALES_AUDITOR)
+STAFF_QUESTION = "员工购机优惠是几折？"
+PUBLIC_QUESTION = "LM-S10 整机保修多久？"
+WAIT_S = 60
+
+
+@dataclass
+class Console:
+    url: str
+    service: Service
+    staff_run: str
+    public_run: str
+
+
+@pytest.fixture(scope="module")
+def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
+    """The API and console on uvicorn in a thread, with one staff run and one public run."""
+    folder = tmp_path_factory.mktemp("console")
+    service = Service.open(folder / "index", create=True, embedder=None)
+    service.ingest(load_sample_kb())
+    staff = service.ask(STAFF_QUESTION, ["staff"], caller=STAFF_BOT.name)
+    public = service.ask(PUBLIC_QUESTION, [], caller=PUBLIC_BOT.name)
+    port = free_port()
+    config = uvicorn.Config(create_app(service, keyring(KEYS), Limits()), host="127.0.0.1", port=port)
+    config.log_level = "critical"
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run)
+    thread.start()
+    deadline = time.monotonic() + WAIT_S
+    while not server.started and thread.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.started, "the server did not come up"
+    yield Console(f"http://127.0.0.1:{port}", service, staff.run_id, public.run_id)
+    server.should_exit = True
+    thread.join()
+    service.close()
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[object]:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service as DriverService
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--window-size=1280,1000",
+        f"--user-data-dir={tmp_path / 'profile'}",
+    ):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=DriverService(executable_path=str(DRIVER)), options=options)
+    driver.set_page_load_timeout(WAIT_S)
+    yield driver
+    driver.quit()
+
+
+def sign_in(driver: object, console: Console, key: Key, then: str = "/audit") -> None:
+    from selenium.webdriver.common.by import By
+
+    driver.get(f"{console.url}/audit/login?next={then}")  # type: ignore[attr-defined]
+    box = driver.find_element(By.ID, "key")  # type: ignore[attr-defined]
+    box.send_keys(key.secret)
+    driver.find_element(By.ID, "sign-in").click()  # type: ignore[attr-defined]
+    wait_for(driver, lambda d: "/audit/login" not in d.current_url)
+
+
+def wait_for(driver: object, condition: object) -> None:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(driver, WAIT_S).until(condition)  # type: ignore[arg-type]
+
+
+def listed(driver: object) -> list[str]:
+    from selenium.webdriver.common.by import By
+
+    rows = driver.find_elements(By.CSS_SELECTOR, "#runs tbody tr[data-run-id]")  # type: ignore[attr-defined]
+    return [row.get_attribute("data-run-id") for row in rows]
+
+
+def test_the_runs_list_renders_and_filters(browser: object, console: Console) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    browser.get(f"{console.url}/audit")  # type: ignore[attr-defined]
+    assert "/audit/login" in browser.current_url  # type: ignore[attr-defined]
+    sign_in(browser, console, STAFF_AUDITOR)
+    assert set(listed(browser)) == {console.staff_run, console.public_run}
+
+    search = browser.find_element(By.ID, "f-q")  # type: ignore[attr-defined]
+    search.send_keys("LM-S10")
+    browser.find_element(By.ID, "apply-filters").click()  # type: ignore[attr-defined]
+    wait_for(browser, lambda d: "q=LM-S10" in d.current_url)
+    assert listed(browser) == [console.public_run]
+
+    browser.get(f"{console.url}/audit")  # type: ignore[attr-defined]
+    Select(browser.find_element(By.ID, "f-status")).select_by_value("conflicting_evidence")  # type: ignore[attr-defined]
+    browser.find_element(By.ID, "apply-filters").click()  # type: ignore[attr-defined]
+    wait_for(browser, lambda d: "status=conflicting_evidence" in d.current_url)
+    assert listed(browser) == []
+
+
+def test_the_run_page_highlights_exactly_the_cited_offsets(browser: object, console: Console) -> None:
+    from selenium.webdriver.common.by import By
+
+    sign_in(browser, console, STAFF_AUDITOR, f"/audit/runs/{console.staff_run}")
+    marks = browser.find_elements(By.CSS_SELECTOR, "mark.evidence-span")  # type: ignore[attr-defined]
+    snapshot = console.service.snapshot()
+
+    assert marks
+    for mark in marks:
+        doc_id, version = mark.get_attribute("data-doc-id"), mark.get_attribute("data-version")
+        start, end = int(mark.get_attribute("data-start")), int(mark.get_attribute("data-end"))
+        assert mark.get_attribute("textContent") == snapshot.parsed(doc_id, version).text[start:end]
+
+
+def test_replay_from_the_page_shows_identical(browser: object, console: Console) -> None:
+    from selenium.webdriver.common.by import By
+
+    sign_in(browser, console, STAFF_AUDITOR, f"/audit/runs/{console.public_run}")
+    browser.find_element(By.ID, "replay").click()  # type: ignore[attr-defined]
+    result = browser.find_element(By.ID, "replay-result")  # type: ignore[attr-defined]
+    wait_for(browser, lambda d: result.get_attribute("data-identical") is not None)
+
+    assert result.get_attribute("data-identical") == "true" and "identical" in result.text
+
+
+def test_feedback_posted_from_the_page_is_stored(browser: object, console: Console) -> None:
+    from selenium.webdriver.common.by import By
+
+    sign_in(browser, console, STAFF_AUDITOR, f"/audit/runs/{console.staff_run}")
+    browser.find_element(By.ID, "verdict-should_have_refused").click()  # type: ignore[attr-defined]
+    browser.find_element(By.ID, "fb-note").send_keys("staff-only figure")  # type: ignore[attr-defined]
+    browser.find_element(By.ID, "send-feedback").click()  # type: ignore[attr-defined]
+    result = browser.find_element(By.ID, "feedback-result")  # type: ignore[attr-defined]
+    wait_for(browser, lambda d: result.text != "")
+
+    assert result.text.startswith("Stored"), result.text
+    assert console.service.traces is not None
+    stored = [r for r in console.service.traces.feedback.records() if r.run_id == console.staff_run]
+    assert (stored[-1].verdict, stored[-1].note, stored[-1].reviewer) == (
+        "should_have_refused",
+        "staff-only figure",
+        "staff-auditor",
+    )
+
+
+def test_a_key_of_another_group_gets_nothing(browser: object, console: Console) -> None:
+    sign_in(browser, console, SALES_AUDITOR)
+    assert listed(browser) == [console.public_run]
+
+    browser.get(f"{console.url}/audit/runs/{console.staff_run}")  # type: ignore[attr-defined]
+    page = browser.page_source  # type: ignore[attr-defined]
+    assert "Not found" in page and STAFF_QUESTION not in page and "7折" not in page
+
+
+def test_every_control_has_a_label_and_is_reachable_by_keyboard(browser: object, console: Console) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    unlabelled = """return Array.from(
+            document.querySelectorAll('input:not([type=hidden]), select, textarea, button'))
+        .filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label') && !e.textContent.trim())
+        .map(e => e.outerHTML);"""
+    for path in ("/audit", f"/audit/runs/{console.staff_run}"):
+        sign_in(browser, console, STAFF_AUDITOR, path)
+        assert browser.execute_script(unlabelled) == []  # type: ignore[attr-defined]
+
+    body = browser.find_element(By.TAG_NAME, "body")  # type: ignore[attr-defined]
+    reached = set()
+    for _ in range(60):
+        body.send_keys(Keys.TAB)
+        reached.add(browser.switch_to.active_element.get_attribute("id"))  # type: ignore[attr-defined]
+    assert {"replay", "export", "send-feedback", "fb-note"} <= reached

@@ -1,0 +1,49 @@
+"""``evloop serve --policy-file``: the server answers with the policy file's judge and threshold, in
+one process and in every worker, and each run's trace pins that policy's hash."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from evidence_loop.agent.api.app import ENV_INDEX, ENV_POLICY, ENV_TRACES, from_env
+from evidence_loop.agent.cli import build_parser
+from evidence_loop.agent.commands.session import policy_from_args
+from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.service import Service
+from evidence_loop.policies.config import Policy
+from evidence_loop.policies.judge_model import DEFAULT_JUDGE
+
+WARRANTY_ZH = "LM-S10 整机保修多久？"
+
+
+def policy_file(tmp_path: Path) -> tuple[Path, Policy]:
+    path = tmp_path / "policy.json"
+    path.write_text(json.dumps({"judge": DEFAULT_JUDGE.as_dict(), "policy": {"answer_rate": "0.9"}}))
+    return path, replace(Policy(), answer_rate=0.9)
+
+
+def test_serve_reads_its_policy_file(tmp_path: Path) -> None:
+    path, expected = policy_file(tmp_path)
+    args = build_parser().parse_args(["serve", "--index", str(tmp_path / "ix"), "--policy-file", str(path)])
+
+    assert policy_from_args(args).digest() == expected.digest() != Policy().digest()
+
+
+def test_every_worker_answers_with_the_served_policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _, expected = policy_file(tmp_path)
+    with Service.open(tmp_path / "ix", create=True, embedder=None) as service:
+        service.ingest(load_sample_kb())
+    monkeypatch.setenv(ENV_INDEX, str(tmp_path / "ix"))
+    monkeypatch.setenv(ENV_TRACES, str(tmp_path / "traces"))
+    monkeypatch.setenv(ENV_POLICY, json.dumps(expected.as_dict()))
+    monkeypatch.setenv("EVLOOP_EMBEDDER", "none")
+
+    client = TestClient(from_env())
+    run_id = client.post("/v1/ask", json={"question": WARRANTY_ZH}).json()["run_id"]
+
+    assert client.get(f"/v1/traces/{run_id}").json()["header"]["policy_hash"] == expected.digest()
