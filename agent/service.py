@@ -16,7 +16,7 @@ from typing import Literal
 import structlog
 
 from evidence_loop.agent import logs, tracing
-from evidence_loop.agent.calibrate import refresh_scale
+from evidence_loop.agent.calibrate import JudgeGap, ScaleKeeper, judge_gap
 from evidence_loop.agent.conflict_check import ConflictChecker
 from evidence_loop.agent.controller import Controller
 from evidence_loop.agent.outcome import Outcome, TraceRef
@@ -102,6 +102,10 @@ class Service:
         self.llm_info = dict(llm_info or {})
         self._write_lock = threading.Lock()
         self._scale: tuple[int, CorpusScale | None] | None = None
+        if embedder is not None:
+            # Every write through this service (or its store) measures the scale when due. The LLM
+            # conflict check is left out: the judge's signals are read before it would be asked.
+            store.keep_scale_with(ScaleKeeper(Controller(self.policy, None, Deps(), embedder, reranker)))
 
     @classmethod
     def open(
@@ -231,11 +235,18 @@ class Service:
         return cached[1]
 
     def calibrate(self, *, force: bool = False) -> CorpusScale | None:
-        """Measure the corpus's own scale now when due (see ``agent.calibrate.refresh_scale``)."""
+        """Measure the corpus's own scale now when due, or ``force`` (``Store.measure_scale``); every
+        write measures it by itself when due, so this is for a store written by an older version."""
         with self._write_lock:
-            scale = refresh_scale(self.store, self.controller, force=force)
+            scale = self.store.measure_scale(force=force)
         self._scale = None
         return scale
+
+    def judge_gap(self) -> JudgeGap | None:
+        """Why the calibrated judge cannot decide on the current corpus (``agent.calibrate.judge_gap``),
+        or None when it can."""
+        snapshot = self.snapshot()
+        return judge_gap(snapshot, self.scale(snapshot), self.controller)
 
     def _trace_store(self) -> TraceStore:
         if self.traces is None:
@@ -270,12 +281,10 @@ class Service:
         )
 
     def ingest(self, docs: Iterable[DocumentInput], *, replace: bool = False) -> IngestReport:
-        """Ingest a batch atomically; writers are serialised, readers keep their snapshot meanwhile."""
+        """Ingest a batch atomically; writers are serialised, readers keep their snapshot meanwhile.
+        The corpus's scale is measured in the same transaction when the batch makes it due."""
         with self._write_lock:
-            report = self.store.ingest(docs, replace=replace)
-        if self.embedder is not None:
-            self.calibrate()
-        return report
+            return self.store.ingest(docs, replace=replace)
 
     def delete(self, doc_id: str) -> None:
         with self._write_lock:

@@ -7,7 +7,15 @@ import json
 import tempfile
 from pathlib import Path
 
-from evidence_loop.agent.calibrate import FEATURES, Row, auc, fit_judge, labelled_rows, refresh_scale
+from evidence_loop.agent.calibrate import (
+    FEATURES,
+    Row,
+    ScaleKeeper,
+    auc,
+    fit_judge,
+    labelled_rows,
+    refresh_scale,
+)
 from evidence_loop.agent.commands.common import (
     Subparsers,
     add_command,
@@ -105,10 +113,10 @@ def run(args: argparse.Namespace) -> int:
 def _set_rows(set_dir: Path, policy: Policy, embedder: Embedder) -> list[Row]:
     questions = read_questions(set_dir / "questions.jsonl")
     with tempfile.TemporaryDirectory(prefix="evloop-calibrate-") as tmp:
-        store = ingest_set(set_dir, Path(tmp) / "index", embedder)
+        controller = Controller(policy, embedder=embedder)
+        store = ingest_set(set_dir, Path(tmp) / "index", embedder, meter=ScaleKeeper(controller))
         try:
-            controller = Controller(policy, embedder=embedder)
-            scale = refresh_scale(store, controller, force=True)
+            scale = store.scale()
             if scale is None:
                 raise InputError(f"{set_dir}: too few sentences to measure the corpus's scale")
             return labelled_rows(store.snapshot(), controller, questions, scale)
