@@ -21,6 +21,7 @@ from evidence_loop.agent.commands.common import (
     shown,
     warn,
 )
+from evidence_loop.agent.commands.session import warn_judge_gap
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.errors import InputError
 from evidence_loop.tools.schema import DB_NAME
@@ -119,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
         tracing_on=not args.no_trace,
         question_chars=limits.question_chars,
     )
+    warn_judge_gap(service, index)
     log_level = "warning" if args.quiet else "info"
     print(
         f"evloop: serving {shown(index)} on http://{host}:{args.port} ({_who(args.keys, keys)})", flush=True
