@@ -14,7 +14,6 @@ from evidence_loop.agent.calibrate import (
     auc,
     fit_judge,
     labelled_rows,
-    refresh_scale,
 )
 from evidence_loop.agent.commands.common import (
     Subparsers,
@@ -25,8 +24,9 @@ from evidence_loop.agent.commands.common import (
     evaluation_embedder,
     open_store,
     resolve_location,
+    want_progress,
 )
-from evidence_loop.agent.commands.session import add_policy_option, policy_from_args
+from evidence_loop.agent.commands.session import add_policy_option, policy_from_args, scale_keeper
 from evidence_loop.agent.controller import Controller
 from evidence_loop.agent.evaluate import ingest_set, read_questions
 from evidence_loop.policies.config import Policy
@@ -81,8 +81,11 @@ def run(args: argparse.Namespace) -> int:
         if args.set_dirs:
             raise InputError("--self measures an index; give SET_DIR folders or --self, not both")
         index = resolve_location(args)
-        with open_store(index, embedder=embedder) as store:
-            scale = refresh_scale(store, Controller(policy, embedder=embedder), force=True)
+        with (
+            scale_keeper(args, embedder, enabled=want_progress(1000, False)) as keeper,
+            open_store(index, embedder=embedder) as store,
+        ):
+            scale = store.measure_scale(keeper, force=True)
         if scale is None:
             raise InputError(f"{index} has too few sentences everyone may read to measure a scale")
         print(
