@@ -1,20 +1,27 @@
 """Calibrating the sufficiency judge: a corpus's own scale without labels, and the model from labels.
 
     self_calibrate(snapshot, controller)     CorpusScale: signals of pseudo-questions, document hidden
-    refresh_scale(store, controller)         measure again when the corpus is new or changed much
+    ScaleKeeper(controller)                  the store's after-write step: measure when due
+    refresh_scale(store, controller)         measure again now when the corpus is new or changed much
+    judge_gap(snapshot, scale, controller)   why the calibrated judge cannot sit on a corpus, if it cannot
     labelled_rows(snapshot, controller, questions, scale)   judge inputs and labels of a labelled set
     fit_judge(rows_by_set)                   a JudgeModel (logistic regression), each set weighing alike
 
 The scale is what makes one model serve every knowledge base: each signal enters the judge as a
 z-score against what the same corpus gives a question whose answer is not in it (tools.calibration).
 Only documents everyone may read are drawn, so the scale says nothing about restricted ones.
+
+Every way documents come in (``evloop ingest``, ``reindex``, ``delete``, the HTTP routes,
+``Service``, a PostgreSQL replica) writes through a store that holds a ``ScaleKeeper``: the scale is
+measured inside the write that makes it due and committed with that generation.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -34,6 +41,7 @@ FEATURES = ("semantic_top", "semantic_window", "coverage", "score", "slot_covera
 ANSWER_RATES = (0.80, 0.85, 0.90, 0.93, 0.95, 0.97, 0.99)
 
 Row = tuple[dict[str, float], bool]
+Progress = Callable[[int, int], None]  # (pseudo-questions asked, of how many)
 
 
 class _LastSignals:
@@ -61,47 +69,101 @@ def run_signals(
 
 
 def self_calibrate(
-    snapshot: Snapshot, controller: Controller, samples: int = SAMPLES, seed: int = 0
+    snapshot: Snapshot,
+    controller: Controller,
+    samples: int = SAMPLES,
+    seed: int = 0,
+    progress: Progress | None = None,
 ) -> CorpusScale | None:
     """The corpus's scale: mean and spread of each signal over pseudo-questions asked with their
     document hidden. None without vectors, or when the corpus has too few sentences to draw."""
-    if controller.embedder is None or controller.embedder_for(snapshot) is None:
+    identity = controller.embedder_for(snapshot)
+    if controller.embedder is None or identity is None:
         return None
     drawn = pseudo_questions(snapshot.public_units(), samples, seed)
     if len(drawn) < MIN_SAMPLES:
         return None
     vectors = controller.embedder.queries([q for _, q in drawn])
     rows = []
-    for (doc_id, question), vector in zip(drawn, vectors, strict=True):
+    for done, ((doc_id, question), vector) in enumerate(zip(drawn, vectors, strict=True), start=1):
         signals = run_signals(controller, snapshot.hiding([doc_id]), question, vector)
         if signals is not None:
             rows.append(signals)
+        if progress is not None:
+            progress(done, len(drawn))
     if len(rows) < MIN_SAMPLES:
         return None
     names = sorted(rows[0])
     table = np.array([[r[n] for n in names] for r in rows], dtype=np.float64)
     spread = zip(names, table.mean(axis=0).tolist(), table.std(axis=0).tolist(), strict=True)
     measured = tuple((n, round(m, 6), round(s, 6)) for n, m, s in spread)
-    return CorpusScale(measured, len(rows), snapshot.generation, snapshot.unit_count)
+    return CorpusScale(measured, len(rows), snapshot.generation, snapshot.unit_count, identity.key)
 
 
 def needs_scale(scale: CorpusScale | None, snapshot: Snapshot) -> bool:
-    """Never measured, or measured on a corpus much smaller or larger than this one."""
+    """Never measured, measured with another embedder's vectors, or on a corpus much smaller or
+    larger than this one."""
     if scale is None:
+        return True
+    made_by = snapshot.embedder
+    if scale.embedder and made_by is not None and scale.embedder != made_by.key:
         return True
     return abs(snapshot.unit_count - scale.units) > DRIFT * max(scale.units, 1)
 
 
+class ScaleKeeper:
+    """The corpus's scale measured again whenever a write makes it due (``tools.calibration.ScaleMeter``).
+
+    ``progress(done, total)`` is told each pseudo-question asked, for a bar on the command line.
+    ``measured`` is the last scale it measured (None: it measured none).
+    """
+
+    def __init__(self, controller: Controller, progress: Progress | None = None) -> None:
+        self.controller = controller
+        self.progress = progress
+        self.measured: CorpusScale | None = None
+
+    def __call__(
+        self, snapshot: Snapshot, current: CorpusScale | None, *, force: bool = False
+    ) -> CorpusScale | None:
+        if not force and not needs_scale(current, snapshot):
+            return None
+        scale = self_calibrate(snapshot, self.controller, progress=self.progress)
+        if scale is not None:
+            self.measured = scale
+        return scale
+
+
 def refresh_scale(store: Store, controller: Controller, *, force: bool = False) -> CorpusScale | None:
     """Measure and record the scale of the store's current corpus when it is due (or ``force``)."""
-    snapshot = store.snapshot()
-    current = store.scale()
-    if not force and not needs_scale(current, snapshot):
-        return current
-    scale = self_calibrate(snapshot, controller)
-    if scale is not None:
-        store.save_scale(scale)
-    return scale if scale is not None else current
+    return store.measure_scale(ScaleKeeper(controller), force=force)
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeGap:
+    """Why the calibrated judge cannot decide on a corpus, and what repairs it."""
+
+    reason: str
+    repair: Literal["embedder", "reindex", "calibrate"]
+
+
+def judge_gap(snapshot: Snapshot, scale: CorpusScale | None, controller: Controller) -> JudgeGap | None:
+    """Why the calibrated judge cannot decide on this corpus (the lexical rule then does), or None
+    when it can, or when there is nothing to decide on yet (an empty corpus)."""
+    policy = controller.policy
+    if policy.judge is None or not policy.dense_recall or snapshot.unit_count == 0:
+        return None  # a policy that turns the judge or vectors off chose the lexical rule
+    if controller.embedder is None:
+        return JudgeGap("no embedder is configured (EVLOOP_EMBEDDER=none)", "embedder")
+    if controller.embedder_for(snapshot) is None:
+        return JudgeGap("the index has no vectors of the configured embedder", "reindex")
+    if scale is None:
+        return JudgeGap(
+            "the knowledge base has no measured scale (written by an older evloop, or fewer than "
+            f"{MIN_SAMPLES} sentences everyone may read)",
+            "calibrate",
+        )
+    return None
 
 
 def labelled_rows(

@@ -18,7 +18,7 @@ from evidence_loop.agent.controller import Controller
 from evidence_loop.agent.expansion import growth
 from evidence_loop.agent.outcome import Outcome
 from evidence_loop.policies.followup import Turn
-from evidence_loop.tools.calibration import CorpusScale
+from evidence_loop.tools.calibration import CorpusScale, ScaleMeter
 from evidence_loop.tools.embedder import Embedder
 from evidence_loop.tools.errors import InputError, MalformedRecordError
 from evidence_loop.tools.snapshot import Snapshot
@@ -139,12 +139,14 @@ def ingest_set(
     index: Location,
     embedder: Embedder | None = None,
     embed_progress: Callable[[int, int], None] | None = None,
+    meter: ScaleMeter | None = None,
 ) -> Store:
-    """A fresh store holding the set's corpus (embedded when an embedder is given)."""
+    """A fresh store holding the set's corpus (embedded when an embedder is given, its scale measured
+    by ``meter``, as every ingest path measures it)."""
     corpus = set_dir / "corpus.jsonl"
     if not corpus.exists():
         raise InputError(f"{set_dir} has no corpus.jsonl (see FORMAT.md)")
-    store = open_store(index, create=True, embedder=embedder)
+    store = open_store(index, create=True, embedder=embedder, meter=meter)
     if store.generation != 0:
         store.close()
         raise InputError("the store already holds documents; an evaluation ingests its set into an empty one")

@@ -16,7 +16,7 @@ from typing import Literal
 import structlog
 
 from evidence_loop.agent import logs, settings, tracing
-from evidence_loop.agent.calibrate import refresh_scale
+from evidence_loop.agent.calibrate import JudgeGap, ScaleKeeper, judge_gap
 from evidence_loop.agent.conflict_check import ConflictChecker
 from evidence_loop.agent.controller import Controller
 from evidence_loop.agent.history import HistoryItem, RunCache, turns_of
@@ -138,6 +138,10 @@ class Service:
         self._write_lock = threading.Lock()
         self._scale: tuple[int, CorpusScale | None] | None = None
         self._runs = RunCache()  # earlier turns read back by run id (agent.history)
+        if embedder is not None:
+            # Every write through this service (or its store) measures the scale when due. The LLM
+            # conflict check is left out: the judge's signals are read before it would be asked.
+            store.keep_scale_with(ScaleKeeper(Controller(self.policy, None, Deps(), embedder, reranker)))
 
     @classmethod
     def open(
@@ -330,11 +334,18 @@ class Service:
         return cached[1]
 
     def calibrate(self, *, force: bool = False) -> CorpusScale | None:
-        """Measure the corpus's own scale now when due (see ``agent.calibrate.refresh_scale``)."""
+        """Measure the corpus's own scale now when due, or ``force`` (``Store.measure_scale``); every
+        write measures it by itself when due, so this is for a store written by an older version."""
         with self._write_lock:
-            scale = refresh_scale(self.store, self.controller, force=force)
+            scale = self.store.measure_scale(force=force)
         self._scale = None
         return scale
+
+    def judge_gap(self) -> JudgeGap | None:
+        """Why the calibrated judge cannot decide on the current corpus (``agent.calibrate.judge_gap``),
+        or None when it can."""
+        snapshot = self.snapshot()
+        return judge_gap(snapshot, self.scale(snapshot), self.controller)
 
     def _require_traces(self) -> TraceStore:
         if self.traces is None:
@@ -372,16 +383,14 @@ class Service:
         self, docs: Iterable[DocumentInput], *, replace: bool = False, writer: Writer | None = None
     ) -> IngestReport:
         """Ingest a batch atomically; writers are serialised, readers keep their snapshot meanwhile.
+        The corpus's scale is measured in the same transaction when the batch makes it due.
 
         With a ``writer``, each document must be one it may write (``agent.write_access``), checked
         inside the write's transaction; a refusal (WriteRefusedError) writes nothing of the batch.
         """
         guard = writer.guard() if writer is not None else None
         with self._write_lock:
-            report = self.store.ingest(docs, replace=replace, guard=guard)
-        if self.embedder is not None:
-            self.calibrate()
-        return report
+            return self.store.ingest(docs, replace=replace, guard=guard)
 
     def delete(self, doc_id: str, *, writer: Writer | None = None) -> None:
         """Stop serving a document; with a ``writer``, only one it may write (as for ``ingest``)."""

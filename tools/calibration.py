@@ -1,6 +1,7 @@
 """A corpus's own scale for the sufficiency judge's signals, from self-calibration.
 
     CorpusScale      per signal: mean and spread over pseudo-questions whose document was held out
+    ScaleMeter       what measures it (agent.calibrate.ScaleKeeper): every write of a store calls it
     read_scale(conn) / write_scale(conn, scale)   kept in the store's meta table
 
 Scores are not comparable across knowledge bases or languages (e5 cosines sit higher in Chinese
@@ -16,9 +17,12 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from evidence_loop.tools.sql import Db
+
+if TYPE_CHECKING:
+    from evidence_loop.tools.snapshot import Snapshot
 
 _META_KEY = "calibration"
 
@@ -31,6 +35,7 @@ class CorpusScale:
     samples: int
     generation: int  # the generation it was measured on
     units: int = 0  # the units the corpus had then (a corpus that grows or shrinks much is measured again)
+    embedder: str = ""  # the key of the embedder whose vectors it was measured with ("": not recorded)
 
     def z(self, name: str, value: float) -> float:
         """``value`` in standard deviations above the held-out mean (the raw value if unmeasured)."""
@@ -40,20 +45,41 @@ class CorpusScale:
         return value
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        """The record; fields added later appear only when set, so an older scale reads back as it was."""
+        data: dict[str, Any] = {
             "signals": {name: [mean, std] for name, mean, std in self.signals},
             "samples": self.samples,
             "generation": self.generation,
             "units": self.units,
         }
+        if self.embedder:
+            data["embedder"] = self.embedder
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CorpusScale:
         signals = tuple(sorted((str(k), float(v[0]), float(v[1])) for k, v in dict(data["signals"]).items()))
-        return cls(signals, int(data["samples"]), int(data["generation"]), int(data.get("units", 0)))
+        return cls(
+            signals,
+            int(data["samples"]),
+            int(data["generation"]),
+            int(data.get("units", 0)),
+            str(data.get("embedder", "")),
+        )
 
     def digest(self) -> str:
         return hashlib.sha256(json.dumps(self.as_dict(), sort_keys=True).encode()).hexdigest()
+
+
+class ScaleMeter(Protocol):
+    """Measures a corpus's scale; a store calls it in each write transaction, before the commit."""
+
+    def __call__(
+        self, snapshot: Snapshot, current: CorpusScale | None, *, force: bool = False
+    ) -> CorpusScale | None:
+        """A newly measured scale for ``snapshot`` when ``current`` is due (or ``force``), else None
+        (keep ``current``; also when the corpus cannot be measured)."""
+        ...
 
 
 def read_scale(conn: Db) -> CorpusScale | None:

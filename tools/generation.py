@@ -124,7 +124,7 @@ def load(root: Path, generation: int, view: CorpusView, embedder: EmbedderIdenti
     check_meta(meta, view, generation, root, rows=len(view.units))
     check_meta(passage_meta, view, generation, root, rows=view.passages)
     if stored is None:
-        if embedder is not None:
+        if embedder is not None and view.units:  # an empty index takes the embedder of its first ingest
             raise EmbedderError(f"the index at {root} has no unit vectors; {reembed_hint(root)}")
         return units, passages, None
     matrix, identity = stored

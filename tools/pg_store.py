@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from evidence_loop.tools.calibration import CorpusScale, write_scale
+from evidence_loop.tools.calibration import CorpusScale, ScaleMeter, write_scale
 from evidence_loop.tools.embedder import Embedder
 from evidence_loop.tools.errors import EvidenceLoopError
 from evidence_loop.tools.pg import CONNECT_TIMEOUT_S, PgConnection, connect, redact, unavailable
@@ -151,8 +151,9 @@ class PgStore(Store):
         source: PgSource,
         embedder: Embedder | None = None,
         checkpoint: Checkpoint | None = None,
+        meter: ScaleMeter | None = None,
     ) -> None:
-        super().__init__(Path(redact(url)), None, source, 0, embedder, checkpoint)
+        super().__init__(Path(redact(url)), None, source, 0, embedder, checkpoint, meter)
         self._url = url
         self._shown = redact(url)
         self._watcher: _Watcher | None = None
@@ -166,13 +167,14 @@ class PgStore(Store):
         reembed: bool = False,
         embed_progress: EmbedProgress | None = None,
         checkpoint: Checkpoint | None = None,
+        meter: ScaleMeter | None = None,
     ) -> PgStore:
         """Open the store at ``url``; StoreStateError (with the command) unless it is migrated.
 
-        ``embedder``, ``reembed`` and ``checkpoint`` as for :meth:`tools.store.Store.open`.
+        ``embedder``, ``reembed``, ``checkpoint`` and ``meter`` as for :meth:`tools.store.Store.open`.
         """
         source = PgSource(url)
-        store = cls(url, source, embedder, checkpoint)
+        store = cls(url, source, embedder, checkpoint, meter)
         try:
             source.read(lambda conn: check_schema(conn, url))
             store._generation = source.read(read_generation)
@@ -217,8 +219,9 @@ class PgStore(Store):
             self._watcher.stop()
         self._source.close()
 
-    def _write(self, write: Callable[[Db, int], bool]) -> int:
-        """One transaction under the write lock; a change commits a new generation and announces it."""
+    def _write(self, write: Callable[[Db, int], bool], *, measure: bool = True) -> int:
+        """One transaction under the write lock; a change commits a new generation (and its scale, when
+        due and ``measure``) and announces it."""
         from psycopg import Rollback
 
         with self._write_lock:
@@ -228,6 +231,8 @@ class PgStore(Store):
                 if not write(conn, generation):
                     raise Rollback()  # nothing changed: no new generation
                 snapshot = self._built(conn, generation)
+                if measure:
+                    self._keep_scale(conn, snapshot)
                 write_generation(conn, generation)
                 conn.execute("SELECT pg_notify(?, ?)", (CHANNEL, str(generation)))
                 self._checkpoint("index")
@@ -249,6 +254,10 @@ class PgStore(Store):
                     yield PgConnection(conn)
             finally:
                 conn.close()
+
+    def _uncommitted(self, conn: Db, snapshot: Snapshot) -> Snapshot:
+        """A snapshot of this store holds its versions already (``Resident``)."""
+        return snapshot
 
     def _snapshot_source(self, conn: Db, view: CorpusView) -> VersionSource:
         """Every live version's parsed form, read now: the snapshot needs the server for no question."""

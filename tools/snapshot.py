@@ -184,6 +184,11 @@ class Snapshot:
         view, index, passages = self._view, self._index, self._passages
         return Snapshot(view, index, passages, self._source, self._dense, self._hidden | frozenset(doc_ids))
 
+    def reading_from(self, source: VersionSource) -> Snapshot:
+        """The same view reading its versions from ``source``: a write transaction's own connection,
+        so that a generation can be measured before it is committed."""
+        return Snapshot(self._view, self._index, self._passages, source, self._dense, self._hidden)
+
     @property
     def unit_index(self) -> RecallIndex:
         return self._index

@@ -9,10 +9,12 @@ with another one's queries (``reindex --embeddings`` re-embeds).
 
 Every change (an ingest batch, a delete) is one write transaction (``BEGIN IMMEDIATE``: one writer
 at a time, whichever process; a caller's ``WriteGuard`` checks each document inside it) that ends
-by recording a new generation. The index folder of that generation (both indexes, then its
-manifest) is written *before* the commit, so a committed generation always has its index; a kill
-at any point leaves the previous generation intact and queryable. Folders of older generations are
-removed after the commit, strays of killed writers when the store is next opened.
+by recording a new generation. A store given a ``ScaleMeter`` (tools.calibration) measures the
+corpus's scale for the judge, when due, inside that same transaction: a generation and its scale are
+committed together. The index folder of that generation (both indexes, then its manifest) is
+written *before* the commit, so a committed generation always has its index; a kill at any point
+leaves the previous generation intact and queryable. Folders of older generations are removed
+after the commit, strays of killed writers when the store is next opened.
 
 Damage is caught where it costs little: opening compares the sizes of the current generation's
 files with its manifest, loading its index (the first snapshot) their sha256 before reading them;
@@ -37,7 +39,7 @@ from types import TracebackType
 
 from evidence_loop.tools import generation as gen
 from evidence_loop.tools import store_embedder, vectors
-from evidence_loop.tools.calibration import CorpusScale, read_scale, write_scale
+from evidence_loop.tools.calibration import CorpusScale, ScaleMeter, read_scale, write_scale
 from evidence_loop.tools.disk import disk_error
 from evidence_loop.tools.embedder import Embedder
 from evidence_loop.tools.errors import DiskError, EmbedderError, IndexStateError, NotFoundError
@@ -58,7 +60,7 @@ from evidence_loop.tools.schema import (
 from evidence_loop.tools.snapshot import CorpusView, Snapshot, VersionSource, fingerprint
 from evidence_loop.tools.sql import Db, Source
 from evidence_loop.tools.types import DocumentInput
-from evidence_loop.tools.views import DbSource, DocumentInfo, load_view, read_documents
+from evidence_loop.tools.views import DbSource, DocumentInfo, WriterSource, load_view, read_documents
 
 __all__ = ["BM25_DIR", "PASSAGES_DIR", "DocumentInfo", "IngestReport", "Snapshot", "Store", "gen_dir"]
 
@@ -97,10 +99,12 @@ class Store:
         generation: int,
         embedder: Embedder | None = None,
         checkpoint: Checkpoint | None = None,
+        meter: ScaleMeter | None = None,
     ) -> None:
         self._folder = folder
         self._shown: Path | str = folder  # how messages name the store
         self._embedder = embedder
+        self._meter = meter
         self._checkpoint = checkpoint or _no_checkpoint
         self._writer = writer
         self._source = source
@@ -132,6 +136,7 @@ class Store:
         reembed: bool = False,
         embed_progress: EmbedProgress | None = None,
         checkpoint: Checkpoint | None = None,
+        meter: ScaleMeter | None = None,
     ) -> Store:
         """Open the store in ``path`` (``create``: make an empty one if there is none).
 
@@ -139,7 +144,8 @@ class Store:
         ``embedder`` makes recall hybrid: the store's vectors must be that embedder's (EmbedderError
         otherwise, with the hint), unless ``reembed`` embeds every stored version anew with it, in a
         new generation. Without an embedder the store is searched lexically, vectors or not.
-        ``checkpoint`` is told each stage of every write (``Checkpoint``).
+        ``checkpoint`` is told each stage of every write (``Checkpoint``). ``meter`` measures the
+        corpus's scale in every write that makes it due (:meth:`keep_scale_with`).
         """
         folder = Path(path)
         db_path = folder / DB_NAME
@@ -148,7 +154,7 @@ class Store:
                 f"no index at {folder}; create one with `evloop ingest PATH --index {folder}`"
             )
         writer, source, read_only = cls._connections(folder, create, rebuild_index or reembed)
-        store = cls(folder, writer, source, 0, embedder, checkpoint)
+        store = cls(folder, writer, source, 0, embedder, checkpoint, meter)
         store._read_only = read_only
         try:
             store._generation = source.read(read_generation)
@@ -269,6 +275,32 @@ class Store:
         """The corpus's own scale for the judge's signals (tools.calibration), None if never measured."""
         return self._source.read(read_scale)
 
+    def keep_scale_with(self, meter: ScaleMeter | None) -> None:
+        """From now on every write (ingest, delete, re-embedding) asks ``meter`` for the new
+        generation's scale before it commits, and records it with the generation."""
+        self._meter = meter
+
+    def measure_scale(self, meter: ScaleMeter | None = None, *, force: bool = False) -> CorpusScale | None:
+        """Measure the current corpus's scale now when it is due (or ``force``), with ``meter`` or the
+        store's own, and commit it in a new generation (the same documents), so that every process
+        reading the store takes it up as it takes up an ingest. Returns the scale in force."""
+        meter = meter or self._meter
+        self.refresh()
+        current = self.scale()
+        if meter is None:
+            return current
+        scale = meter(self.snapshot(), current, force=force)
+        if scale is None:
+            return current
+        measured = scale
+
+        def write(conn: Db, generation: int) -> bool:
+            write_scale(conn, measured)
+            return True
+
+        self._write(write, measure=False)
+        return scale
+
     def save_scale(self, scale: CorpusScale) -> None:
         """Record a newly measured scale; it holds for later generations until measured again."""
         with self._write_lock, database_errors(self._folder):
@@ -327,8 +359,9 @@ class Store:
     ) -> None:
         self.close()
 
-    def _write(self, write: Callable[[Db, int], bool]) -> int:
-        """Run ``write`` in one write transaction; if it changed anything, publish a new generation."""
+    def _write(self, write: Callable[[Db, int], bool], *, measure: bool = True) -> int:
+        """Run ``write`` in one write transaction; if it changed anything, publish a new generation
+        (and its scale, when due and ``measure``)."""
         with self._write_lock, database_errors(self._folder):
             conn = self._sqlite
             conn.execute("BEGIN IMMEDIATE")
@@ -339,6 +372,8 @@ class Store:
                     conn.execute("ROLLBACK")
                     return generation - 1
                 snapshot = self._publish(conn, generation)
+                if measure:
+                    self._keep_scale(conn, snapshot)
                 self._checkpoint("index")
                 conn.execute("COMMIT")
             except BaseException as exc:
@@ -366,6 +401,18 @@ class Store:
         snapshot = self._save_index(conn, generation)
         write_generation(conn, generation)
         return snapshot
+
+    def _keep_scale(self, conn: Db, snapshot: Snapshot) -> None:
+        """Record the scale of the generation being written when the meter finds it due."""
+        if self._meter is None:
+            return
+        scale = self._meter(self._uncommitted(conn, snapshot), read_scale(conn))
+        if scale is not None:
+            write_scale(conn, scale)
+
+    def _uncommitted(self, conn: Db, snapshot: Snapshot) -> Snapshot:
+        """``snapshot`` reading versions through the write transaction (its rows are not committed)."""
+        return snapshot.reading_from(WriterSource(conn))
 
     def _built(self, conn: Db, generation: int) -> Snapshot:
         """A snapshot of what ``conn`` sees live at ``generation``, its indexes built in memory.

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from evidence_loop.tools.calibration import ScaleMeter
 from evidence_loop.tools.embedder import Embedder
 from evidence_loop.tools.pg import is_url
 from evidence_loop.tools.store import EmbedProgress, Store
@@ -28,13 +29,17 @@ def open_store(
     embedder: Embedder | None = None,
     reembed: bool = False,
     embed_progress: EmbedProgress | None = None,
+    meter: ScaleMeter | None = None,
 ) -> Store:
     """The store at ``location``; ``create`` and ``rebuild_index`` concern folders only (a database
-    is created by ``evloop migrate``, and its indexes live in each replica's memory)."""
+    is created by ``evloop migrate``, and its indexes live in each replica's memory); ``meter`` measures
+    the corpus's scale in each write that makes it due (``Store.keep_scale_with``)."""
     if is_url(location):
         from evidence_loop.tools.pg_store import PgStore
 
-        return PgStore.open(str(location), embedder=embedder, reembed=reembed, embed_progress=embed_progress)
+        return PgStore.open(
+            str(location), embedder=embedder, reembed=reembed, embed_progress=embed_progress, meter=meter
+        )
     return Store.open(
         location,
         create=create,
@@ -42,4 +47,5 @@ def open_store(
         embedder=embedder,
         reembed=reembed,
         embed_progress=embed_progress,
+        meter=meter,
     )

@@ -184,3 +184,18 @@ class DbSource:
         """A stored version's sections and units, read in one transaction."""
         with self._lock, database_errors(self._folder), read_transaction(self._conn) as conn:
             return read_parsed(conn, doc_id, version)
+
+
+class WriterSource:
+    """A :class:`~tools.snapshot.VersionSource` over a write transaction's connection, its own
+    uncommitted rows included: what the scale of a generation about to be committed is measured on.
+    Only the writing thread may use it, and only until the transaction ends."""
+
+    def __init__(self, conn: Db) -> None:
+        self._conn = conn
+
+    def version_info(self, doc_id: str, version: str) -> VersionInfo:
+        return read_version_info(self._conn, doc_id, version)
+
+    def parsed(self, doc_id: str, version: str) -> ParsedDocument:
+        return read_parsed(self._conn, doc_id, version)

@@ -7,7 +7,14 @@ import json
 import tempfile
 from pathlib import Path
 
-from evidence_loop.agent.calibrate import FEATURES, Row, auc, fit_judge, labelled_rows, refresh_scale
+from evidence_loop.agent.calibrate import (
+    FEATURES,
+    Row,
+    ScaleKeeper,
+    auc,
+    fit_judge,
+    labelled_rows,
+)
 from evidence_loop.agent.commands.calibrate_feedback import add_feedback_options, run_feedback
 from evidence_loop.agent.commands.common import (
     Subparsers,
@@ -18,8 +25,9 @@ from evidence_loop.agent.commands.common import (
     evaluation_embedder,
     open_store,
     resolve_location,
+    want_progress,
 )
-from evidence_loop.agent.commands.session import add_policy_option, policy_from_args
+from evidence_loop.agent.commands.session import add_policy_option, policy_from_args, scale_keeper
 from evidence_loop.agent.controller import Controller
 from evidence_loop.agent.evaluate import ingest_set, read_questions
 from evidence_loop.policies.config import Policy
@@ -84,8 +92,11 @@ def run(args: argparse.Namespace) -> int:
         if args.set_dirs:
             raise InputError("--self measures an index; give SET_DIR folders or --self, not both")
         index = resolve_location(args)
-        with open_store(index, embedder=embedder) as store:
-            scale = refresh_scale(store, Controller(policy, embedder=embedder), force=True)
+        with (
+            scale_keeper(args, embedder, enabled=want_progress(1000, False)) as keeper,
+            open_store(index, embedder=embedder) as store,
+        ):
+            scale = store.measure_scale(keeper, force=True)
         if scale is None:
             raise InputError(f"{index} has too few sentences everyone may read to measure a scale")
         print(
@@ -116,10 +127,10 @@ def run(args: argparse.Namespace) -> int:
 def _set_rows(set_dir: Path, policy: Policy, embedder: Embedder) -> list[Row]:
     questions = read_questions(set_dir / "questions.jsonl")
     with tempfile.TemporaryDirectory(prefix="evloop-calibrate-") as tmp:
-        store = ingest_set(set_dir, Path(tmp) / "index", embedder)
+        controller = Controller(policy, embedder=embedder)
+        store = ingest_set(set_dir, Path(tmp) / "index", embedder, meter=ScaleKeeper(controller))
         try:
-            controller = Controller(policy, embedder=embedder)
-            scale = refresh_scale(store, controller, force=True)
+            scale = store.scale()
             if scale is None:
                 raise InputError(f"{set_dir}: too few sentences to measure the corpus's scale")
             return labelled_rows(store.snapshot(), controller, questions, scale)

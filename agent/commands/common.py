@@ -127,8 +127,11 @@ def progress_bar(total: int, *, enabled: bool) -> Iterator[Callable[[int], None]
 
 
 @contextmanager
-def embedding_bar(*, enabled: bool) -> Iterator[Callable[[int, int], None] | None]:
-    """A tqdm bar on stderr for the units being embedded (its total known at the first call)."""
+def embedding_bar(
+    *, enabled: bool, desc: str = "embedding", unit: str = "unit"
+) -> Iterator[Callable[[int, int], None] | None]:
+    """A tqdm bar on stderr for the units being embedded (its total known at the first call), or for
+    other long work counted the same way (``desc``, ``unit``)."""
     if not enabled:
         yield None
         return
@@ -138,7 +141,7 @@ def embedding_bar(*, enabled: bool) -> Iterator[Callable[[int, int], None] | Non
 
     def advance(done: int, total: int) -> None:
         if not bars:
-            bars.append(tqdm(total=total, unit="unit", desc="embedding", file=sys.stderr, leave=False))
+            bars.append(tqdm(total=total, unit=unit, desc=desc, file=sys.stderr, leave=False))
         bars[0].update(done - bars[0].n)
 
     try:

@@ -8,14 +8,21 @@ from evidence_loop.agent.commands.common import (
     Subparsers,
     add_command,
     add_index_option,
+    configured_embedder,
     open_store,
     resolve_location,
     shown,
+    want_progress,
 )
+from evidence_loop.agent.commands.session import measured_line, scale_keeper
+from evidence_loop.tools.errors import EmbedderError
 
 DESCRIPTION = """\
 Remove a document from search: none of its versions is found any more. The stored versions stay
-in the database so that traces of earlier runs can still be replayed against them."""
+in the database so that traces of earlier runs can still be replayed against them.
+
+A delete that shrinks the corpus by a quarter measures the corpus's scale again, in the same
+transaction, as an ingest does."""
 
 EPILOG = """\
 example:
@@ -35,7 +42,16 @@ def register(subparsers: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     """Delete the document; an unknown doc_id is a NotFoundError (exit 1)."""
     index = resolve_location(args)
-    with open_store(index) as store:
-        store.delete(args.doc_id)
+    embedder = configured_embedder()
+    with scale_keeper(args, embedder, enabled=want_progress(0, False)) as keeper:
+        try:
+            store = open_store(index, embedder=embedder, meter=keeper)
+        except EmbedderError:
+            # Vectors of another embedder (or none): delete all the same; `ask` says what decides.
+            store = open_store(index)
+        with store:
+            store.delete(args.doc_id)
     print(f"deleted {args.doc_id} from {shown(index)}")
+    if (line := measured_line(keeper)) is not None:
+        print(line)
     return 0

@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from evidence_loop.agent.attribution import attribute, table
-from evidence_loop.agent.calibrate import refresh_scale
+from evidence_loop.agent.calibrate import ScaleKeeper
 from evidence_loop.agent.commands.common import (
     Subparsers,
     add_command,
@@ -128,9 +128,10 @@ def run(args: argparse.Namespace) -> int:
     profiles: dict[str, tuple[int, dict[str, Bin]]] = {}
     embedder = evaluation_embedder(args.embed_cache)
     with temp_index() as tmp, embedding_bar(enabled=not args.no_progress) as bar:
-        store = ingest_set(args.set_dir, _location(args, Path(tmp)), embedder, bar)
+        keeper = ScaleKeeper(Controller(variants[0][1], embedder=embedder)) if embedder else None
+        store = ingest_set(args.set_dir, _location(args, Path(tmp)), embedder, bar, meter=keeper)
         snapshot = store.snapshot()
-        scale = refresh_scale(store, Controller(variants[0][1], embedder=embedder)) if embedder else None
+        scale = store.scale() if embedder else None
         freeze_heap()  # the loaded set stays put: the collector need not walk it again
         for mode, policy in variants:
             controller = Controller(policy, deps=None, embedder=embedder)

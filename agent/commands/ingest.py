@@ -20,6 +20,7 @@ from evidence_loop.agent.commands.common import (
     want_progress,
     warn,
 )
+from evidence_loop.agent.commands.session import measured_line, scale_keeper
 from evidence_loop.tools.errors import InputError
 from evidence_loop.tools.sources import SUPPORTED_SUFFIXES, collect
 
@@ -38,7 +39,12 @@ printable text: a file name that is not UTF-8, or a doc_id with a control charac
 newline, tab, escape, direction overrides), is refused.
 
 Re-ingesting a document version with the same text changes nothing; a new --version becomes the
-current one and older versions stay readable."""
+current one and older versions stay readable.
+
+With an embedder (the default), the first ingest, and any that grows or shrinks the corpus by a
+quarter, also measures the corpus's own scale for the answer-or-refuse judge (self-calibration,
+seconds), in the same transaction: later `ask`, `batch` and `serve` decide with the calibrated
+judge, as `evloop eval` does."""
 
 EPILOG = """\
 examples:
@@ -113,8 +119,10 @@ def run(args: argparse.Namespace) -> int:
     if not found.documents:
         raise InputError(f"no documents to ingest in {', '.join(map(str, args.paths))}")
     total = len(found.documents)
+    embedder = configured_embedder()
     with (
-        open_store(index, create=True, embedder=configured_embedder()) as store,
+        scale_keeper(args, embedder, enabled=want_progress(total, args.no_progress)) as keeper,
+        open_store(index, create=True, embedder=embedder, meter=keeper) as store,
         progress_bar(total, enabled=want_progress(total, args.no_progress)) as bar,
         embedding_bar(enabled=want_progress(total, args.no_progress)) as embed_bar,
     ):
@@ -124,4 +132,6 @@ def run(args: argparse.Namespace) -> int:
     for doc_id, reason in report.skipped:
         warn(f"{doc_id}: {reason}; skipped")
     print(summary_line(report, index, source_skipped=found.skipped))
+    if (line := measured_line(keeper)) is not None:
+        print(line)
     return 0

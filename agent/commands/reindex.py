@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from evidence_loop.agent.calibrate import ScaleKeeper
 from evidence_loop.agent.commands.common import (
     Subparsers,
     add_command,
@@ -14,7 +15,12 @@ from evidence_loop.agent.commands.common import (
     resolve_location,
     shown,
     want_progress,
+    warn,
 )
+from evidence_loop.agent.commands.session import measured_line, scale_keeper
+from evidence_loop.tools.embedder import Embedder
+from evidence_loop.tools.errors import EmbedderError
+from evidence_loop.tools.stores import Location
 
 DESCRIPTION = """\
 Rebuild the current generation's index files (BM25 and unit vectors) from the database, for when
@@ -27,7 +33,11 @@ the vectors and the index goes back to lexical recall.
 
 A PostgreSQL store (--store) keeps no index files: each replica builds the current generation's
 index in memory from the database. Without --embeddings reindex then builds it once, to show that
-the database holds all it needs, and writes nothing."""
+the database holds all it needs, and writes nothing.
+
+Either way, with an embedder, the corpus's scale for the answer-or-refuse judge is measured again
+when it is due (never measured, as in a store written by an older evloop; measured with other
+vectors; or on a corpus a quarter smaller or larger), in a new generation."""
 
 EPILOG = """\
 examples:
@@ -51,23 +61,50 @@ def register(subparsers: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     index = resolve_location(args)
-    if not args.embeddings:
-        with open_store(index, rebuild_index=True) as store:
-            if isinstance(index, str):
-                units = store.snapshot().unit_count
-                print(
-                    f"nothing to rebuild: the store at {shown(index)} keeps no index files, each replica "
-                    f"builds generation {store.generation}'s index in memory; built it here from the "
-                    f"database ({units} units) and wrote nothing"
-                )
-            else:
-                print(f"rebuilt the index of generation {store.generation} in {shown(index)}")
-        return 0
     embedder = configured_embedder()
+    with scale_keeper(args, embedder, enabled=want_progress(1000, args.no_progress)) as keeper:
+        if args.embeddings:
+            _reembed(index, embedder, keeper, args.no_progress)
+        else:
+            _rebuild(index)
+            if keeper is not None:
+                _measure_when_due(index, embedder, keeper)
+    if (line := measured_line(keeper)) is not None:
+        print(line)
+    return 0
+
+
+def _rebuild(index: Location) -> None:
+    """The index files (for a database: the in-memory index, once) from the stored rows."""
+    with open_store(index, rebuild_index=True) as store:
+        if isinstance(index, str):
+            units = store.snapshot().unit_count
+            print(
+                f"nothing to rebuild: the store at {shown(index)} keeps no index files, each replica "
+                f"builds generation {store.generation}'s index in memory; built it here from the "
+                f"database ({units} units) and wrote nothing"
+            )
+        else:
+            print(f"rebuilt the index of generation {store.generation} in {shown(index)}")
+
+
+def _measure_when_due(index: Location, embedder: Embedder | None, keeper: ScaleKeeper) -> None:
+    """The corpus's scale when it is due; a store whose vectors are not the configured embedder's
+    cannot be measured, and the warning says how to repair it."""
+    try:
+        with open_store(index, embedder=embedder, meter=keeper) as store:
+            store.measure_scale()
+    except EmbedderError as exc:
+        warn(f"the corpus's scale was not measured: {exc}")
+
+
+def _reembed(
+    index: Location, embedder: Embedder | None, keeper: ScaleKeeper | None, no_progress: bool
+) -> None:
+    """Every document embedded anew (none: the vectors dropped), in a new generation with its scale."""
     with (
-        embedding_bar(enabled=want_progress(1000, args.no_progress)) as bar,
-        open_store(index, embedder=embedder, reembed=True, embed_progress=bar) as store,
+        embedding_bar(enabled=want_progress(1000, no_progress)) as bar,
+        open_store(index, embedder=embedder, reembed=True, embed_progress=bar, meter=keeper) as store,
     ):
         what = f"embedded every document with {embedder.identity.key}" if embedder else "dropped the vectors"
         print(f"{what}: generation {store.generation} in {shown(index)}")
-    return 0

@@ -34,7 +34,12 @@ from evidence_loop.agent.commands.common import (
     shown,
     warn,
 )
-from evidence_loop.agent.commands.session import add_policy_option, policy_from_args, policy_line
+from evidence_loop.agent.commands.session import (
+    add_policy_option,
+    policy_from_args,
+    policy_line,
+    warn_judge_gap,
+)
 from evidence_loop.agent.service import WHEN_TRACES_FAIL, Service
 from evidence_loop.tools.errors import InputError
 from evidence_loop.tools.schema import DB_NAME
@@ -169,6 +174,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.when_traces_fail == "answer-untraced" and not args.no_trace:
         warn("--when-traces-fail answer-untraced: runs whose trace cannot be written are answered untraced")
+    warn_judge_gap(service, index)
     log_level = "warning" if args.quiet else "info"
     logs.configure(log_level)
     print(

@@ -1,15 +1,23 @@
-"""Building the Service a command runs on: index folder, trace folder, tracing switch, LLM configuration."""
+"""Building the Service a command runs on: index folder, trace folder, tracing switch, LLM configuration;
+and the after-write step every command that writes a store passes it (the corpus's scale)."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from evidence_loop.agent import settings
-from evidence_loop.agent.commands.common import resolve_location
+from evidence_loop.agent.calibrate import ScaleKeeper
+from evidence_loop.agent.commands.common import embedding_bar, resolve_location, shown, warn
+from evidence_loop.agent.controller import Controller
 from evidence_loop.agent.service import Service
 from evidence_loop.policies.config import POLICY_ENV, Policy, load_policy_file
+from evidence_loop.tools.embedder import Embedder
 from evidence_loop.tools.errors import InputError, PolicyError
+from evidence_loop.tools.generation import location_flag
+from evidence_loop.tools.stores import Location
 
 
 def add_trace_options(parser: argparse.ArgumentParser) -> None:
@@ -75,4 +83,54 @@ def open_service(args: argparse.Namespace, *, create: bool = False) -> Service:
     traces = getattr(args, "traces", None)
     tracing_on = not getattr(args, "no_trace", False)
     policy = policy_from_args(args)
-    return Service.open(index, create=create, traces=traces, tracing_on=tracing_on, policy=policy)
+    service = Service.open(index, create=create, traces=traces, tracing_on=tracing_on, policy=policy)
+    try:
+        warn_judge_gap(service, index)
+    except BaseException:
+        service.close()
+        raise
+    return service
+
+
+def warn_judge_gap(service: Service, index: Location) -> None:
+    """Say on stderr, with the command that repairs it, when the lexical rule decides answer-or-refuse
+    on this corpus instead of the calibrated judge: never a silent fall back."""
+    gap = service.judge_gap()
+    if gap is None:
+        return
+    flag = location_flag(index if isinstance(index, str) else Path(index))
+    repair = {
+        "embedder": "configure an embedder (unset EVLOOP_EMBEDDER for the built-in one)",
+        "reindex": f"embed it with `evloop reindex --embeddings {flag}`",
+        "calibrate": f"measure it with `evloop calibrate --self {flag}`",
+    }[gap.repair]
+    warn(
+        f"{gap.reason}: the lexical rule decides answer-or-refuse on {shown(index)}, not the "
+        f"calibrated judge; {repair}"
+    )
+
+
+@contextmanager
+def scale_keeper(
+    args: argparse.Namespace, embedder: Embedder | None, *, enabled: bool
+) -> Iterator[ScaleKeeper | None]:
+    """The after-write step a command that writes a store hands it: the corpus's scale measured when
+    the write makes it due, under the policy the command's questions will run with, with a bar on
+    stderr (``enabled``). None without an embedder: there is then no scale to measure."""
+    if embedder is None:
+        yield None
+        return
+    controller = Controller(policy_from_args(args), embedder=embedder)
+    with embedding_bar(enabled=enabled, desc="measuring the scale", unit="question") as bar:
+        yield ScaleKeeper(controller, bar)
+
+
+def measured_line(keeper: ScaleKeeper | None) -> str | None:
+    """The line a write command adds when it measured the corpus's scale."""
+    if keeper is None or keeper.measured is None:
+        return None
+    scale = keeper.measured
+    return (
+        f"measured the corpus's scale from {scale.samples} pseudo-questions (generation "
+        f"{scale.generation}): the calibrated judge decides answer-or-refuse"
+    )

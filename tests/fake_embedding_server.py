@@ -1,0 +1,136 @@
+"""A loopback OpenAI-compatible embeddings endpoint, for tests that run ``evloop`` with an embedder.
+
+    server = FakeEmbeddingServer().start()     127.0.0.1, a free port, its own thread, ready when it returns
+    server.environ                              the EVLOOP_EMBED* settings that point the openai backend at it
+    server.stop()
+
+It answers ``POST /v1/embeddings`` with the vectors of ``tests.fake_embedder.FakeEmbedder`` (bag of
+words hashed into a few dimensions), the client's "query: " and "passage: " prefixes taken off, so that
+a command line, a worker process and a test see the same small deterministic embedder. No model runs:
+embedding a test corpus with the real one costs minutes on a busy machine.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from tests.fake_embedder import FakeEmbedder
+
+MODEL = "fake-e5"
+PREFIXES = ("query: ", "passage: ")
+
+
+def _bare(text: str) -> str:
+    for prefix in PREFIXES:
+        if text.startswith(prefix):
+            return text[len(prefix) :]
+    return text
+
+
+class FakeEmbeddingServer:
+    """Embeds what it is sent with a ``FakeEmbedder``; counts the texts it embedded."""
+
+    def __init__(self) -> None:
+        self.embedder = FakeEmbedder(MODEL)
+        self.texts = 0
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
+
+    @property
+    def root(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    @property
+    def environ(self) -> dict[str, str]:
+        """The settings that make ``evloop`` (and any process started with them) embed here."""
+        return {
+            "EVLOOP_EMBEDDER": "openai",
+            "EVLOOP_EMBED_BASE_URL": f"{self.root}/v1",
+            "EVLOOP_EMBED_MODEL": MODEL,
+        }
+
+    def start(self, ready_within_s: float = 60.0) -> FakeEmbeddingServer:
+        """Serve, and return once ``/health`` answers (generous: a busy machine is slow to schedule)."""
+        self._thread.start()
+        deadline = time.monotonic() + ready_within_s
+        while True:
+            try:
+                with urllib.request.urlopen(f"{self.root}/health", timeout=2) as reply:
+                    if reply.status == 200:
+                        return self
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"the embeddings server was not ready within {ready_within_s} s"
+                    ) from None
+                time.sleep(0.05)
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def reply(self, body: dict[str, Any]) -> tuple[int, Any]:
+        texts = body.get("input")
+        if isinstance(texts, str):
+            texts = [texts]
+        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            return 422, {"error": {"message": "input must be a string or a list of strings"}}
+        vectors = self.embedder.queries([_bare(t) for t in texts])
+        with self._lock:
+            self.texts += len(texts)
+        data = [{"object": "embedding", "index": i, "embedding": v.tolist()} for i, v in enumerate(vectors)]
+        usage = {"prompt_tokens": 0, "total_tokens": 0}
+        return 200, {"object": "list", "data": data, "model": body.get("model", MODEL), "usage": usage}
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
+            close_connection = True
+
+            def do_GET(self) -> None:
+                self._send(200, {"status": "ok"} if self.path == "/health" else {"error": "not found"})
+
+            def do_POST(self) -> None:
+                raw = self.rfile.read(int(self.headers.get("Content-Length", "0"))).decode("utf-8")
+                if self.path.split("?")[0] != "/v1/embeddings":
+                    self._send(404, {"error": "not found"})
+                    return
+                try:
+                    body = json.loads(raw)
+                except ValueError:
+                    body = None
+                if not isinstance(body, dict):
+                    self._send(400, {"error": {"message": "not a JSON object"}})
+                    return
+                self._send(*server.reply(body))
+
+            def _send(self, status: int, body: Any) -> None:
+                data = json.dumps(body).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    # No kept-alive sockets: an embedder a command builds in the test's process is never
+                    # closed, and its pooled connection would be reported as an unclosed socket.
+                    self.send_header("Connection", "close")
+                    self.end_headers()
+                    self.wfile.write(data)
+                except OSError:
+                    pass  # the client gave up
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass  # quiet test output
+
+        return Handler
