@@ -22,6 +22,19 @@ run_log = logging.getLogger(f"{LOGGER}.run")
 _MARK = "_evloop_handler"  # set on the handler ``configure`` installs, so it is installed once
 
 
+class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is when a record is emitted (as logging's last resort does),
+    not the stream that was current at configuration: a process that swaps stderr keeps its logs."""
+
+    @property
+    def stream(self) -> object:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: object) -> None:
+        pass
+
+
 def configure(default_level: str = "warning") -> None:
     """JSON lines on stderr for the ``evidence_loop`` loggers; idempotent. For the CLI and the server
     only (processes that own their logging). ``EVLOOP_LOG_LEVEL`` overrides the level."""
@@ -32,7 +45,7 @@ def configure(default_level: str = "warning") -> None:
     log.setLevel(level)
     if any(getattr(handler, _MARK, False) for handler in log.handlers):
         return
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _CurrentStderr()
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
             foreign_pre_chain=[

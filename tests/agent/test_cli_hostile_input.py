@@ -227,7 +227,10 @@ def test_an_os_error_is_one_line_with_a_hint(capsys: Capture, index: Path, tmp_p
     code, _, err = run(capsys, "batch", str(questions), "--out", str(tmp_path), "--index", str(index))
 
     assert code == 1
-    assert_one_line(err, "Is a directory")
+    # the warning that the lexical rule decides (the tests run without an embedder) is its own line
+    warned = [line for line in err.splitlines() if line.startswith("evloop: warning:")]
+    assert [line for line in warned if "lexical rule" not in line] == []
+    assert_one_line("\n".join(line for line in err.splitlines() if line not in warned), "Is a directory")
 
 
 def test_an_index_error_written_over_several_lines_is_printed_as_one(capsys: Capture) -> None:

@@ -43,7 +43,8 @@ def test_every_worker_answers_with_the_served_policy(tmp_path: Path, monkeypatch
     monkeypatch.setenv(ENV_POLICY, json.dumps(expected.as_dict()))
     monkeypatch.setenv("EVLOOP_EMBEDDER", "none")
 
-    client = TestClient(from_env())
-    run_id = client.post("/v1/ask", json={"question": WARRANTY_ZH}).json()["run_id"]
+    with TestClient(from_env()) as client:
+        run_id = client.post("/v1/ask", json={"question": WARRANTY_ZH}).json()["run_id"]
+        header = client.get(f"/v1/traces/{run_id}").json()["header"]
 
-    assert client.get(f"/v1/traces/{run_id}").json()["header"]["policy_hash"] == expected.digest()
+    assert header["policy_hash"] == expected.digest()
