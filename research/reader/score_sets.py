@@ -7,11 +7,12 @@
      cd research/reader && nice -n 15 /tmp/reader/venv/bin/python score_sets.py score \
          --ckpt /tmp/reader/reader.pt \
          --sets tara_zh,rgb_zh_reject,emanual_en_reject --limit 300 --tag main
-   reads the first --windows evidence items of each question (the loop's selected windows, lead first), and
+   reads the evidence of each question grouped by document (the loop's selected windows, lead first; the
+   first --windows documents, each cut to the reader's max length), and
    writes /tmp/reader/scores_TAG_SET.jsonl (expect, recorded signals, reader logit of each window).
 3. The table: python score_sets.py table --tag main
-   AUC of answerable vs unanswerable for the reader (best window), the e5 cosine (signals.semantic), the
-   current judge (signals.judge), and logistic refits over the recorded signals without and with the reader,
+   AUC of answerable vs unanswerable for the reader (lead document's window), the e5 cosine
+   (signals.semantic), the current judge (signals.judge), and logistic refits over the recorded signals without and with the reader,
    each fitted on the other sets (features z-scored within each set, as the judge z-scores against its
    corpus's own scale) and scored on the left-out set.
 """
@@ -28,7 +29,7 @@ import numpy as np
 from e5torch import jsonl
 from train import auc
 
-FEATURES = ("relevance", "lexical_score", "coverage", "slot_coverage", "boundary", "score", "semantic")
+FEATURES = ("relevance", "bm25", "coverage", "slot_coverage", "boundary", "score", "semantic")
 EVAL = "/work/shared/eval"
 
 
@@ -44,7 +45,7 @@ def score(args: argparse.Namespace) -> None:
     model.eval()
     for name in args.sets.split(","):
         qs = {q["id"]: q for q in jsonl(f"{EVAL}/{name}/questions.jsonl")}
-        res = jsonl(f"/tmp/reader/eval/{name}/{args.results}")
+        res = jsonl(f"/tmp/reader/eval/{name}/" + args.results.format(set=name))
         res = [r for r in res if qs[r["id"]]["expect"] in ("answer", "refuse")]
         random.Random(0).shuffle(res)
         res = res[: args.limit]
@@ -52,7 +53,7 @@ def score(args: argparse.Namespace) -> None:
         with open(f"/tmp/reader/scores_{args.tag}_{name}.jsonl", "w", encoding="utf-8") as f:
             for r in res:
                 q = qs[r["id"]]
-                wins = [e["text"] for e in r["evidence"][: args.windows]]
+                wins = by_document(r["evidence"])[: args.windows]
                 logits: list[float] = []
                 if wins:
                     with torch.no_grad():
@@ -67,6 +68,14 @@ def score(args: argparse.Namespace) -> None:
                 }
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
         print(f"{name}: {len(res)} questions scored in {time.time() - t0:.0f}s", flush=True)
+
+
+def by_document(evidence: list[dict]) -> list[str]:
+    """The evidence as the loop selected it, one text per document (its pieces in order), lead first."""
+    groups: dict[str, list[str]] = {}
+    for e in evidence:
+        groups.setdefault(e["doc_id"], []).append(e["text"])
+    return ["\n".join(parts) for parts in groups.values()]
 
 
 def fit_lr(x: np.ndarray, y: np.ndarray, w: np.ndarray, l2: float = 1.0) -> np.ndarray:
@@ -87,7 +96,8 @@ def load_set(tag: str, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
     rows = jsonl(f"/tmp/reader/scores_{tag}_{name}.jsonl")
     y = np.array([1.0 if r["expect"] == "answer" else 0.0 for r in rows])
     feats = np.array([[_num(r["signals"].get(f)) for f in FEATURES] for r in rows])
-    reader = np.array([max(r["reader"]) if r["reader"] else -10.0 for r in rows])
+    # the lead document's window speaks for the evidence, as the lead window does for the judge
+    reader = np.array([r["reader"][0] if r["reader"] else -10.0 for r in rows])
     cos = np.array([_num(r["signals"].get("semantic")) for r in rows])
     judge = np.array([_num(r["signals"].get("judge")) for r in rows])
     return y, _z(feats), _z(reader[:, None]), cos, judge
@@ -132,7 +142,9 @@ def main() -> None:
     ap.add_argument("mode", choices=("score", "table"))
     ap.add_argument("--ckpt", default="/tmp/reader/reader.pt")
     ap.add_argument("--sets", default="tara_zh,rgb_zh_reject,emanual_en_reject")
-    ap.add_argument("--results", default="results_adaptive.jsonl")
+    ap.add_argument(
+        "--results", default="{set}-adaptive.jsonl", help="results file name in /tmp/reader/eval/SET/"
+    )
     ap.add_argument("--limit", type=int, default=300)
     ap.add_argument("--windows", type=int, default=3)
     ap.add_argument("--tag", default="main")

@@ -13,6 +13,8 @@ from __future__ import annotations
 import argparse
 import random
 import time
+import zlib
+from pathlib import Path
 
 import torch
 from e5torch import CrossEncoder, jsonl, load_e5, pad
@@ -29,13 +31,15 @@ def auc(scores: list[float], labels: list[int]) -> float:
     return wins / (len(pos) * len(neg))
 
 
+def held(r: dict) -> bool:
+    """One anchor in ten is held out, by a stable hash of its question and document."""
+    key = f"{r['set']}|{r['doc_id']}|{r['question']}".encode()
+    return zlib.crc32(key) % 10 == 0
+
+
 def split(rows: list[dict], leave_out: str | None) -> tuple[list[dict], list[dict]]:
-    keys = sorted({(r["set"], r["question"], r["doc_id"]) for r in rows})
-    rng = random.Random(0)
-    rng.shuffle(keys)
-    held = set(keys[: len(keys) // 10])
-    train = [r for r in rows if (r["set"], r["question"], r["doc_id"]) not in held and r["set"] != leave_out]
-    val = [r for r in rows if (r["set"], r["question"], r["doc_id"]) in held or r["set"] == leave_out]
+    train = [r for r in rows if not held(r) and r["set"] != leave_out]
+    val = [r for r in rows if held(r) or r["set"] == leave_out]
     return train, val
 
 
@@ -60,6 +64,7 @@ def main() -> None:
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--minutes", type=float, default=20.0)
     ap.add_argument("--leave-out", default=None)
+    ap.add_argument("--lr", type=float, default=3e-5, help="learning rate of the trained encoder layers")
     ap.add_argument(
         "--threads", type=int, default=1, help="2 spins on a crowded machine; 1 runs faster there"
     )
@@ -67,8 +72,6 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
-    rows = [r for path in args.pairs.split(",") for r in jsonl(path)]
-    train, val = split(rows, args.leave_out)
     tok, enc = load_e5(args.layers)
     model = CrossEncoder(enc)
     for p in model.encoder.parameters():
@@ -76,17 +79,9 @@ def main() -> None:
     for layer in model.encoder.layers[args.layers - args.train_top :]:
         for p in layer.parameters():
             p.requires_grad = True
-    t0 = time.time()
-    tr = [(tok.pair(r["question"], r["window"], args.max_len), r["label"]) for r in train]
-    va = [tok.pair(r["question"], r["window"], args.max_len) for r in val]
-    print(
-        f"pairs: train {len(tr)} ({sum(y for _, y in tr)} positive), held out {len(va)}; "
-        f"tokenised in {time.time() - t0:.0f}s",
-        flush=True,
-    )
     opt = torch.optim.AdamW(
         [
-            {"params": [p for p in model.encoder.parameters() if p.requires_grad], "lr": 3e-5},
+            {"params": [p for p in model.encoder.parameters() if p.requires_grad], "lr": args.lr},
             {"params": model.head.parameters(), "lr": 1e-3},
         ],
         weight_decay=0.01,
@@ -95,29 +90,49 @@ def main() -> None:
     rng = random.Random(1)
     t0 = time.time()
     step = 0
-    stop = False
-    for epoch in range(args.epochs):
-        rng.shuffle(tr)
-        for i in range(0, len(tr), args.batch):
-            chunk = tr[i : i + args.batch]
-            ids, lengths = pad([s for s, _ in chunk])
-            loss = loss_fn(model(ids, lengths), torch.tensor([float(y) for _, y in chunk]))
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            step += 1
-            if step % 25 == 0:
-                print(f"epoch {epoch} step {step} loss {loss.item():.3f} {time.time() - t0:.0f}s", flush=True)
-                torch.save(
-                    {"state": model.state_dict(), "layers": args.layers, "max_len": args.max_len}, args.out
+    seen: dict[str, list[tuple[list[int], int]]] = {}
+    epoch_of: dict[str, int] = {}
+    todo: list[tuple[list[int], int]] = []
+    while time.time() - t0 < args.minutes * 60:
+        # pair files still being written by pairs.py are picked up as they appear
+        for path in args.pairs.split(","):
+            if path not in seen and Path(path).exists() and Path(path).stat().st_size > 0:
+                rows, _ = split(jsonl(path), args.leave_out)
+                seen[path] = [(tok.pair(r["question"], r["window"], args.max_len), r["label"]) for r in rows]
+                epoch_of[path] = 0
+                todo += seen[path]
+                rng.shuffle(todo)
+                print(
+                    f"{path}: {len(seen[path])} training pairs added at {time.time() - t0:.0f}s", flush=True
                 )
-            if time.time() - t0 > args.minutes * 60:
-                stop = True
+        if not todo:
+            if not seen:
+                time.sleep(10)
+                continue
+            if min(epoch_of.values()) + 1 >= args.epochs:
                 break
-        if stop:
-            break
+            for path in seen:
+                epoch_of[path] += 1
+                todo += seen[path]
+            rng.shuffle(todo)
+        chunk, todo = todo[: args.batch], todo[args.batch :]
+        ids, lengths = pad([s for s, _ in chunk])
+        loss = loss_fn(model(ids, lengths), torch.tensor([float(y) for _, y in chunk]))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        step += 1
+        if step % 25 == 0:
+            print(f"step {step} loss {loss.item():.3f} {time.time() - t0:.0f}s", flush=True)
+            torch.save(
+                {"state": model.state_dict(), "layers": args.layers, "max_len": args.max_len}, args.out
+            )
     train_s = time.time() - t0
     torch.save({"state": model.state_dict(), "layers": args.layers, "max_len": args.max_len}, args.out)
+    rows = [r for path in seen for r in jsonl(path)]
+    val = split(rows, args.leave_out)[1]
+    va = [tok.pair(r["question"], r["window"], args.max_len) for r in val]
+    print(f"pairs: {len(rows)} in {len(seen)} files, {len(val)} held out", flush=True)
     s = scores_of(model, va)
     labels = [r["label"] for r in val]
     print(
