@@ -12,8 +12,8 @@
    writes /tmp/reader/scores_TAG_SET.jsonl (expect, recorded signals, reader logit of each window).
 3. The table: python score_sets.py table --tag main
    AUC of answerable vs unanswerable for the reader (lead document's window), the e5 cosine
-   (signals.semantic), the current judge (signals.judge), and logistic refits over the recorded signals without and with the reader,
-   each fitted on the other sets (features z-scored within each set, as the judge z-scores against its
+   (signals.semantic), the current judge (signals.judge), and logistic refits over the recorded signals
+   without and with the reader, each fitted on the other sets (features z-scored within each set, as the judge z-scores against its
    corpus's own scale) and scored on the left-out set.
 """
 
