@@ -1,8 +1,10 @@
 """Score the loop's selected evidence with the reader, then the AUC table and the judge refit.
 
+0. python score_sets.py subsets --sets tara_zh,emanual_en_reject  (120 answer + 120 refuse questions
+   per set, seed 25, beside a link to the set's corpus, in /tmp/reader/sets/SET)
 1. Results per set come from the loop (project venv, niced, once per set):
      OMP_NUM_THREADS=1 PYTHONPATH=$PWD nice -n 15 /work/main/.venv/bin/python -m evidence_loop.agent.cli \
-         eval /work/shared/eval/SET --out-dir /tmp/reader/eval/SET --no-progress
+         eval /tmp/reader/sets/SET --out-dir /tmp/reader/eval/SET --no-progress
 2. Reader scores (research venv):
      cd research/reader && nice -n 15 /tmp/reader/venv/bin/python score_sets.py score \
          --ckpt /tmp/reader/reader.pt \
@@ -12,9 +14,9 @@
    writes /tmp/reader/scores_TAG_SET.jsonl (expect, recorded signals, reader logit of each window).
 3. The table: python score_sets.py table --tag main
    AUC of answerable vs unanswerable for the reader (lead document's window), the e5 cosine
-   (signals.semantic), the current judge (signals.judge), and logistic refits over the recorded signals
-   without and with the reader, each fitted on the other sets (features z-scored within each set, as the judge z-scores against its
-   corpus's own scale) and scored on the left-out set.
+   (signals.semantic), the current judge (signals.judge), and logistic refits over the recorded
+   signals without and with the reader, each fitted on the other sets (features z-scored within
+   each set, as the judge z-scores against its corpus's own scale) and scored on the left-out set.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import json
 import math
 import random
 import time
+from pathlib import Path
 
 import numpy as np
 from e5torch import jsonl
@@ -68,6 +71,22 @@ def score(args: argparse.Namespace) -> None:
                 }
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
         print(f"{name}: {len(res)} questions scored in {time.time() - t0:.0f}s", flush=True)
+
+
+def subsets(args: argparse.Namespace) -> None:
+    for name in args.sets.split(","):
+        d = Path(f"/tmp/reader/sets/{name}")
+        d.mkdir(parents=True, exist_ok=True)
+        if not (d / "corpus.jsonl").exists():
+            (d / "corpus.jsonl").symlink_to(f"{EVAL}/{name}/corpus.jsonl")
+        qs = jsonl(f"{EVAL}/{name}/questions.jsonl")
+        rng = random.Random(25)
+        a = [q for q in qs if q["expect"] == "answer"]
+        r = [q for q in qs if q["expect"] == "refuse"]
+        rng.shuffle(a)
+        rng.shuffle(r)
+        lines = [json.dumps(q, ensure_ascii=False) for q in a[:120] + r[:120]]
+        (d / "questions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def by_document(evidence: list[dict]) -> list[str]:
@@ -139,7 +158,7 @@ def table(args: argparse.Namespace) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("mode", choices=("score", "table"))
+    ap.add_argument("mode", choices=("subsets", "score", "table"))
     ap.add_argument("--ckpt", default="/tmp/reader/reader.pt")
     ap.add_argument("--sets", default="tara_zh,rgb_zh_reject,emanual_en_reject")
     ap.add_argument(
@@ -149,7 +168,7 @@ def main() -> None:
     ap.add_argument("--windows", type=int, default=3)
     ap.add_argument("--tag", default="main")
     args = ap.parse_args()
-    score(args) if args.mode == "score" else table(args)
+    {"subsets": subsets, "score": score, "table": table}[args.mode](args)
 
 
 if __name__ == "__main__":
