@@ -56,7 +56,11 @@ def score(args: argparse.Namespace) -> None:
         with open(f"/tmp/reader/scores_{args.tag}_{name}.jsonl", "w", encoding="utf-8") as f:
             for r in res:
                 q = qs[r["id"]]
-                wins = by_document(r["evidence"])[: args.windows]
+                if args.pieces:  # the lead document's evidence pieces, each read on its own
+                    lead = r["evidence"][0]["doc_id"] if r["evidence"] else None
+                    wins = [e["text"] for e in r["evidence"] if e["doc_id"] == lead][: args.windows]
+                else:
+                    wins = by_document(r["evidence"])[: args.windows]
                 logits: list[float] = []
                 if wins:
                     with torch.no_grad():
@@ -111,12 +115,15 @@ def fit_lr(x: np.ndarray, y: np.ndarray, w: np.ndarray, l2: float = 1.0) -> np.n
     return beta
 
 
-def load_set(tag: str, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def load_set(
+    tag: str, name: str, agg: str = "lead"
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     rows = jsonl(f"/tmp/reader/scores_{tag}_{name}.jsonl")
     y = np.array([1.0 if r["expect"] == "answer" else 0.0 for r in rows])
     feats = np.array([[_num(r["signals"].get(f)) for f in FEATURES] for r in rows])
     # the lead document's window speaks for the evidence, as the lead window does for the judge
-    reader = np.array([r["reader"][0] if r["reader"] else -10.0 for r in rows])
+    pick = max if agg == "max" else (lambda v: v[0])
+    reader = np.array([pick(r["reader"]) if r["reader"] else -10.0 for r in rows])
     cos = np.array([_num(r["signals"].get("semantic")) for r in rows])
     judge = np.array([_num(r["signals"].get("judge")) for r in rows])
     return y, _z(feats), _z(reader[:, None]), cos, judge
@@ -132,7 +139,7 @@ def _z(a: np.ndarray) -> np.ndarray:
 
 def table(args: argparse.Namespace) -> None:
     names = args.sets.split(",")
-    data = {n: load_set(args.tag, n) for n in names}
+    data = {n: load_set(args.tag, n, args.agg) for n in names}
     print(
         "| set | questions (answer/refuse) | reader | e5 cosine | judge (shipped) | refit | refit + reader |"
     )
@@ -167,6 +174,8 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=300)
     ap.add_argument("--windows", type=int, default=3)
     ap.add_argument("--tag", default="main")
+    ap.add_argument("--pieces", action="store_true", help="read the lead document's pieces one by one")
+    ap.add_argument("--agg", choices=("lead", "max"), default="lead", help="table: which reader score")
     args = ap.parse_args()
     {"subsets": subsets, "score": score, "table": table}[args.mode](args)
 
