@@ -179,18 +179,7 @@ def get_document(
 def list_documents(service: Service, caller: Caller) -> DocumentListOut:
     """The documents the caller may read, with their versions."""
     return DocumentListOut(
-        documents=[
-            DocumentOut(
-                doc_id=info.doc_id,
-                title=info.title,
-                current_version=info.current_version,
-                versions=list(info.versions),
-                units=info.units,
-                acl=list(info.acl),
-            )
-            for info in service.documents()
-            if caller.may_read(info.acl)
-        ]
+        documents=[DocumentOut.of(info) for info in service.documents() if caller.may_read(info.acl)]
     )
 
 
@@ -208,13 +197,7 @@ def replay(service: Service, caller: Caller, run_id: str) -> ReplayOut:
         report = service.replay(run_id)
     except TamperedTraceError as exc:
         raise InputError(f"the trace does not verify: {exc}") from None
-    return ReplayOut(
-        run_id=run_id,
-        identical=report.identical,
-        divergence=report.divergence.describe() if report.divergence is not None else None,
-        recorded_status=report.recorded_status,
-        replayed_status=report.replayed_status,
-    )
+    return ReplayOut.of(run_id, report)
 
 
 def outcome_text(outcome: Outcome) -> str:

@@ -186,14 +186,7 @@ def audit_router(ctx: ApiContext) -> APIRouter:
         if not isinstance(who, _Session):
             return who
         trace = await ctx.in_thread(partial(_shown, ctx, who, run_id))
-        out = TraceOut(
-            header=trace.header,
-            events=list(trace.events),
-            footer=trace.footer,
-            complete=trace.complete,
-            torn=trace.torn,
-            damage=trace.damage,
-        )
+        out = TraceOut.of(trace)
         headers = {"Content-Disposition": f'attachment; filename="{run_id}.json"'}
         return Response(out.model_dump_json(indent=1), media_type="application/json", headers=headers)
 

@@ -23,7 +23,6 @@ from evidence_loop.agent.api.problems import PROBLEM_RESPONSES
 from evidence_loop.agent.api.schemas import DocumentList, DocumentOut, IngestOut, Skipped
 from evidence_loop.agent.api.uploads import read_documents
 from evidence_loop.agent.write_access import Writer
-from evidence_loop.tools.store import DocumentInfo
 from evidence_loop.tools.types import DocumentInput, doc_id_form
 
 _REF = "#/components/schemas/{}"
@@ -72,7 +71,7 @@ def documents_router(ctx: ApiContext) -> APIRouter:
     @router.get("/v1/documents", response_model=DocumentList, summary="List the documents this key may read")
     async def list_documents(caller: Annotated[Caller, Depends(ingester)]) -> DocumentList:
         infos = await ctx.in_thread(ctx.service.documents)
-        return DocumentList(documents=[_out(i) for i in infos if caller.may_read(i.acl)])
+        return DocumentList(documents=[DocumentOut.of(i) for i in infos if caller.may_read(i.acl)])
 
     @router.delete("/v1/documents/{doc_id:path}", status_code=204, summary="Stop serving a document")
     async def delete_document(doc_id: str, caller: Annotated[Caller, Depends(ingester)]) -> Response:
@@ -115,14 +114,3 @@ def _may_create(ctx: ApiContext, caller: Caller) -> bool:
 
 def _delete(ctx: ApiContext, caller: Caller, doc_id: str) -> None:
     ctx.service.delete(doc_id, writer=_writer(ctx, caller))
-
-
-def _out(info: DocumentInfo) -> DocumentOut:
-    return DocumentOut(
-        doc_id=info.doc_id,
-        title=info.title,
-        current_version=info.current_version,
-        versions=list(info.versions),
-        units=info.units,
-        acl=list(info.acl),
-    )

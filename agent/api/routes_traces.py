@@ -43,14 +43,7 @@ def traces_router(ctx: ApiContext) -> APIRouter:
     @router.get("/v1/traces/{run_id}", response_model=TraceOut, summary="Read a run's trace")
     async def get_trace(run_id: RunId, caller: Annotated[Caller, Depends(reader)]) -> TraceOut:
         trace = await ctx.in_thread(partial(_shown_trace, ctx, caller, run_id))
-        return TraceOut(
-            header=trace.header,
-            events=list(trace.events),
-            footer=trace.footer,
-            complete=trace.complete,
-            torn=trace.torn,
-            damage=trace.damage,
-        )
+        return TraceOut.of(trace)
 
     @router.get("/v1/traces/{run_id}/verify", response_model=VerifyOut, summary="Check a trace's hash chain")
     async def verify_trace(run_id: RunId, caller: Annotated[Caller, Depends(reader)]) -> VerifyOut:
@@ -110,10 +103,4 @@ def _replay(ctx: ApiContext, caller: Caller, run_id: str) -> ReplayOut:
         raise ApiProblem(409, "trace-tampered", "Trace does not verify", str(exc)) from None
     except CitedVersionReplacedError as exc:  # not tampering, but the run's text is gone
         raise ApiProblem(409, "cited-version-replaced", "Cited version replaced", str(exc)) from None
-    return ReplayOut(
-        run_id=run_id,
-        identical=report.identical,
-        divergence=report.divergence.describe() if report.divergence is not None else None,
-        recorded_status=report.recorded_status,
-        replayed_status=report.replayed_status,
-    )
+    return ReplayOut.of(run_id, report)

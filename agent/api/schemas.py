@@ -8,13 +8,18 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
 from evidence_loop.tools.types import DocFormat, DocumentInput
+from evidence_loop.traces import Trace
 from evidence_loop.traces.schema import RUN_ID_PATTERN, TraceEvent, TraceFooter, TraceHeader
+
+if TYPE_CHECKING:  # the replay and the store's rows are read, never built, here
+    from evidence_loop.agent.replay import ReplayReport
+    from evidence_loop.tools.store import DocumentInfo
 
 GROUP_NAME = r"^[^\s,]{1,64}$"
 # Deeper than any real document's metadata, shallow enough to be walked, stored and read back safely.
@@ -168,6 +173,17 @@ class DocumentOut(_Strict):
     units: int
     acl: list[str]
 
+    @classmethod
+    def of(cls, info: DocumentInfo) -> DocumentOut:
+        return cls(
+            doc_id=info.doc_id,
+            title=info.title,
+            current_version=info.current_version,
+            versions=list(info.versions),
+            units=info.units,
+            acl=list(info.acl),
+        )
+
 
 class DocumentList(_Strict):
     documents: list[DocumentOut]
@@ -182,6 +198,17 @@ class TraceOut(_Strict):
     complete: bool
     torn: bool
     damage: str | None
+
+    @classmethod
+    def of(cls, trace: Trace) -> TraceOut:
+        return cls(
+            header=trace.header,
+            events=list(trace.events),
+            footer=trace.footer,
+            complete=trace.complete,
+            torn=trace.torn,
+            damage=trace.damage,
+        )
 
 
 class CitedVersion(_Strict):
@@ -213,6 +240,16 @@ class ReplayOut(_Strict):
     divergence: str | None = Field(description="the first step that differs, when one does")
     recorded_status: str | None
     replayed_status: str | None
+
+    @classmethod
+    def of(cls, run_id: str, report: ReplayReport) -> ReplayOut:
+        return cls(
+            run_id=run_id,
+            identical=report.identical,
+            divergence=report.divergence.describe() if report.divergence is not None else None,
+            recorded_status=report.recorded_status,
+            replayed_status=report.replayed_status,
+        )
 
 
 class Health(_Strict):
