@@ -64,6 +64,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("llm_base_url", "OPENAI_BASE_URL", help="conflict-check LLM endpoint"),
     Setting("llm_model", "EVLOOP_LLM_MODEL", help="conflict-check LLM model"),
     Setting("llm_api_key", "OPENAI_API_KEY", secret=True, help="conflict-check LLM key"),
+    Setting("allow_hosts", "EVLOOP_ALLOW_HOSTS", help="serve: more Host names (--allow-host)"),
+    Setting("allow_origins", "EVLOOP_ALLOW_ORIGINS", help="serve: more Origins (--allow-origin)"),
+    Setting("api_key", "EVLOOP_API_KEY", secret=True, help="mcp over stdio: the caller's key"),
+    Setting("groups", "EVLOOP_GROUPS", help="mcp over stdio without a key: the groups read with"),
 )
 BY_NAME = {setting.name: setting for setting in SETTINGS}
 MASK = "****"

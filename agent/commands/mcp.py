@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
+from evidence_loop.agent import settings
 from evidence_loop.agent.api.auth import Keyring
 from evidence_loop.agent.commands import serve
 from evidence_loop.agent.commands.common import (
@@ -73,10 +73,10 @@ def run(args: argparse.Namespace) -> int:
                 f"evloop: MCP for {shown(resolve_location(args))} on http://{host}:{args.port}/mcp",
                 flush=True,
             )
-            keyless = mcp_server.stdio_caller(os.environ, None)
+            keyless = mcp_server.stdio_caller(settings.current().environ(), None)
             mcp_server.serve_http(service, keyring, keyless, host, args.port)
         return 0
-    caller = mcp_server.stdio_caller(os.environ, keyring)
+    caller = mcp_server.stdio_caller(settings.current().environ(), keyring)
     with open_service(args, create=True) as service:
         mcp_server.build_server(service, mcp_server.fixed(caller)).run("stdio")
     return 0

@@ -10,7 +10,7 @@ import os
 from dataclasses import asdict
 from pathlib import Path
 
-from evidence_loop.agent import logs
+from evidence_loop.agent import logs, settings
 from evidence_loop.agent.api.app import (
     ENV_HOSTS,
     ENV_INDEX,
@@ -230,10 +230,11 @@ def _limits(args: argparse.Namespace) -> Limits:
 
 def _host_rules(args: argparse.Namespace, bound: str) -> HostRules:
     """``--allow-host``/``--allow-origin`` if given, else their environment variables."""
-    hosts = args.allow_host if args.allow_host is not None else _listed(os.environ.get(ALLOW_HOSTS_ENV, ""))
+    configured = settings.current()
+    hosts = args.allow_host if args.allow_host is not None else _listed(configured.get("allow_hosts"))
     origins = args.allow_origin
     if origins is None:
-        origins = _listed(os.environ.get(ALLOW_ORIGINS_ENV, ""))
+        origins = _listed(configured.get("allow_origins"))
     try:
         return HostRules.of(bound, tuple(hosts), tuple(origins))
     except ValueError as exc:
