@@ -44,23 +44,18 @@ from evidence_loop.tools.disk import disk_error
 from evidence_loop.tools.embedder import Embedder
 from evidence_loop.tools.errors import DiskError, EmbedderError, IndexStateError, NotFoundError
 from evidence_loop.tools.generation import BM25_DIR, PASSAGES_DIR, gen_dir
-from evidence_loop.tools.index import RecallIndex
 from evidence_loop.tools.ingest import Tally, WriteGuard, apply_document, retire_document
 from evidence_loop.tools.schema import (
     DB_NAME,
-    check_schema,
-    connect,
-    connect_read_only,
-    create_schema,
     database_errors,
-    is_blank,
     read_generation,
     write_generation,
 )
-from evidence_loop.tools.snapshot import CorpusView, Snapshot, VersionSource, fingerprint
+from evidence_loop.tools.snapshot import CorpusView, Snapshot, VersionSource
 from evidence_loop.tools.sql import Db, Source
+from evidence_loop.tools.store_open import connections
 from evidence_loop.tools.types import DocumentInput
-from evidence_loop.tools.views import DbSource, DocumentInfo, WriterSource, load_view, read_documents
+from evidence_loop.tools.views import DocumentInfo, WriterSource, load_view, read_documents
 
 __all__ = ["BM25_DIR", "PASSAGES_DIR", "DocumentInfo", "IngestReport", "Snapshot", "Store", "gen_dir"]
 
@@ -153,7 +148,7 @@ class Store:
             raise IndexStateError(
                 f"no index at {folder}; create one with `evloop ingest PATH --index {folder}`"
             )
-        writer, source, read_only = cls._connections(folder, create, rebuild_index or reembed)
+        writer, source, read_only = connections(folder, create, rebuild_index or reembed)
         store = cls(folder, writer, source, 0, embedder, checkpoint, meter)
         store._read_only = read_only
         try:
@@ -171,36 +166,6 @@ class Store:
             store.close()
             raise
         return store
-
-    @staticmethod
-    def _connections(
-        folder: Path, create: bool, rewrites: bool
-    ) -> tuple[sqlite3.Connection | None, DbSource, DiskError | None]:
-        """The write connection, the read source, and (on a disk that takes no writes) why there is
-        no write connection: the store is then read without writing, and refuses writes."""
-        db_path = folder / DB_NAME
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            writer = connect(db_path)
-        except (OSError, DiskError) as exc:
-            disk = disk_error(exc, folder, "opening the store")
-            if disk is None:
-                raise
-            if not db_path.is_file() or rewrites:
-                raise disk from exc
-            return None, DbSource(connect_read_only(db_path, disk), folder), disk
-        try:
-            with database_errors(folder):
-                if create and is_blank(writer):
-                    empty = RecallIndex.build([])
-                    meta = {"generation": 0, "fingerprint": fingerprint(())}
-                    gen.save(gen.fresh_dir(gen_dir(folder, 0)), (empty, empty, None), meta)
-                    create_schema(writer)
-                check_schema(writer, folder)
-            return writer, DbSource(connect(db_path), folder), None
-        except BaseException:
-            writer.close()
-            raise
 
     @property
     def reachable(self) -> bool:
