@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import json
 import threading
-import time
-import urllib.request
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from tests.fake_embedder import FakeEmbedder
+from tests.loopback import LoopbackServer
 
 MODEL = "fake-e5"
 PREFIXES = ("query: ", "passage: ")
@@ -32,21 +31,16 @@ def _bare(text: str) -> str:
     return text
 
 
-class FakeEmbeddingServer:
+class FakeEmbeddingServer(LoopbackServer):
     """Embeds what it is sent with a ``FakeEmbedder``; counts the texts it embedded."""
+
+    NAME = "embeddings server"
 
     def __init__(self) -> None:
         self.embedder = FakeEmbedder(MODEL)
         self.texts = 0
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
-
-    @property
-    def root(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        super().__init__()
 
     @property
     def environ(self) -> dict[str, str]:
@@ -56,27 +50,6 @@ class FakeEmbeddingServer:
             "EVLOOP_EMBED_BASE_URL": f"{self.root}/v1",
             "EVLOOP_EMBED_MODEL": MODEL,
         }
-
-    def start(self, ready_within_s: float = 60.0) -> FakeEmbeddingServer:
-        """Serve, and return once ``/health`` answers (generous: a busy machine is slow to schedule)."""
-        self._thread.start()
-        deadline = time.monotonic() + ready_within_s
-        while True:
-            try:
-                with urllib.request.urlopen(f"{self.root}/health", timeout=2) as reply:
-                    if reply.status == 200:
-                        return self
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(
-                        f"the embeddings server was not ready within {ready_within_s} s"
-                    ) from None
-                time.sleep(0.05)
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
 
     def reply(self, body: dict[str, Any]) -> tuple[int, Any]:
         texts = body.get("input")

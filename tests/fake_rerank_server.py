@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import json
 import threading
-import time
-import urllib.request
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.loopback import LoopbackServer
 
 Score = Callable[[str, str], float]
 
@@ -42,8 +42,10 @@ class Received:
     body: dict[str, Any] = field(default_factory=dict)
 
 
-class FakeRerankServer:
+class FakeRerankServer(LoopbackServer):
     """Scores what it is sent with ``score``; scripted failures first; logs every request."""
+
+    NAME = "rerank server"
 
     def __init__(self, score: Score = shared_words) -> None:
         self.score = score
@@ -51,37 +53,11 @@ class FakeRerankServer:
         self.keep_only: int | None = None
         self._scripted: deque[tuple[int, Any]] = deque()
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
-
-    @property
-    def root(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        super().__init__()
 
     @property
     def base_url(self) -> str:
         return f"{self.root}/v1"
-
-    def start(self, ready_within_s: float = 60.0) -> FakeRerankServer:
-        """Serve, and return once ``/health`` answers (generous: a busy machine is slow to schedule)."""
-        self._thread.start()
-        deadline = time.monotonic() + ready_within_s
-        while True:
-            try:
-                with urllib.request.urlopen(f"{self.root}/health", timeout=2) as reply:
-                    if reply.status == 200:
-                        return self
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"the rerank server was not ready within {ready_within_s} s") from None
-                time.sleep(0.05)
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
 
     def fail(self, status: int, times: int = 1) -> None:
         for _ in range(times):
