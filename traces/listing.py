@@ -5,9 +5,10 @@
     RunLister(store)       pages of rows, newest first, filtered, with a cursor that resumes a page
 
 A day's finished runs come from its ``finished.manifest`` (finish order, newest last), read
-incrementally; the runs that never finished (still going, or stopped) from the files of the day
-that it does not name, listed on request. Only the rows a page needs are read, two short reads per
-run; a finished run's row never changes, so rows are kept once read and a filter that scans further
+incrementally; the runs that never finished (still going, or stopped) from the files and journal
+frames of the day that it does not name, listed on request. Only the rows a page needs are read:
+two short reads per run of its own file, or one read of its frame where the manifest places it;
+a finished run's row never changes, so rows are kept once read and a filter that scans further
 than one page pays for each run once per process. A store whose traces
 are not files (PostgreSQL) is listed from ``trace_runs`` and each run's header record.
 """
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -24,11 +24,12 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Final
 
-from evidence_loop.traces.manifest import MANIFEST_NAME
+from evidence_loop.traces.journal import Frame, frame_index, journal_files, read_frame, scan_file
+from evidence_loop.traces.manifest import MANIFEST_NAME, finished_runs
 from evidence_loop.traces.pg_store import PgTraceStore
 from evidence_loop.traces.store import TraceStore
 
-_RUN_ID: Final = re.compile(rb'\{"run_id": ?"([A-Za-z0-9._-]+)"')
+_Place = tuple[str, str | None, int | None, float | None]  # run id, journal, frame offset, finished at
 _TAIL: Final = 8192  # bytes read from a trace's end to find its last line
 CACHE_MAX: Final = 200_000
 
@@ -83,22 +84,44 @@ def read_row(path: Path) -> RunRow | None:
         with path.open("rb") as file:
             first = file.readline()
         stat = path.stat()
-        header = json.loads(first)
-        last = json.loads(_last_line(path, stat.st_size)) if stat.st_size > len(first) else {}
+        last = _last_line(path, stat.st_size) if stat.st_size > len(first) else b"{}"
     except FileNotFoundError:
         return None
-    except (OSError, ValueError):
-        return _unreadable(path)
+    except OSError:
+        return _unreadable(path.stem)
+    return _row_of(path.stem, first, last, stat.st_mtime)
+
+
+def read_frame_row(journal: Path, run_id: str, offset: int | None, at: float | None) -> RunRow | None:
+    """The row of a run in a journal: its frame at ``offset`` (found by a scan when that is not
+    known or wrong); None when it is not there."""
+    frame = read_frame(journal, offset, run_id) if offset is not None else None
+    if frame is None:
+        frame = next((f for f in scan_file(journal) if isinstance(f, Frame) and f.run_id == run_id), None)
+    if frame is None:
+        return None
+    committed = frame.records[: frame.records.rfind(b"\n") + 1]  # a torn last line is left out
+    lines = committed.rstrip(b"\n").rsplit(b"\n", 1)
+    first = frame.records.split(b"\n", 1)[0]
+    return _row_of(run_id, first, lines[-1] if len(lines) > 1 else b"{}", at)
+
+
+def _row_of(run_id: str, first: bytes, last_line: bytes, at: float | None) -> RunRow:
+    """A row from a trace's first line (its header) and last one; ``at`` is when it was written last."""
+    try:
+        header, last = json.loads(first), json.loads(last_line)
+    except ValueError:
+        return _unreadable(run_id)
     if not isinstance(header, dict) or header.get("type") != "header":
-        return _unreadable(path)
+        return _unreadable(run_id)
     finished = isinstance(last, dict) and last.get("type") == "footer"
     created = str(header.get("created_at", ""))
     try:
-        latency = round((stat.st_mtime - datetime.fromisoformat(created).timestamp()) * 1000)
+        latency = round((at - datetime.fromisoformat(created).timestamp()) * 1000) if at else None
     except ValueError:
         latency = None
     return RunRow(
-        run_id=str(header.get("run_id", path.stem)),
+        run_id=str(header.get("run_id", run_id)),
         created_at=created,
         status=str(last.get("outcome_status")) if finished else "incomplete",
         question=str(header.get("question", "")),
@@ -109,8 +132,8 @@ def read_row(path: Path) -> RunRow | None:
     )
 
 
-def _unreadable(path: Path) -> RunRow:
-    return RunRow(path.stem, "", "unreadable", "", (), None, None, False)
+def _unreadable(run_id: str) -> RunRow:
+    return RunRow(run_id, "", "unreadable", "", (), None, None, False)
 
 
 class RunLister:
@@ -124,7 +147,7 @@ class RunLister:
     def __init__(self, store: TraceStore) -> None:
         self.store = store
         self._rows: dict[str, RunRow] = {}
-        self._days: dict[Path, tuple[int, list[str]]] = {}  # manifest bytes read, run ids in it
+        self._days: dict[Path, tuple[int, list[_Place]]] = {}  # manifest bytes read, runs in it
         self._lock = threading.Lock()
 
     def page(
@@ -163,8 +186,8 @@ class RunLister:
             for index in range(top, -1, -1):
                 yield Cursor(when, index), self._row(folder, ids[index])
 
-    def _finished(self, folder: Path) -> list[str]:
-        """The run ids of the day's manifest in finish order, reading only what was appended since."""
+    def _finished(self, folder: Path) -> list[_Place]:
+        """The runs of the day's manifest in finish order, reading only what was appended since."""
         with self._lock:
             done, ids = self._days.get(folder, (0, []))
             try:
@@ -175,23 +198,37 @@ class RunLister:
                 return ids
             whole = fresh.rfind(b"\n") + 1  # a line still being written is read next time
             if whole:
-                ids = ids + [m.decode() for m in _RUN_ID.findall(fresh, 0, whole)]
+                runs = finished_runs(fresh[:whole])
+                ids = ids + [(r.run_id, r.journal, r.offset, r.at) for r in runs]
                 self._days[folder] = (done + whole, ids)
             return ids
 
-    def _unfinished(self, folder: Path) -> list[str]:
-        """The day's trace files that its manifest does not name, oldest name first."""
-        known = set(self._finished(folder))
+    def _unfinished(self, folder: Path) -> list[_Place]:
+        """The day's runs that its manifest does not name: files by name, then journal frames in
+        the order written."""
+        known = {place[0] for place in self._finished(folder)}
         with os.scandir(folder) as entries:
-            return sorted(
+            files = sorted(
                 e.name[:-6] for e in entries if e.name.endswith(".jsonl") and e.name[:-6] not in known
             )
+        places: list[_Place] = [(name, None, None, None) for name in files]
+        for journal in journal_files(folder):
+            places.extend(
+                (run_id, journal.name, offset, None)
+                for run_id, offset, _ in frame_index(journal)
+                if run_id not in known
+            )
+        return places
 
-    def _row(self, folder: Path, run_id: str) -> RunRow | None:
+    def _row(self, folder: Path, place: _Place) -> RunRow | None:
+        run_id, journal, offset, at = place
         row = self._rows.get(run_id)
         if row is not None:
             return row
-        row = read_row(folder / f"{run_id}.jsonl")
+        if journal is not None:
+            row = read_frame_row(folder / journal, run_id, offset, at)
+        else:
+            row = read_row(folder / f"{run_id}.jsonl")
         if row is not None and row.finished:
             with self._lock:
                 if len(self._rows) >= CACHE_MAX:

@@ -4,7 +4,9 @@ A trace file alone cannot prove it is whole: cut after any line it reads as a ru
 When a run finishes, after its trace file and folder are durable, its run id, final hash and event
 count are appended to ``YYYY/MM/DD/finished.manifest`` beside the trace. Cutting the trace leaves that
 line alone, and ``verify`` tells the two apart: no line is a crashed run, a line the file does not reach
-is a truncated one. Retention removes the manifest with its day folder. The name does not end in
+is a truncated one. A run written to the day journal (``traces.journal``) has the journal's file name
+and its frame's offset on its line too: the manifest is also the day's index of offsets, so reading a
+run by id is a seek. Retention removes the manifest with its day folder. The name does not end in
 ``.jsonl``, so the store never takes it for a trace.
 
 Cost and durability: one ``os.write`` to a file opened in append mode, and no fsync of its own (a
@@ -39,12 +41,17 @@ class FinishedRun:
     run_id: str
     final_hash: str
     events: int
+    journal: str | None = None  # the journal file (in the day folder) holding the run's frame
+    offset: int | None = None  # where in it the frame starts
+    at: float | None = None  # when it was durable (seconds since the epoch): the console's latency
 
 
 def append_finished(day: Path, run: FinishedRun, *, fsync: Callable[[int], None] | None = None) -> None:
     """Append one line for ``run`` to the manifest of ``day``; ``fsync`` makes it durable at once (and
     the folder entry of a manifest this line created)."""
-    record = {"run_id": run.run_id, "final_hash": run.final_hash, "events": run.events}
+    record: dict[str, object] = {"run_id": run.run_id, "final_hash": run.final_hash, "events": run.events}
+    if run.journal is not None:
+        record.update(journal=run.journal, offset=run.offset, at=run.at)
     line = json.dumps(record, separators=(",", ":")).encode("utf-8") + b"\n"
     fd = os.open(day / MANIFEST_NAME, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
@@ -84,6 +91,17 @@ def read_manifest(day: Path, *, only: str | None = None) -> dict[str, FinishedRu
     return runs
 
 
+def finished_runs(content: bytes) -> list[FinishedRun]:
+    """The runs of a manifest's whole lines, in the order they finished (torn lines skipped)."""
+    runs = []
+    for line in content.split(b"\n"):
+        start = line.rfind(_START)
+        run = _parse(line[start:]) if start >= 0 else None
+        if run is not None:
+            runs.append(run)
+    return runs
+
+
 def _lines_with(content: bytes, needle: bytes) -> list[bytes]:
     """The lines of ``content`` that hold ``needle``, found without splitting the whole file."""
     lines = []
@@ -108,4 +126,7 @@ def _parse(line: bytes) -> FinishedRun | None:
     run_id, final_hash, events = raw.get("run_id"), raw.get("final_hash"), raw.get("events")
     if not (isinstance(run_id, str) and isinstance(final_hash, str) and type(events) is int):
         return None
-    return FinishedRun(run_id, final_hash, events)
+    journal, offset, at = raw.get("journal"), raw.get("offset"), raw.get("at")
+    if not (isinstance(journal, str) and type(offset) is int and "/" not in journal):
+        journal, offset = None, None
+    return FinishedRun(run_id, final_hash, events, journal, offset, at if type(at) is float else None)

@@ -1,7 +1,8 @@
 """Retention: remove whole days of traces older than a cut-off date, and their index lines.
 
 Traces are kept per UTC day (``YYYY/MM/DD``), so retention removes day folders, never single runs
-(an auditor reading a kept day sees every run of it). The cut-off may be at most today: today's
+(an auditor reading a kept day sees every run of it): the day's journals, its manifest and any
+one-file-per-run traces of the older layout go together. The cut-off may be at most today: today's
 folder can hold runs still being written. The index is rewritten without the removed runs (a new
 file fsynced, then renamed over the old one); an index line appended by another process during the
 rewrite may be lost, which only costs speed: ``TraceStore.list`` reads any file the index lacks.
@@ -16,6 +17,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 from evidence_loop.tools.errors import InputError
+from evidence_loop.traces.journal import JOURNAL_SUFFIX, frame_index
 from evidence_loop.traces.store import TraceStore
 
 
@@ -47,6 +49,8 @@ def prune(
         for entry in os.scandir(folder):
             if entry.is_file():
                 runs += entry.name.endswith(".jsonl")
+                if entry.name.endswith(JOURNAL_SUFFIX):
+                    runs += len(frame_index(Path(entry.path)))
                 size += entry.stat().st_size
     if not dry_run and doomed:
         for folder in doomed:

@@ -1,20 +1,30 @@
-"""The trace store: one JSON Lines file per run, by UTC day, and an append-only index of finished runs.
+"""The trace store: runs by UTC day, in a journal per day and process, and an index of finished runs.
 
 Layout under ``root``::
 
     index.jsonl                      one TraceSummary line per finished run (a cache, see below)
-    2025/03/01/<run_id>.jsonl        the trace of a run created on that UTC day
+    2025/03/01/runs-<pid>-<token>.journal
+                                     the runs of that UTC day a process wrote, one frame each
+                                     (``traces.journal``), synced in commit groups
     2025/03/01/finished.manifest     run id, final hash and event count of each run of the day that
-                                     finished (``traces.manifest``): what a cut trace is checked against
+                                     finished, and where its frame is (``traces.manifest``): what a
+                                     cut trace is checked against, and the day's index of offsets
+    2025/03/01/<run_id>.jsonl        one file per run: the layout before the journal (still read,
+                                     verified and pruned), and what ``fsync_each`` writes
 
-Runs that finish together share one sync of their day folder (``traces.group_sync``): each run's
-file is synced by its own run, and the run returns only once a folder sync that began after its file
-was made has completed.
+A run's records stay in memory until it ends and reach the journal as one frame; the run returns
+only once a sync of the journal that began after its frame was written has completed. Reading a run
+by id is a seek to the offset its manifest line records; a run the manifests do not place (one that
+never finished, or a manifest line lost) is found by scanning the day's journals.
+
+With ``fsync_each`` each run has its own file, every line synced as it is written, so that the
+records of a run that never finishes survive a crash too. Those runs share one sync of their day
+folder (``traces.group_sync``) when they finish.
 
 Day folders keep any one directory small and let ``list(since=...)`` skip whole days. The index makes
 listing 10k runs one file read; it is a cache, not the truth: it is appended after the trace is durable
-and never fsynced, so ``list`` also scans the day folders and reads any file the index does not know
-(runs still going, interrupted ones, or one finished just before a kill). Run ids come from the caller.
+and never fsynced, so ``list`` also scans the day folders and reads any run the index does not know
+(interrupted ones, or one finished just before a kill). Run ids come from the caller.
 """
 
 from __future__ import annotations
@@ -23,35 +33,44 @@ import builtins
 import os
 import re
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, date, datetime
 from pathlib import Path
+from typing import Literal
 
 from evidence_loop.tools.errors import (
     InputError,
     NotFoundError,
-    TraceError,
     TraceStoreUnavailableError,
-    UnwrittenTraceError,
 )
-from evidence_loop.traces.citations import TextSource, with_citations
+from evidence_loop.traces.citations import TextSource
+from evidence_loop.traces.day_verify import Ends, against, unwritten, verify_day
 from evidence_loop.traces.feedback import FeedbackLog, FolderFeedback
 from evidence_loop.traces.group_sync import GroupSync
+from evidence_loop.traces.journal import Frame, frame_index, journal_files, read_frame, scan_file
+from evidence_loop.traces.journal_store import Journals, PendingFrame, TakenIds
 from evidence_loop.traces.manifest import FinishedRun, append_finished, read_manifest
-from evidence_loop.traces.reader import read_trace
+from evidence_loop.traces.reader import parse_trace, read_trace
+from evidence_loop.traces.run_index import (
+    append_summary,
+    read_index,
+    rewrite_index,
+    short_question,
+    summarize,
+)
 from evidence_loop.traces.schema import (
     RUN_ID_PATTERN,
     Trace,
     TraceFooter,
     TraceHeader,
     TraceSummary,
-    utc_timestamp,
 )
-from evidence_loop.traces.verify import HEADER_SEQ, VerifyResult, not_written, verify
+from evidence_loop.traces.verify import VerifyResult, verify
 from evidence_loop.traces.writer import Fsync, TraceWriter, probe_folder, seal_header, unwritable
 
-QUESTION_CHARS = 80
 _RUN_ID = re.compile(RUN_ID_PATTERN)
+_short_question = short_question  # the PostgreSQL store's name for it
 _YEAR, _TWO = re.compile(r"^\d{4}$"), re.compile(r"^\d{2}$")
 
 
@@ -59,11 +78,6 @@ def _check_run_id(run_id: str) -> str:
     if not _RUN_ID.match(run_id):
         raise InputError(f"run id {run_id!r} is not usable as a file name (letters, digits, . _ -)")
     return run_id
-
-
-def _short_question(question: str) -> str:
-    flat = " ".join(question.split())
-    return flat if len(flat) <= QUESTION_CHARS else flat[: QUESTION_CHARS - 1] + "…"
 
 
 def _subdirs(folder: Path, pattern: re.Pattern[str]) -> list[str]:
@@ -76,8 +90,7 @@ def _subdirs(folder: Path, pattern: re.Pattern[str]) -> list[str]:
     return sorted(names, reverse=True)
 
 
-def _index_line(summary: TraceSummary) -> bytes:
-    return summary.model_dump_json().encode("utf-8") + b"\n"
+Layout = Literal["journal", "files"]
 
 
 class TraceStore:
@@ -89,25 +102,67 @@ class TraceStore:
         *,
         fsync_each: bool = False,
         fsync: Fsync = os.fsync,
+        layout: Layout = "journal",
     ) -> None:
         self.root = Path(root)
         self.index_path = self.root / "index.jsonl"
         self._fsync_each = fsync_each
         self._fsync = fsync
+        # fsync_each keeps a run's lines durable as they are written: one file per run
+        self.layout: Layout = "files" if fsync_each else layout
         self._made_day: Path | None = None
         self._days_seen: builtins.list[Path] | None = None
         self._folder_syncs: dict[Path, GroupSync] = {}
         self._folder_syncs_lock = threading.Lock()
+        self._journals = Journals(fsync)
+        self._taken = TakenIds()
 
     def begin(self, header: TraceHeader) -> TraceWriter:
-        """Create the trace file for ``header.run_id`` and write its header; refuses a run id in use."""
+        """Start the trace of ``header.run_id`` (its header written); refuses a run id in use."""
         run_id = _check_run_id(header.run_id)
-        sealed = seal_header(header)  # a bad header fails here, before any file exists
+        sealed = seal_header(header)  # a bad header fails here, before anything is written
         created = sealed.created
         day = self.root / f"{created.year:04d}" / f"{created.month:02d}" / f"{created.day:02d}"
-        existing = self._find(run_id, self._known_days(day))
+        days = self._known_days(day)
+        existing = self._find(run_id, days)
         if existing is not None:
             raise InputError(f"run {run_id} already has a trace at {existing}")
+        if self.layout == "files":
+            return self._begin_file(sealed, day)
+        if not self._taken.take(run_id, days):
+            raise InputError(f"run {run_id} already has a trace in {day}")
+        try:
+            return self._begin_frame(sealed, day)
+        except BaseException:
+            self._taken.release(run_id)
+            raise
+
+    def _begin_frame(self, sealed: TraceHeader, day: Path) -> TraceWriter:
+        """A writer whose records become one frame of the day's journal when the run ends."""
+        try:
+            journal = self._journals.for_day(day, self._make_dirs(day))
+        except OSError as exc:
+            raise unwritable(day / "journal", exc) from exc
+        run_id = sealed.run_id
+        pending = PendingFrame(
+            run_id, lambda: self._journals.for_day(day), lambda: self._taken.release(run_id)
+        )
+
+        def finished(path: Path, header: TraceHeader, footer: TraceFooter, size: int) -> None:
+            self._record_finished(path, header, footer, size, frame=pending)
+
+        return TraceWriter(
+            pending,
+            journal.path,
+            sealed,
+            sealed=True,
+            fsync=lambda _fd: pending.commit(),
+            on_finish=finished,
+        )
+
+    def _begin_file(self, sealed: TraceHeader, day: Path) -> TraceWriter:
+        """A writer of one file per run, each line flushed (and with ``fsync_each``, synced)."""
+        run_id = sealed.run_id
         path = day / f"{run_id}.jsonl"
         try:
             new_dirs = self._make_dirs(day)
@@ -157,7 +212,12 @@ class TraceStore:
         return probe_folder(self.root, failed=failed)
 
     def close(self) -> None:
-        """Nothing to release: every trace file is closed when its run ends."""
+        """Close this process's journals (call once no run is going on)."""
+        self._journals.close()
+
+    def journal_syncs(self) -> int:
+        """Syncs of the journals open here (for the tests and benchmarks)."""
+        return self._journals.syncs()
 
     @property
     def feedback(self) -> FeedbackLog:
@@ -165,17 +225,42 @@ class TraceStore:
         return FolderFeedback(self.root / "feedback")
 
     def path(self, run_id: str) -> Path:
-        """The trace file of ``run_id``; ``NotFoundError`` when there is none."""
-        found = self._find(_check_run_id(run_id))
-        if found is None:
-            raise NotFoundError(f"no trace for run {run_id!r} under {self.root}")
-        return found
+        """The file holding the trace of ``run_id`` (its own, or its day's journal); ``NotFoundError``
+        when there is none."""
+        return self._locate(_check_run_id(run_id))[0]
 
     def read(self, run: str | Path) -> Trace:
         """Read a trace by run id, or by file path (a ``Path``, or a string ending in ``.jsonl``)."""
         if isinstance(run, str) and not run.endswith(".jsonl"):
-            return read_trace(self.path(run))
+            path, frame = self._locate(_check_run_id(run))
+            return read_trace(path) if frame is None else parse_trace(frame.records, path=path)
         return read_trace(Path(run))
+
+    def raw(self, run_id: str) -> bytes:
+        """The records of ``run_id`` as written: the bytes of its own file, or of its journal frame."""
+        path, frame = self._locate(_check_run_id(run_id))
+        return path.read_bytes() if frame is None else frame.records
+
+    def _locate(self, run_id: str) -> tuple[Path, Frame | None]:
+        """Where the trace of ``run_id`` is: its own file, else the journal frame its day manifest
+        places (a seek), else one found by scanning the journals (a run that never finished, or a
+        manifest line lost or wrong)."""
+        days = builtins.list(self._days(None))
+        for day in days:
+            own = day / f"{run_id}.jsonl"
+            if own.is_file():
+                return own, None
+            placed = read_manifest(day, only=run_id).get(run_id)
+            if placed is not None and placed.journal is not None and placed.offset is not None:
+                frame = read_frame(day / placed.journal, placed.offset, run_id)
+                if frame is not None:
+                    return day / placed.journal, frame
+        for day in days:
+            for journal in journal_files(day):
+                for item in scan_file(journal):
+                    if isinstance(item, Frame) and item.run_id == run_id:
+                        return journal, item
+        raise NotFoundError(f"no trace for run {run_id!r} under {self.root}")
 
     def verify(self, run: str | Path) -> VerifyResult:
         """Verify a trace's chain and, if its run finished, that the file still ends where it did."""
@@ -187,77 +272,43 @@ class TraceStore:
             return verify(trace)
         run_id = trace.header.run_id
         manifest = read_manifest(trace.path.parent, only=run_id) if self._holds(trace.path) else {}
-        return self._check(trace, manifest, self._read_index(only=run_id))
+        return against(trace, self._ends(manifest, self._read_index(only=run_id)).of(trace))
 
     def verify_all(self, texts: TextSource | None = None) -> Iterator[tuple[str, VerifyResult]]:
-        """(run id, verdict) of every trace file, oldest day first, and of every run that a manifest
-        records as finished but whose file is gone. A trace that cannot be read is a failure, not a stop.
-        With ``texts`` (the document store's), the text each trace cites is checked too."""
+        """(run id, verdict) of every run, oldest day first (``traces.day_verify``), and of every run
+        that a manifest records as finished but that is gone. A trace that cannot be read is a
+        failure, not a stop. With ``texts`` (the document store's), the text each trace cites is
+        checked too."""
         indexed = self._read_index()
         for day in reversed(builtins.list(self._days(None))):
-            manifest = read_manifest(day)
-            with os.scandir(day) as entries:
-                names = sorted(e.name for e in entries if e.name.endswith(".jsonl") and e.is_file())
-            for name in names:
-                try:
-                    trace = read_trace(day / name)
-                except NotFoundError:
-                    continue  # removed since the scan (a prune)
-                except UnwrittenTraceError as exc:
-                    run = name.removesuffix(".jsonl")
-                    yield run, self._unwritten(run, str(exc), manifest, indexed)
-                    continue
-                except TraceError as exc:
-                    yield name.removesuffix(".jsonl"), VerifyResult(False, False, HEADER_SEQ, str(exc))
-                    continue
-                verdict = self._check(trace, manifest, indexed)
-                yield name.removesuffix(".jsonl"), with_citations(verdict, trace, texts)
-            on_disk = {name.removesuffix(".jsonl") for name in names}
-            for run in sorted(set(manifest) - on_disk):
-                yield run, _gone(manifest[run])
+            yield from verify_day(day, self._ends(read_manifest(day), indexed), texts)
 
-    def _check(
-        self, trace: Trace, manifest: dict[str, FinishedRun], indexed: dict[str, TraceSummary]
-    ) -> VerifyResult:
-        """Verify ``trace`` against its day's manifest line, else the index entry that describes this very
-        file (a golden trace outside the store may reuse a run id); with neither, the chain alone."""
-        run_id, path = trace.header.run_id, trace.path
-        finished, summary = manifest.get(run_id), indexed.get(run_id)
-        if (
-            finished is None
-            and summary is not None
-            and summary.final_hash is not None
-            and path is not None
-            and path.resolve() == self.root.resolve() / summary.path
-        ):
-            finished = FinishedRun(run_id, summary.final_hash, summary.events)
-        if finished is None:
-            return verify(trace)
-        return verify(trace, expected_hash=finished.final_hash, expected_events=finished.events)
+    def _ends(self, manifest: dict[str, FinishedRun], indexed: dict[str, TraceSummary]) -> Ends:
+        """How runs ended: the day manifest, else the index entry that describes that very file (a
+        golden trace outside the store may reuse a run id)."""
+
+        def from_index(trace: Trace) -> FinishedRun | None:
+            summary = indexed.get(trace.header.run_id)
+            if summary is None or summary.final_hash is None or trace.path is None:
+                return None
+            if trace.path.resolve() != self.root.resolve() / summary.path:
+                return None
+            return FinishedRun(summary.run_id, summary.final_hash, summary.events)
+
+        def final_hash(run_id: str) -> str | None:
+            summary = indexed.get(run_id)
+            return summary.final_hash if summary is not None else None
+
+        return Ends(manifest, from_index, final_hash)
 
     def unwritten(self, run_id: str, reason: str) -> VerifyResult:
-        """The verdict on ``run_id``'s file that holds no complete header (see ``_unwritten``)."""
-        path = self._find(run_id)
+        """The verdict on ``run_id``'s trace that holds no complete header (``day_verify.unwritten``)."""
+        try:
+            path: Path | None = self._locate(run_id)[0]
+        except NotFoundError:
+            path = None
         manifest = read_manifest(path.parent, only=run_id) if path is not None else {}
-        return self._unwritten(run_id, reason, manifest, self._read_index(only=run_id))
-
-    @staticmethod
-    def _unwritten(
-        run_id: str, reason: str, manifest: dict[str, FinishedRun], indexed: dict[str, TraceSummary]
-    ) -> VerifyResult:
-        """A file with no complete header: a run never recorded (no failure), unless it is recorded as
-        finished, when its file was cut to nothing."""
-        finished = manifest.get(run_id)
-        summary = indexed.get(run_id)
-        final = finished.final_hash if finished is not None else summary.final_hash if summary else None
-        if final is None:
-            return not_written(reason)
-        return VerifyResult(
-            False,
-            False,
-            HEADER_SEQ,
-            f"truncated: the run finished with hash {final} but its file holds no complete header",
-        )
+        return unwritten(reason, self._ends(manifest, self._read_index(only=run_id)).final_of(run_id))
 
     def _holds(self, path: Path) -> bool:
         """True when ``path`` lies in one of this store's day folders."""
@@ -273,8 +324,8 @@ class TraceStore:
             raise InputError("since must be a timezone-aware datetime")
         indexed = self._read_index()
         rows: builtins.list[tuple[datetime, TraceSummary]] = []
-        for run_id, path in self._scan(since):
-            summary = indexed.get(run_id) or self._summarize(Path(path))
+        for run_id, path, offset in self._scan(since):
+            summary = indexed.get(run_id) or summarize(self.root, Path(path), run_id, offset)
             created = datetime.fromisoformat(summary.created_at)
             if since is not None and created < since:
                 continue
@@ -320,15 +371,19 @@ class TraceStore:
                         break
                     yield self.root / year / month / day
 
-    def _scan(self, since: datetime | None) -> Iterator[tuple[str, str]]:
-        """(run id, file path) of every trace file in the day folders from ``since`` on."""
+    def _scan(self, since: datetime | None) -> Iterator[tuple[str, str, int | None]]:
+        """(run id, file path, frame offset or None for a run's own file) of every run in the day
+        folders from ``since`` on."""
         first_day = since.astimezone(UTC).date() if since is not None else None
         for day in self._days(first_day):
             with os.scandir(day) as entries:
                 for entry in entries:
                     if entry.name.endswith(".jsonl") and entry.is_file():
                         # Plain strings: building 10k Path objects would dominate a listing.
-                        yield entry.name.removesuffix(".jsonl"), entry.path
+                        yield entry.name.removesuffix(".jsonl"), entry.path, None
+            for journal in journal_files(day):
+                for run_id, offset, _ in frame_index(journal):
+                    yield run_id, str(journal), offset
 
     def _make_dirs(self, day: Path) -> builtins.list[Path]:
         """Create ``day`` and its missing parents; return the folders created."""
@@ -342,86 +397,49 @@ class TraceStore:
     def _relative(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
 
-    def _record_finished(self, path: Path, header: TraceHeader, footer: TraceFooter, size: int) -> None:
-        """Called once the trace and its folder are durable: the manifest line, then the index line."""
-        finished = FinishedRun(header.run_id, footer.hash, footer.events)
+    def _record_finished(
+        self,
+        path: Path,
+        header: TraceHeader,
+        footer: TraceFooter,
+        size: int,
+        *,
+        frame: PendingFrame | None = None,
+    ) -> None:
+        """Called once the trace (and its folder entry) is durable: the manifest line, then the index
+        line; a journal run's say where its frame is (the index's path ends ``#offset``)."""
+        place = (None, None) if frame is None or frame.journal is None else (frame.journal.path, frame.offset)
+        path = place[0] or path
+        finished = FinishedRun(header.run_id, footer.hash, footer.events, *_named(place), at=_now(place))
         append_finished(path.parent, finished, fsync=self._fsync if self._fsync_each else None)
+        self._taken.release(header.run_id)
         summary = TraceSummary(
             run_id=header.run_id,
             created_at=header.created_at,
             status="complete",
             outcome_status=footer.outcome_status,
-            question=_short_question(header.question),
-            path=self._relative(path),
+            question=short_question(header.question),
+            path=self._relative(path) + (f"#{place[1]}" if place[0] is not None else ""),
             final_hash=footer.hash,
             events=footer.events,
             bytes=size,
         )
-        line = _index_line(summary)
-        with self.index_path.open("ab+") as index:
-            # A kill may have torn the previous line: start on a fresh line so only that one is lost.
-            if index.seek(0, os.SEEK_END) > 0:
-                index.seek(-1, os.SEEK_END)
-                if index.read(1) != b"\n":
-                    line = b"\n" + line
-            index.write(line)
+        append_summary(self.index_path, summary)
 
     def rewrite_index(self, keep: Callable[[TraceSummary], bool]) -> None:
         """Rewrite the index with only the runs ``keep`` accepts: a new file, fsynced, renamed over the
         old one. A line another process appends meanwhile may be lost; ``list`` then reads its file."""
-        kept = [summary for summary in self._read_index().values() if keep(summary)]
-        temporary = self.index_path.with_suffix(".jsonl.tmp")
-        with temporary.open("wb") as out:
-            out.writelines(_index_line(summary) for summary in kept)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, self.index_path)
+        rewrite_index(self.index_path, [s for s in self._read_index().values() if keep(s)])
 
     def _read_index(self, only: str | None = None) -> dict[str, TraceSummary]:
-        """The index as run id -> summary; unreadable lines (a torn append) are skipped.
-
-        ``only`` restricts it to lines that mention that run id, which skips parsing the rest.
-        """
-        try:
-            content = self.index_path.read_bytes()
-        except FileNotFoundError:
-            return {}
-        rows: dict[str, TraceSummary] = {}
-        needle = f'"{only}"'.encode() if only is not None else b""
-        for line in content.splitlines():
-            if needle not in line:
-                continue
-            try:
-                summary = TraceSummary.model_validate_json(line)
-            except ValueError:
-                continue
-            rows[summary.run_id] = summary
-        return rows
-
-    def _summarize(self, path: Path) -> TraceSummary:
-        """A summary read from the file itself, for runs the index does not know."""
-        relative = self._relative(path)
-        try:
-            trace = read_trace(path)
-        except TraceError:
-            moment = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
-            run_id = path.name.removesuffix(".jsonl")
-            return TraceSummary(
-                run_id=run_id, created_at=utc_timestamp(moment), status="unreadable", path=relative
-            )
-        return TraceSummary(
-            run_id=trace.header.run_id,
-            created_at=trace.header.created_at,
-            status="complete" if trace.complete else "incomplete",
-            outcome_status=trace.footer.outcome_status if trace.footer is not None else None,
-            question=_short_question(trace.header.question),
-            path=relative,
-            final_hash=trace.footer.hash if trace.footer is not None else None,
-            events=len(trace.events),
-            bytes=path.stat().st_size,
-        )
+        return read_index(self.index_path, only)
 
 
-def _gone(run: FinishedRun) -> VerifyResult:
-    reason = f"missing: the run finished with hash {run.final_hash} at event {run.events}; its file is gone"
-    return VerifyResult(ok=False, complete=False, first_bad_seq=HEADER_SEQ, reason=reason)
+def _now(place: tuple[Path | None, int | None]) -> float | None:
+    """When a journal run was durable (a run's own file has its modification time for that)."""
+    return round(time.time(), 3) if place[0] is not None else None
+
+
+def _named(place: tuple[Path | None, int | None]) -> tuple[str | None, int | None]:
+    """A frame's place as its manifest line names it: the journal's file name and the offset."""
+    return (place[0].name, place[1]) if place[0] is not None else (None, None)

@@ -167,8 +167,10 @@ def make_header() -> HeaderFactory:
 
 @pytest.fixture
 def store(tmp_path: Path) -> TraceStore:
-    """An empty store under a temporary folder."""
-    return TraceStore(tmp_path / "traces")
+    """An empty store under a temporary folder, writing one file per run (the layout before the day
+    journal, still read and written with ``fsync_each``): the tests of the records, the reader and
+    verify edit those files line by line. The journal's own tests use ``journal_store``."""
+    return TraceStore(tmp_path / "traces", layout="files")
 
 
 @pytest.fixture

@@ -60,7 +60,7 @@ def test_runs_finishing_together_share_folder_syncs_and_each_returns_durable(
             with lock:
                 log.append(("folder end", inode))
 
-    store = TraceStore(tmp_path / "traces", fsync=fsync)
+    store = TraceStore(tmp_path / "traces", fsync=fsync, layout="files")
     writers = [store.begin(make_header(run_id=f"g-{n}")) for n in range(RUNS)]
     for writer in writers:
         for step in SAMPLE_STEPS:
@@ -89,7 +89,7 @@ def test_runs_finishing_together_share_folder_syncs_and_each_returns_durable(
 
 
 def test_two_runs_given_one_id_at_once_leave_one_trace(tmp_path: Path, make_header: HeaderFactory) -> None:
-    store = TraceStore(tmp_path / "traces")
+    store = TraceStore(tmp_path / "traces", layout="files")
     start = threading.Barrier(2)
     outcomes: list[str] = []
 
@@ -129,7 +129,7 @@ def fsync(fd):
                 os._exit(9)  # the kill: mid-group, footers written, some runs not yet synced
     os.fsync(fd)
 
-store = TraceStore(sys.argv[1], fsync=fsync)
+store = TraceStore(sys.argv[1], fsync=fsync, layout="files")
 
 def run(n):
     with store.begin(header(f"c-{n}")) as writer:

@@ -131,7 +131,7 @@ def test_a_failed_folder_sync_records_nothing_in_the_manifest(
         if stat.S_ISDIR(os.fstat(fd).st_mode):
             raise OSError(5, "folder sync failed")
 
-    store = TraceStore(tmp_path, fsync=fsync)
+    store = TraceStore(tmp_path, fsync=fsync, layout="files")
     writer = store.begin(make_header())
     with pytest.raises(TraceStoreUnavailableError, match="folder sync failed"):
         writer.finish("answered")

@@ -92,7 +92,7 @@ def test_finish_fsyncs_the_trace_before_returning(
     def fsync(fd: int) -> None:
         synced.append(os.fstat(fd).st_ino)
 
-    store = TraceStore(tmp_path, fsync=fsync)
+    store = TraceStore(tmp_path, fsync=fsync, layout="files")
     writer = store.begin(make_header())
     for step in sample_steps:
         writer.append(step)
@@ -207,7 +207,7 @@ def test_a_failed_folder_sync_fails_finish(
         if stat.S_ISDIR(os.fstat(fd).st_mode):
             raise OSError(5, "folder sync failed")
 
-    store = TraceStore(tmp_path, fsync=fsync)
+    store = TraceStore(tmp_path, fsync=fsync, layout="files")
     writer = store.begin(make_header())
     for step in sample_steps:
         writer.append(step)

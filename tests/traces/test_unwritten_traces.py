@@ -30,7 +30,7 @@ def disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[SmallDisk]
 def test_a_run_whose_header_cannot_be_written_leaves_no_file_and_names_where(
     disk: SmallDisk, make_header: HeaderFactory
 ) -> None:
-    store = TraceStore(disk.folder / "traces")
+    store = TraceStore(disk.folder / "traces", layout="files")
     store.begin(make_header(run_id="before")).finish("answered")
     disk.fill()
 

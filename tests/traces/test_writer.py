@@ -70,7 +70,7 @@ def test_a_failing_fsync_at_finish_raises_and_nothing_follows_the_footer(
     def broken_fsync(fd: int) -> None:
         raise OSError(errno.EIO, "I/O error")
 
-    store = TraceStore(tmp_path, fsync=broken_fsync)
+    store = TraceStore(tmp_path, fsync=broken_fsync, layout="files")
     with pytest.raises(TraceStoreUnavailableError), store.begin(make_header()) as writer:
         writer.append(RECALLED)
         writer.finish("answered")

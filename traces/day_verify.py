@@ -1,0 +1,130 @@
+"""Verifying a day folder of the folder store: its runs' own files and its journals' frames, each
+against the end its day manifest (or the index) recorded.
+
+    verify_day(day, ends, texts)   (run id, verdict) of every run of the day, then of every run the
+                                   manifest records as finished that is nowhere to be found
+    Ends                           how each run of the day ended, as recorded apart from its trace
+
+A frame cut short at a journal's end whose run is not recorded as finished was *interrupted*: the
+writing process stopped mid-write, before the run returned its answer, which is no failure. Bytes
+between frames that hold none are *damage*; a frame or file that does not end where its run's
+recorded end says is *truncated* or *rewritten* (``traces.verify``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from evidence_loop.tools.errors import NotFoundError, TraceError, UnwrittenTraceError
+from evidence_loop.traces.citations import TextSource, with_citations
+from evidence_loop.traces.journal import Damage, Frame, journal_files, scan_file
+from evidence_loop.traces.manifest import FinishedRun
+from evidence_loop.traces.reader import parse_trace, read_trace
+from evidence_loop.traces.schema import Trace
+from evidence_loop.traces.verify import HEADER_SEQ, VerifyResult, not_written, verify
+
+INTERRUPTED: Final = (
+    "interrupted: the journal ends inside this run's frame (a stop mid-write, before the run returned)"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Ends:
+    """How the runs of a day ended: the day manifest, and a lookup of the index for a trace that the
+    manifest does not name (it says whether the index entry describes that very trace)."""
+
+    manifest: dict[str, FinishedRun]
+    indexed: Callable[[Trace], FinishedRun | None]
+    final_hash: Callable[[str], str | None]
+
+    def of(self, trace: Trace) -> FinishedRun | None:
+        return self.manifest.get(trace.header.run_id) or self.indexed(trace)
+
+    def final_of(self, run_id: str) -> str | None:
+        finished = self.manifest.get(run_id)
+        return finished.final_hash if finished is not None else self.final_hash(run_id)
+
+
+def against(trace: Trace, finished: FinishedRun | None) -> VerifyResult:
+    """The chain of ``trace``, and that it ends where its run finished if that is known."""
+    if finished is None:
+        return verify(trace)
+    return verify(trace, expected_hash=finished.final_hash, expected_events=finished.events)
+
+
+def unwritten(reason: str, final_hash: str | None) -> VerifyResult:
+    """A trace with no complete header: a run never recorded (no failure), unless it is recorded as
+    finished, when its trace was cut to nothing."""
+    if final_hash is None:
+        return not_written(reason)
+    return VerifyResult(
+        False,
+        False,
+        HEADER_SEQ,
+        f"truncated: the run finished with hash {final_hash} but its file holds no complete header",
+    )
+
+
+def verify_day(day: Path, ends: Ends, texts: TextSource | None) -> Iterator[tuple[str, VerifyResult]]:
+    """(run id, verdict) of each run's own file, each journal frame, each damaged stretch (named
+    ``journal@offset``) and each run the manifest names that is in none of them."""
+    seen: set[str] = set()
+    with os.scandir(day) as entries:
+        names = sorted(e.name for e in entries if e.name.endswith(".jsonl") and e.is_file())
+    for name in names:
+        run = name.removesuffix(".jsonl")
+        seen.add(run)
+        try:
+            trace = read_trace(day / name)
+        except NotFoundError:
+            continue  # removed since the scan (a prune)
+        except UnwrittenTraceError as exc:
+            yield run, unwritten(str(exc), ends.final_of(run))
+            continue
+        except TraceError as exc:
+            yield run, VerifyResult(False, False, HEADER_SEQ, str(exc))
+            continue
+        yield run, with_citations(against(trace, ends.of(trace)), trace, texts)
+    for journal in journal_files(day):
+        for item in scan_file(journal):
+            if isinstance(item, Damage):
+                yield f"{journal.name}@{item.start}", _damaged(journal, item)
+                continue
+            seen.add(item.run_id)
+            run = item.run_id or f"{journal.name}@{item.offset}"
+            yield run, _frame_verdict(journal, item, ends, texts)
+    for run in sorted(set(ends.manifest) - seen):
+        yield run, _gone(ends.manifest[run])
+
+
+def _frame_verdict(journal: Path, frame: Frame, ends: Ends, texts: TextSource | None) -> VerifyResult:
+    """The verdict on one frame: its chain, against the end its run recorded (see the module
+    docstring for a frame cut short)."""
+    try:
+        trace = parse_trace(frame.records, path=journal)
+    except UnwrittenTraceError as exc:
+        return unwritten(INTERRUPTED if frame.torn else str(exc), ends.final_of(frame.run_id))
+    except TraceError as exc:
+        return VerifyResult(False, False, HEADER_SEQ, str(exc))
+    verdict = against(trace, ends.of(trace))
+    if frame.torn and verdict.ok:
+        return dataclasses.replace(verdict, reason=f"{INTERRUPTED}; {verdict.reason}", written=False)
+    return with_citations(verdict, trace, texts)
+
+
+def _damaged(journal: Path, damage: Damage) -> VerifyResult:
+    reason = (
+        f"damaged: bytes {damage.start}-{damage.end} of {journal.name} hold no frame "
+        "(changed or inserted bytes)"
+    )
+    return VerifyResult(ok=False, complete=False, first_bad_seq=HEADER_SEQ, reason=reason)
+
+
+def _gone(run: FinishedRun) -> VerifyResult:
+    reason = f"missing: the run finished with hash {run.final_hash} at event {run.events}; its file is gone"
+    return VerifyResult(ok=False, complete=False, first_bad_seq=HEADER_SEQ, reason=reason)

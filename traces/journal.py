@@ -1,0 +1,246 @@
+"""The day journal: finished runs appended to one file per UTC day and writing process, synced in groups.
+
+A frame is one run: a frame line naming the run and the length of what follows, then the run's records,
+the very bytes a one-file-per-run trace holds (header, events, footer, one JSON line each)::
+
+    {"frame":"r-0001","bytes":12873}
+    {"type":"header",...}
+    {"type":"event","seq":0,...}
+    ...
+    {"type":"footer",...}
+
+A run's records are kept in memory while it goes on and written as one frame, with one ``write``, when
+it finishes (or is closed unfinished: then as an incomplete trace). Each process writes its own
+journal (``runs-<pid>-<token>.journal``): no two writers share a file, so a frame is only ever torn at
+the end of its journal, by a stop mid-write (kill -9, power cut). Frames are not synced one
+by one: a run waits until a sync that began after its frame was written has completed; the first run to
+wait with no sync in flight makes it (``fdatasync`` of the journal), those arriving meanwhile wait for
+the next one. One sync serves every run of a commit group. A write that fails (a full disk) is cut back
+off the journal; a failed sync fails every run it would have covered, and the journal takes no more
+frames (after a failed ``fsync`` the kernel may have dropped what it missed): the store opens a new one.
+
+Reading: ``scan`` walks the frames of a journal's bytes. A frame cut short at the end is *torn* (its run
+was never reported durable); bytes that hold no frame line before the end are *damage* (changed or
+inserted bytes), skipped up to the next frame line so one edit does not hide the runs after it.
+``read_frame`` reads one frame at an offset (the day manifest records each finished run's).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from evidence_loop.tools.disk import check_write
+
+JOURNAL_SUFFIX: Final = ".journal"
+_FRAME_START: Final = b'{"frame":'
+_FRAME_LINE: Final = re.compile(rb'^\{"frame":"([A-Za-z0-9._-]{1,128})","bytes":(\d{1,12})\}$')
+Fsync = Callable[[int], None]
+
+
+def frame_line(run_id: str, size: int) -> bytes:
+    """The line that opens a frame of ``size`` bytes of records."""
+    return f'{{"frame":"{run_id}","bytes":{size}}}\n'.encode()
+
+
+def journal_name() -> str:
+    """A new journal's file name: this process's, never reused (the token differs per journal)."""
+    return f"runs-{os.getpid()}-{secrets.token_hex(4)}{JOURNAL_SUFFIX}"
+
+
+def journal_files(day: Path) -> list[Path]:
+    """The journals of a day folder, by name."""
+    try:
+        with os.scandir(day) as entries:
+            return sorted(Path(e.path) for e in entries if e.name.endswith(JOURNAL_SUFFIX) and e.is_file())
+    except FileNotFoundError:
+        return []
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One run's records in a journal, at ``offset`` (of its frame line); ``torn``: cut short at the end."""
+
+    run_id: str
+    offset: int
+    records: bytes
+    torn: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Damage:
+    """Bytes ``start`` to ``end`` of a journal that hold no frame: changed or inserted."""
+
+    start: int
+    end: int
+
+
+def _parse_frame_line(line: bytes) -> tuple[str, int] | None:
+    match = _FRAME_LINE.match(line)
+    return (match.group(1).decode(), int(match.group(2))) if match else None
+
+
+def scan(data: bytes) -> Iterator[Frame | Damage]:
+    """The frames of a journal's bytes in order, and the stretches of damage between them."""
+    at, size = 0, len(data)
+    while at < size:
+        end = data.find(b"\n", at)
+        parsed = _parse_frame_line(data[at:end]) if end >= 0 else None
+        if parsed is None:
+            if end < 0 and _torn_line(data[at:]):
+                yield Frame("", at, b"", torn=True)  # a frame line cut short: the journal's end
+                return
+            following = data.find(b"\n" + _FRAME_START, at)
+            resume = size if following < 0 else following + 1
+            yield Damage(at, resume)
+            at = resume
+            continue
+        run_id, length = parsed
+        body = data[end + 1 : end + 1 + length]
+        if len(body) < length:
+            yield Frame(run_id, at, body, torn=True)
+            return
+        yield Frame(run_id, at, body)
+        at = end + 1 + length
+
+
+def _torn_line(rest: bytes) -> bool:
+    """True when ``rest``, the journal's last bytes with no newline, is a frame line cut short."""
+    return rest.startswith(_FRAME_START) or _FRAME_START.startswith(rest)
+
+
+def read_frame(path: Path, offset: int, run_id: str) -> Frame | None:
+    """The frame of ``run_id`` at ``offset`` in the journal at ``path``; None when no such frame starts
+    there (a stale or wrong offset: the caller scans instead)."""
+    try:
+        with path.open("rb") as file:
+            file.seek(offset)
+            parsed = _parse_frame_line(file.readline().rstrip(b"\n"))
+            if parsed is None or parsed[0] != run_id:
+                return None
+            body = file.read(parsed[1])
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return Frame(run_id, offset, body, torn=len(body) < parsed[1])
+
+
+class JournalBrokenError(OSError):
+    """The journal failed a write or a sync earlier and takes no more frames."""
+
+
+class Journal:
+    """One process's journal of one day: frames appended under a lock, synced in groups."""
+
+    def __init__(self, path: Path, fsync: Fsync) -> None:
+        self.path = path
+        self._fsync = fsync
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
+        self._changed = threading.Condition()
+        self._end = 0  # bytes written so far (the file is ours alone)
+        self._written = 0  # frames written
+        self._synced = 0  # frames covered by a completed sync
+        self._syncing = False
+        self._broken: OSError | None = None
+        self.syncs = 0  # syncs made (for the tests and benchmarks)
+
+    @property
+    def broken(self) -> bool:
+        return self._broken is not None
+
+    def append(self, run_id: str, records: bytes) -> tuple[int, int]:
+        """Write one frame; return its offset and its number (what ``wait_durable`` waits on)."""
+        frame = frame_line(run_id, len(records)) + records
+        with self._changed:
+            if self._broken is not None:
+                raise JournalBrokenError(self._broken.errno or 0, f"journal failed earlier: {self._broken}")
+            offset = self._end
+            check_write(self.path)
+            try:
+                view = memoryview(frame)
+                while view:
+                    view = view[os.write(self._fd, view) :]
+            except OSError:
+                self._cut_back(offset)
+                raise
+            self._end += len(frame)
+            self._written += 1
+            return offset, self._written
+
+    def wait_durable(self, number: int) -> None:
+        """Return once frame ``number`` is synced, leading a sync if none is in flight."""
+        with self._changed:
+            while self._synced < number:
+                if self._broken is not None:
+                    raise JournalBrokenError(self._broken.errno or 0, f"journal sync failed: {self._broken}")
+                if not self._syncing:
+                    self._syncing = True
+                    target = self._written
+                    break
+                self._changed.wait()
+            else:
+                return
+        try:
+            self._fsync(self._fd)
+        except OSError as exc:
+            with self._changed:
+                self._syncing = False
+                self._broken = exc  # what that sync missed may be lost whatever a retry says
+                self._changed.notify_all()
+            raise
+        with self._changed:
+            self.syncs += 1
+            self._synced = target
+            self._syncing = False
+            self._changed.notify_all()
+
+    def close(self) -> None:
+        """Release the file (frames already synced stay so; call once no run waits on it)."""
+        with self._changed:
+            if self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1
+            if self._broken is None:
+                self._broken = JournalBrokenError(0, "journal closed")
+
+    def _cut_back(self, offset: int) -> None:
+        """Cut a frame half written (a full disk) back off; if the disk refuses even that, the frame
+        stays torn at this journal's end (read as an interrupted write) and the journal is done."""
+        try:
+            os.ftruncate(self._fd, offset)
+        except OSError as exc:
+            self._broken = exc
+
+
+def frame_index(path: Path) -> list[tuple[str, int, int]]:
+    """(run id, offset, bytes of records) of each frame of a journal, read frame line by frame line
+    (a seek over each run's records); stops at damage or a torn end."""
+    frames = []
+    try:
+        with path.open("rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            while line := file.readline():
+                parsed = _parse_frame_line(line.rstrip(b"\n"))
+                offset = file.tell() - len(line)
+                if parsed is None or not line.endswith(b"\n"):
+                    break
+                frames.append((parsed[0], offset, parsed[1]))
+                if file.seek(parsed[1], os.SEEK_CUR) > size:
+                    break
+    except FileNotFoundError:
+        return []
+    return frames
+
+
+def scan_file(path: Path) -> Iterator[Frame | Damage]:
+    """``scan`` over the journal at ``path`` (nothing when it is gone)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return
+    yield from scan(data)

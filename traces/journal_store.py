@@ -1,0 +1,157 @@
+"""The folder store's side of the day journals: a run's records in memory until it ends, the open
+journal of each day, and the run ids already taken.
+
+    PendingFrame   what a ``TraceWriter`` writes into for a journal run: its lines reach the day's
+                   journal as one frame when the run finishes (the writer's sync) or is closed unfinished
+    Journals       this process's open journal per day, created on first use (and its folder entry
+                   synced), replaced by a new one after a failed write or sync
+    TakenIds       run ids in use: this store's own, and those the day manifests name (read as they grow)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Final
+
+from evidence_loop.traces.journal import Fsync, Journal, journal_name
+from evidence_loop.traces.manifest import MANIFEST_NAME
+
+OPEN_DAYS: Final = 3  # journals kept open: today, yesterday (runs begun before midnight), one spare
+_RUN_ID: Final = re.compile(rb'\{"run_id": ?"([A-Za-z0-9._-]+)"')
+
+
+class Journals:
+    """The journal this process appends to, one per day folder."""
+
+    def __init__(self, fsync: Fsync) -> None:
+        self._fsync = fsync
+        self._open: dict[Path, Journal] = {}
+        self._lock = threading.Lock()
+
+    def for_day(self, day: Path, new_dirs: Iterable[Path] = ()) -> Journal:
+        """The day's open journal; a new one (its folder entry durable) if none is open or it broke."""
+        with self._lock:
+            journal = self._open.get(day)
+            if journal is not None and not journal.broken:
+                return journal
+            journal = Journal(day / journal_name(), self._fsync)
+            self._sync_folders(sorted({day, *(d.parent for d in new_dirs)}))
+            self._open[day] = journal
+            while len(self._open) > OPEN_DAYS:
+                oldest = min(self._open)
+                self._open.pop(oldest).close()
+            return journal
+
+    def syncs(self) -> int:
+        """Syncs made by the open journals (for the tests and benchmarks)."""
+        with self._lock:
+            return sum(journal.syncs for journal in self._open.values())
+
+    def close(self) -> None:
+        with self._lock:
+            for journal in self._open.values():
+                journal.close()
+            self._open.clear()
+
+    def _sync_folders(self, folders: list[Path]) -> None:
+        if os.name == "nt":  # folders cannot be opened for fsync on Windows
+            return
+        for folder in folders:
+            fd = os.open(folder, os.O_RDONLY)
+            try:
+                self._fsync(fd)
+            finally:
+                os.close(fd)
+
+
+class PendingFrame(io.BytesIO):
+    """What the writer takes for a file: its committed lines become one frame of the day's journal
+    when the run finishes (``commit``, the writer's sync) or is closed unfinished (unsynced)."""
+
+    def __init__(self, run_id: str, journal: Callable[[], Journal], done: Callable[[], None]) -> None:
+        super().__init__()
+        self._run_id = run_id
+        self._journal = journal
+        self._done = done
+        self._sent = False
+        self.committed = False
+        self.journal: Journal | None = None
+        self.offset = -1
+
+    def fileno(self) -> int:
+        return -1
+
+    def commit(self) -> None:
+        """Append the frame and return once a sync covers it (``OSError`` when it cannot be)."""
+        number = self._send()
+        if self.journal is not None:
+            self.journal.wait_durable(number)
+        self.committed = True
+
+    def close(self) -> None:
+        """Without a commit, the run's lines so far go to the journal (an incomplete trace), unsynced;
+        a disk that refuses them loses that record only (the run raised already)."""
+        if not self.closed:
+            with contextlib.suppress(OSError):
+                self._send()
+            super().close()
+            if not self.committed:
+                self._done()  # a finished run is released once its manifest line names it
+
+    def _send(self) -> int:
+        if self._sent:
+            return 0
+        self._sent = True
+        data = self.getvalue()
+        committed = data[: data.rfind(b"\n") + 1]  # a torn line (a failed write) is left out
+        if not committed:
+            return 0
+        journal = self._journal()
+        self.offset, number = journal.append(self._run_id, committed)
+        self.journal = journal
+        return number
+
+
+class TakenIds:
+    """Run ids in use in a store: those of runs going on here, and those the day manifests name (every
+    finished run); each manifest is read again only from where it was last read, once it has grown.
+    A run that never finished is named by no manifest: its id is not checked once it ended."""
+
+    def __init__(self) -> None:
+        self._own: set[str] = set()
+        self._read: dict[Path, tuple[int, set[str]]] = {}
+        self._lock = threading.Lock()
+
+    def take(self, run_id: str, days: Iterable[Path]) -> bool:
+        """Record ``run_id`` as begun here; False when it was in use already."""
+        with self._lock:
+            if run_id in self._own or any(run_id in self._named(day) for day in days):
+                return False
+            self._own.add(run_id)
+            return True
+
+    def release(self, run_id: str) -> None:
+        """The run ended (its manifest line names it if it finished)."""
+        with self._lock:
+            self._own.discard(run_id)
+
+    def _named(self, day: Path) -> set[str]:
+        done, ids = self._read.get(day, (0, set()))
+        try:
+            size = os.stat(day / MANIFEST_NAME).st_size
+        except (FileNotFoundError, NotADirectoryError):
+            return ids
+        if size > done:
+            with (day / MANIFEST_NAME).open("rb") as manifest:
+                manifest.seek(done)
+                fresh = manifest.read(size - done)
+            whole = fresh.rfind(b"\n") + 1
+            ids = ids | {m.decode() for m in _RUN_ID.findall(fresh, 0, whole)}
+            self._read[day] = (done + whole, ids)
+        return ids
