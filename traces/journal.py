@@ -27,6 +27,7 @@ inserted bytes), skipped up to the next frame line so one edit does not hide the
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import secrets
@@ -87,7 +88,11 @@ def _parse_frame_line(line: bytes) -> tuple[str, int] | None:
 
 
 def scan(data: bytes) -> Iterator[Frame | Damage]:
-    """The frames of a journal's bytes in order, and the stretches of damage between them."""
+    """The frames of a journal's bytes in order, and the stretches of damage between them.
+
+    A frame's records are the lines from its frame line to the next one (no record line starts as a
+    frame line does), so an edit that changes a record's length stays inside its run: the chain then
+    says which event changed. The length a frame line declares tells a frame cut short at the end."""
     at, size = 0, len(data)
     while at < size:
         end = data.find(b"\n", at)
@@ -102,12 +107,11 @@ def scan(data: bytes) -> Iterator[Frame | Damage]:
             at = resume
             continue
         run_id, length = parsed
-        body = data[end + 1 : end + 1 + length]
-        if len(body) < length:
-            yield Frame(run_id, at, body, torn=True)
-            return
-        yield Frame(run_id, at, body)
-        at = end + 1 + length
+        following = data.find(b"\n" + _FRAME_START, end)
+        stop = size if following < 0 else following + 1
+        records = data[end + 1 : stop]
+        yield Frame(run_id, at, records, torn=stop == size and len(records) < length)
+        at = stop
 
 
 def _torn_line(rest: bytes) -> bool:
@@ -116,18 +120,32 @@ def _torn_line(rest: bytes) -> bool:
 
 
 def read_frame(path: Path, offset: int, run_id: str) -> Frame | None:
-    """The frame of ``run_id`` at ``offset`` in the journal at ``path``; None when no such frame starts
-    there (a stale or wrong offset: the caller scans instead)."""
+    """The frame of ``run_id`` at ``offset`` in the journal at ``path``: a seek and a read of the
+    length its frame line declares (more only when its records were edited to another length);
+    None when no such frame starts there (a stale or wrong offset: the caller scans instead)."""
     try:
         with path.open("rb") as file:
             file.seek(offset)
-            parsed = _parse_frame_line(file.readline().rstrip(b"\n"))
+            line = file.readline()
+            parsed = _parse_frame_line(line.rstrip(b"\n"))
             if parsed is None or parsed[0] != run_id:
                 return None
-            body = file.read(parsed[1])
+            records = file.read(parsed[1])
+            after = file.read(len(_FRAME_START))
+            whole = records.endswith(b"\n") and b"\n" + _FRAME_START not in records
+            if not (whole and after in (b"", _FRAME_START)):
+                file.seek(offset)
+                found = next(_frames(file.read()), None)  # the lines up to the next frame line
+                return dataclasses.replace(found, offset=offset) if found is not None else None
     except (FileNotFoundError, NotADirectoryError):
         return None
-    return Frame(run_id, offset, body, torn=len(body) < parsed[1])
+    return Frame(run_id, offset, records, torn=len(records) < parsed[1] and not after)
+
+
+def _frames(data: bytes) -> Iterator[Frame]:
+    for item in scan(data):
+        if isinstance(item, Frame):
+            yield item
 
 
 class JournalBrokenError(OSError):
@@ -219,22 +237,25 @@ class Journal:
 
 def frame_index(path: Path) -> list[tuple[str, int, int]]:
     """(run id, offset, bytes of records) of each frame of a journal, read frame line by frame line
-    (a seek over each run's records); stops at damage or a torn end."""
+    (a seek over each run's records); a journal whose frames are not where their lengths say (an
+    edit, damage, a torn end) is scanned whole instead."""
     frames = []
     try:
         with path.open("rb") as file:
             size = os.fstat(file.fileno()).st_size
             while line := file.readline():
                 parsed = _parse_frame_line(line.rstrip(b"\n"))
-                offset = file.tell() - len(line)
                 if parsed is None or not line.endswith(b"\n"):
                     break
-                frames.append((parsed[0], offset, parsed[1]))
+                frames.append((parsed[0], file.tell() - len(line), parsed[1]))
                 if file.seek(parsed[1], os.SEEK_CUR) > size:
                     break
+            else:
+                return frames
     except FileNotFoundError:
         return []
-    return frames
+    scanned = (item for item in scan_file(path) if isinstance(item, Frame) and item.run_id)
+    return [(frame.run_id, frame.offset, len(frame.records)) for frame in scanned]
 
 
 def scan_file(path: Path) -> Iterator[Frame | Damage]:

@@ -7,7 +7,6 @@ of the loop's behaviour); the tests replay the committed files and expect them i
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -69,7 +68,7 @@ def record(out: Path) -> None:
         for run_id, question, groups in RUNS:
             deps = Deps(now=lambda: FIXED_TIME, new_run_id=lambda rid=run_id: rid)  # type: ignore[misc]
             Service(store, traces=traces, deps=deps).ask(question, groups)
-            shutil.copyfile(traces.path(run_id), out / f"{run_id}.jsonl")
+            (out / f"{run_id}.jsonl").write_bytes(traces.raw(run_id))
         store.close()
 
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from fastapi.testclient import TestClient
 
 from evidence_loop.agent.service import Service
+from evidence_loop.traces import TraceStore
 from tests.agent.api_support import (
     AUDIT_PUBLIC,
     AUDIT_STAFF,
@@ -16,6 +18,7 @@ from tests.agent.api_support import (
     Key,
     api_client,
 )
+from tests.trace_support import edit_run, keep_lines
 
 WARRANTY_ZH = "LM-S10 整机保修多久？"
 
@@ -91,12 +94,7 @@ def test_a_fresh_trace_verifies(client: TestClient) -> None:
 def test_an_edited_trace_fails_verification_at_the_edited_event(client: TestClient, service: Service) -> None:
     run_id = run_of(client, PUBLIC)
     assert service.traces is not None
-    path = service.traces.path(run_id)
-    lines = path.read_text(encoding="utf-8").splitlines()
-    event = json.loads(lines[2])
-    event["data"]["edited"] = True
-    lines[2] = json.dumps(event, ensure_ascii=False)
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    event = _edit_event(service.traces, run_id)
 
     result = client.get(f"/v1/traces/{run_id}/verify", headers=PUBLIC.headers).json()
 
@@ -122,12 +120,7 @@ def test_a_replay_of_a_tampered_run_is_a_409_naming_the_tampered_event(
 ) -> None:
     run_id = run_of(client, PUBLIC)
     assert service.traces is not None
-    path = service.traces.path(run_id)
-    lines = path.read_text(encoding="utf-8").splitlines()
-    event = json.loads(lines[2])
-    event["data"]["edited"] = True
-    lines[2] = json.dumps(event, ensure_ascii=False)
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    event = _edit_event(service.traces, run_id)
 
     response = client.post(f"/v1/traces/{run_id}/replay", headers=PUBLIC.headers)
 
@@ -140,9 +133,8 @@ def test_a_replay_of_a_tampered_run_is_a_409_naming_the_tampered_event(
 def test_a_truncated_run_fails_verification_and_is_not_replayed(client: TestClient, service: Service) -> None:
     run_id = run_of(client, PUBLIC)
     assert service.traces is not None
-    path = service.traces.path(run_id)
     service.traces.index_path.unlink()
-    path.write_bytes(b"".join(path.read_bytes().splitlines(keepends=True)[:-1]))  # the footer cut off
+    keep_lines(service.traces, run_id, -1)  # the footer cut off
 
     result = client.get(f"/v1/traces/{run_id}/verify", headers=PUBLIC.headers).json()
     replayed = client.post(f"/v1/traces/{run_id}/replay", headers=PUBLIC.headers)
@@ -170,3 +162,16 @@ def test_without_tracing_the_trace_endpoints_say_so(service: Service) -> None:
     response = client.get(f"/v1/traces/{run_id}", headers=PUBLIC.headers)
 
     assert (response.status_code, response.json()["title"]) == (404, "Tracing is off")
+
+
+def _edit_event(traces: TraceStore, run_id: str) -> dict[str, Any]:
+    """Mark the second event of ``run_id`` edited, keeping its line valid JSON."""
+    event: dict[str, Any] = {}
+
+    def edit(lines: list[bytes]) -> list[bytes]:
+        event.update(json.loads(lines[2]))
+        event["data"]["edited"] = True
+        return [*lines[:2], json.dumps(event, ensure_ascii=False).encode() + b"\n", *lines[3:]]
+
+    edit_run(traces, run_id, edit)
+    return event

@@ -11,6 +11,7 @@ from evidence_loop.agent.cli import main
 from evidence_loop.tools.store import Store
 from evidence_loop.traces import TraceStore
 from tests.agent.golden_runs import GOLDEN, RUNS, recorded_sample_kb
+from tests.trace_support import edit_run
 
 Capture = pytest.CaptureFixture[str]
 QUESTIONS = ("LM-S10 的整机保修期是多久？", "How do I return a device?", "满多少元可以免费配送？")
@@ -37,27 +38,28 @@ def ask(capsys: Capture, index: Path, question: str = QUESTIONS[0]) -> str:
     return str(json.loads(out)["run_id"])
 
 
-def trace_file(index: Path, run_id: str) -> Path:
-    return TraceStore(index / "traces").path(run_id)
+def traces(index: Path) -> TraceStore:
+    return TraceStore(index / "traces")
 
 
-def edit_event(path: Path, seq: int) -> None:
+def edit_event(index: Path, run_id: str, seq: int) -> None:
     """Change one event's data, keeping the line valid JSON: only the hash chain can tell."""
-    lines = path.read_text(encoding="utf-8").splitlines()
-    record = json.loads(lines[seq + 1])
-    assert record["seq"] == seq
-    record["data"]["edited"] = True
-    lines[seq + 1] = json.dumps(record, ensure_ascii=False)
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    def edit(lines: list[bytes]) -> list[bytes]:
+        record = json.loads(lines[seq + 1])
+        assert record["seq"] == seq
+        record["data"]["edited"] = True
+        return [*lines[: seq + 1], json.dumps(record, ensure_ascii=False).encode() + b"\n", *lines[seq + 2 :]]
+
+    edit_run(traces(index), run_id, edit)
 
 
 def test_verify_all_checks_every_trace_reports_each_failure_and_counts_them(
     capsys: Capture, index: Path
 ) -> None:
     runs = [ask(capsys, index, q) for q in QUESTIONS]
-    damaged = trace_file(index, runs[0])
-    damaged.write_bytes(b"{not a header\n" + damaged.read_bytes().split(b"\n", 1)[1])
-    edit_event(trace_file(index, runs[2]), 1)
+    edit_run(traces(index), runs[0], lambda lines: [b"{not a header\n", *lines[1:]])
+    edit_event(index, runs[2], 1)
 
     code, out, err = run(capsys, "trace", "verify", "--all", "--index", str(index))
 
@@ -76,14 +78,13 @@ def test_verify_all_of_untouched_traces_exits_zero(capsys: Capture, index: Path)
 
 def test_verify_tells_a_truncated_run_from_a_crashed_one(capsys: Capture, index: Path) -> None:
     run_id = ask(capsys, index)
-    path = trace_file(index, run_id)
     (index / "traces" / "index.jsonl").unlink()  # the index is a cache: the day manifest still knows
-    path.write_bytes(b"".join(path.read_bytes().splitlines(keepends=True)[:-1]))
+    edit_run(traces(index), run_id, lambda lines: lines[:-1])
     code, out, _ = run(capsys, "trace", "verify", run_id, "--index", str(index))
     assert code == 1 and "FAILED - truncated: the run finished with hash" in out
 
-    events = len(path.read_bytes().splitlines()) - 1
-    (path.parent / "finished.manifest").unlink()  # now nothing says the run ever finished
+    events = len(traces(index).raw(run_id).splitlines()) - 1
+    (traces(index).path(run_id).parent / "finished.manifest").unlink()  # nothing says it finished now
     code, out, _ = run(capsys, "trace", "verify", run_id, "--index", str(index))
     assert (
         code == 0
@@ -93,7 +94,7 @@ def test_verify_tells_a_truncated_run_from_a_crashed_one(capsys: Capture, index:
 
 def test_replay_of_a_tampered_trace_says_tampered_at_the_event(capsys: Capture, index: Path) -> None:
     run_id = ask(capsys, index)
-    edit_event(trace_file(index, run_id), 2)
+    edit_event(index, run_id, 2)
     code, out, err = run(capsys, "replay", run_id, "--index", str(index))
     assert code == 1 and "differs" not in out
     assert f"run {run_id}: tampered at event 2: event 2" in err
@@ -101,15 +102,14 @@ def test_replay_of_a_tampered_trace_says_tampered_at_the_event(capsys: Capture, 
 
 def test_replay_of_a_truncated_trace_says_tampered_where_the_file_ends(capsys: Capture, index: Path) -> None:
     run_id = ask(capsys, index)
-    path = trace_file(index, run_id)
-    path.write_bytes(b"".join(path.read_bytes().splitlines(keepends=True)[:3]))
-    code, _, err = run(capsys, "replay", str(path), "--index", str(index))
+    edit_run(traces(index), run_id, lambda lines: lines[:3])
+    code, _, err = run(capsys, "replay", run_id, "--index", str(index))
     assert code == 1 and "tampered at event 2: truncated: the run finished with hash" in err
 
 
 def test_replay_all_names_a_tampered_trace_and_replays_the_rest(capsys: Capture, index: Path) -> None:
     runs = [ask(capsys, index, q) for q in QUESTIONS[:2]]
-    edit_event(trace_file(index, runs[1]), 0)
+    edit_event(index, runs[1], 0)
     code, out, _ = run(capsys, "replay", "--all", "--index", str(index))
     assert code == 1
     assert f"run {runs[1]}: tampered at event 0" in out

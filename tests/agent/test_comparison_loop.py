@@ -17,7 +17,6 @@ from evidence_loop.agent.service import Service
 from evidence_loop.policies.config import Policy
 from evidence_loop.tools.snapshot import Snapshot
 from evidence_loop.tools.store import Store
-from evidence_loop.traces import read_trace
 from evidence_loop.traces.steps import CheckedStep, DecidedStep
 from tests.fake_embedder import FakeEmbedder
 
@@ -119,7 +118,7 @@ def test_the_trace_records_the_sides_and_replays_identical(hybrid: Service) -> N
     deps = Deps(new_run_id=lambda: "compare-run")
     service = Service(hybrid.store, traces=hybrid.traces, deps=deps, embedder=hybrid.embedder)
     outcome = service.ask(ONE_MISSING[1][0])
-    trace = read_trace(hybrid.traces.path(outcome.run_id))
+    trace = hybrid.traces.read(outcome.run_id)
     checks = [e.data for e in trace.events if isinstance(e.data, CheckedStep)]
     assert checks[-1].sides == [{"name": "基础会员", "covered": True}, {"name": "企业会员", "covered": False}]
     decided = next(e.data for e in trace.events if isinstance(e.data, DecidedStep))
@@ -129,7 +128,7 @@ def test_the_trace_records_the_sides_and_replays_identical(hybrid: Service) -> N
 
 def test_a_question_that_compares_nothing_records_no_sides(hybrid: Service) -> None:
     outcome = hybrid.ask("How long is the whole-unit warranty for the LM-S10?")
-    trace = read_trace(hybrid.traces.path(outcome.run_id))
+    trace = hybrid.traces.read(outcome.run_id)
     assert all(e.data.sides is None for e in trace.events if isinstance(e.data, CheckedStep))
     assert [d.doc_id for d in outcome.documents] == list(dict.fromkeys(e.doc_id for e in outcome.evidence))
 

@@ -6,6 +6,7 @@ import dataclasses
 import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,6 +19,7 @@ from evidence_loop.tools.errors import TamperedTraceError, TraceError
 from evidence_loop.tools.store import Store
 from evidence_loop.traces import TraceStore, read_trace, verify
 from tests.agent.golden_runs import EDITED_SHIPPING, GOLDEN, RUNS, sample_store
+from tests.trace_support import edit_run
 
 GOLDEN_IDENTICAL = [run_id for run_id, _, _ in RUNS if run_id.startswith("golden-")]
 
@@ -78,29 +80,34 @@ def test_the_trace_records_each_step_of_the_loop(service: Service) -> None:
 
 def test_a_tampered_trace_fails_verify_at_the_changed_event(service: Service) -> None:
     outcome = service.ask("LM-S10 的整机保修期是多久？")
-    path = service.traces.path(outcome.run_id)  # type: ignore[union-attr]
-    lines = path.read_text(encoding="utf-8").splitlines()
-    record = json.loads(lines[2])
-    record["data"]["query"] = "LM-S10 的整机保修期是几年？"
-    lines[2] = json.dumps(record, ensure_ascii=False)
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    result = verify(read_trace(path))
+    assert service.traces is not None
+    record = _edit_query(service.traces, outcome.run_id, 2)
+    result = verify(service.traces.read(outcome.run_id))
     assert not result.ok and result.first_bad_seq == record["seq"]
 
 
 def test_replaying_a_tampered_trace_says_tampered_at_the_event_not_a_divergence(service: Service) -> None:
     outcome = service.ask("LM-S10 的整机保修期是多久？")
-    path = service.traces.path(outcome.run_id)  # type: ignore[union-attr]
-    lines = path.read_text(encoding="utf-8").splitlines()
-    record = json.loads(lines[1])
-    record["data"]["query"] = "LM-S10 的整机保修期是几年？"
-    lines[1] = json.dumps(record, ensure_ascii=False)
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert service.traces is not None
+    _edit_query(service.traces, outcome.run_id, 1)
     with pytest.raises(TamperedTraceError, match="tampered at event 0") as caught:
         service.replay(outcome.run_id)
     assert caught.value.seq == 0
     with pytest.raises(TamperedTraceError, match="tampered at event 0"):
-        replay(read_trace(path), service.store)  # the library call verifies too
+        replay(service.traces.read(outcome.run_id), service.store)  # the library call verifies too
+
+
+def _edit_query(traces: TraceStore, run_id: str, line: int) -> dict[str, Any]:
+    """Change the query a recall event of ``run_id`` recorded (its ``line``), keeping valid JSON."""
+    record: dict[str, Any] = {}
+
+    def edit(lines: list[bytes]) -> list[bytes]:
+        record.update(json.loads(lines[line]))
+        record["data"]["query"] = "LM-S10 的整机保修期是几年？"
+        return [*lines[:line], json.dumps(record, ensure_ascii=False).encode() + b"\n", *lines[line + 1 :]]
+
+    edit_run(traces, run_id, edit)
+    return record
 
 
 def _exploding_check(question: Question, views: Sequence[EvidenceView], recorder: Recorder) -> ConflictReport:

@@ -175,7 +175,7 @@ def test_a_changed_byte_in_a_frame_is_tampering_at_its_event_and_the_other_runs_
     assert verdicts["r-1"].complete and verdicts["r-3"].complete
 
 
-def test_bytes_inserted_into_a_frame_fail_it_and_the_frames_after_it_are_still_found(
+def test_bytes_inserted_into_a_frame_fail_it_at_that_event_and_the_frames_after_it_still_verify(
     journal_store: TraceStore, make_header: HeaderFactory
 ) -> None:
     for run in ("r-1", "r-2", "r-3"):
@@ -186,9 +186,27 @@ def test_bytes_inserted_into_a_frame_fail_it_and_the_frames_after_it_are_still_f
     journal.write_bytes(content[:at] + b"quite " + content[at:])
 
     verdicts = dict(journal_store.verify_all())
-    assert not verdicts["r-2"].ok
-    assert [run for run, verdict in verdicts.items() if not verdict.ok and run != "r-2"] != []  # the damage
-    assert verdicts["r-1"].complete and verdicts["r-3"].complete
+    assert (verdicts["r-2"].ok, verdicts["r-2"].first_bad_seq) == (False, 5)
+    assert verdicts["r-1"].complete and verdicts["r-3"].complete and len(verdicts) == 3
+    assert journal_store.verify("r-2").first_bad_seq == 5, "read by id too, though its length changed"
+
+
+def test_bytes_that_are_no_frame_are_damage_and_the_frames_after_them_still_verify(
+    journal_store: TraceStore, make_header: HeaderFactory
+) -> None:
+    write(journal_store, make_header, "r-1")
+    write(journal_store, make_header, "r-2")
+    [journal] = journals(journal_store)
+    journal.write_bytes(b"stray bytes\n" + journal.read_bytes())  # every offset moves too
+
+    verdicts = dict(journal_store.verify_all())
+    assert [run for run, verdict in verdicts.items() if not verdict.ok] == [f"{journal.name}@0"]
+    assert (
+        verdicts[f"{journal.name}@0"].reason
+        == f"damaged: bytes 0-12 of {journal.name} hold no frame (changed or inserted bytes)"
+    )
+    assert verdicts["r-1"].complete and verdicts["r-2"].complete
+    assert journal_store.verify("r-2").complete, "found by a scan where its offset no longer points"
 
 
 def _bytes_read() -> int:

@@ -1,0 +1,24 @@
+"""Editing a stored run's records in place, as a tamperer or a cut would: the lines of its own file,
+or of its frame in its day's journal (the frame line left as written)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from evidence_loop.traces import TraceStore
+
+Lines = list[bytes]
+
+
+def edit_run(store: TraceStore, run_id: str, edit: Callable[[Lines], Lines]) -> None:
+    """Replace the records of ``run_id`` (header first, one line each, newlines kept) by ``edit``'s."""
+    path, records = store.path(run_id), store.raw(run_id)
+    edited = b"".join(edit(records.splitlines(keepends=True)))
+    content = path.read_bytes()
+    at = content.index(records)
+    path.write_bytes(content[:at] + edited + content[at + len(records) :])
+
+
+def keep_lines(store: TraceStore, run_id: str, count: int) -> None:
+    """Cut the run's records after their first ``count`` lines."""
+    edit_run(store, run_id, lambda lines: lines[:count])
