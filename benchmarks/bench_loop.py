@@ -122,8 +122,8 @@ def _variants(
 
 
 def _trace_sizes(traces: TraceStore, run_ids: Sequence[str]) -> dict[str, float]:
-    """Bytes and events per traced run, from the trace files themselves."""
-    total_bytes = sum(traces.path(run_id).stat().st_size for run_id in run_ids)
+    """Bytes and events per traced run, from the records as written (a run's file or journal frame)."""
+    total_bytes = sum(len(traces.raw(run_id)) for run_id in run_ids)
     total_events = sum(len(traces.read(run_id).events) for run_id in run_ids)
     runs = max(1, len(run_ids))
     return {
