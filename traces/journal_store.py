@@ -5,7 +5,7 @@ journal of each day, and the run ids already taken.
                    journal as one frame when the run finishes (the writer's sync) or is closed unfinished
     Journals       this process's open journal per day, created on first use (and its folder entry
                    synced), replaced by a new one after a failed write or sync
-    TakenIds       run ids in use: this store's own, and those the day manifests name (read as they grow)
+    TakenIds       run ids in use: this store's runs going on, and those the recent day manifests name
 """
 
 from __future__ import annotations
@@ -129,9 +129,13 @@ class TakenIds:
         self._lock = threading.Lock()
 
     def take(self, run_id: str, days: Iterable[Path]) -> bool:
-        """Record ``run_id`` as begun here; False when it was in use already."""
+        """Record ``run_id`` as begun here; False when it was in use already (going on here, or named
+        by the manifest of one of ``days``; the ids of other days are no longer kept)."""
         with self._lock:
-            if run_id in self._own or any(run_id in self._named(day) for day in days):
+            wanted = set(days)
+            for stale in set(self._read) - wanted:
+                del self._read[stale]
+            if run_id in self._own or any(run_id in self._named(day) for day in wanted):
                 return False
             self._own.add(run_id)
             return True

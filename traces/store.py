@@ -129,7 +129,9 @@ class TraceStore:
             raise InputError(f"run {run_id} already has a trace at {existing}")
         if self.layout == "files":
             return self._begin_file(sealed, day)
-        if not self._taken.take(run_id, days):
+        # a journal run's id is checked against its own day and the day before (runs crossing
+        # midnight); the service's run ids are random, and a run file of any day is checked above
+        if not self._taken.take(run_id, {day, *days[:2]}):
             raise InputError(f"run {run_id} already has a trace in {day}")
         try:
             return self._begin_frame(sealed, day)

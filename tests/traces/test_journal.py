@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.tools.errors import TraceStoreUnavailableError
+from evidence_loop.tools.errors import InputError, TraceStoreUnavailableError
 from evidence_loop.traces import MANIFEST_NAME, prune, read_manifest
 from evidence_loop.traces.journal import JOURNAL_SUFFIX, frame_index
 from evidence_loop.traces.listing import RunLister
@@ -412,3 +412,17 @@ def test_a_run_whose_frame_cannot_be_synced_fails_closed_and_the_next_run_takes_
     write(store, make_header, "r-next")
     assert len(journals(store)) == 2
     assert dict(store.verify_all())["r-next"].complete
+
+
+def test_a_run_id_in_use_on_its_day_is_refused_going_on_finished_or_by_another_process(
+    journal_store: TraceStore, make_header: HeaderFactory, tmp_path: Path
+) -> None:
+    going = journal_store.begin(make_header(run_id="r-1"))
+    with pytest.raises(InputError, match="already has a trace"):
+        journal_store.begin(make_header(run_id="r-1"))
+    going.finish("answered")
+    with pytest.raises(InputError, match="already has a trace"):
+        journal_store.begin(make_header(run_id="r-1", created_at="2025-03-01T09:00:00Z"))
+    another = TraceStore(journal_store.root)  # another process's store on the same folder
+    with pytest.raises(InputError, match="already has a trace"):
+        another.begin(make_header(run_id="r-1", created_at="2025-03-01T10:00:00Z"))
