@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evidence_loop.traces.hashing import digest, event_hash, record_hash
+from evidence_loop.traces.hashing import event_hash_of_text, plain_canonical_json, sha256_hex
 from evidence_loop.traces.schema import Trace
 
 HEADER_SEQ = -1
@@ -64,11 +64,22 @@ def _raw_records(trace: Trace) -> tuple[dict[str, Any], list[dict[str, Any]], di
     )
 
 
+# The records verified are JSON read back (or models dumped as JSON): plain values, hashed in one
+# pass of the encoder, without walking them first (a value the encoder refuses is walked then, to
+# name it). The hashes are those of ``traces.hashing``: digest, record_hash, event_hash.
+def _digest(value: object) -> str:
+    return sha256_hex(plain_canonical_json(value))
+
+
+def _record_hash(record: Mapping[str, Any]) -> str:
+    return _digest({key: value for key, value in record.items() if key != "hash"})
+
+
 def _header_problem(header: Mapping[str, Any]) -> str | None:
-    if header.get("hash") != record_hash(header):
+    if header.get("hash") != _record_hash(header):
         return "header changed: its hash does not match its content"
     policy = header.get("policy")
-    if isinstance(policy, dict) and header.get("policy_hash") != digest(policy):
+    if isinstance(policy, dict) and header.get("policy_hash") != _digest(policy):
         return "header changed: policy_hash does not match the policy"
     return None
 
@@ -84,7 +95,8 @@ def _event_problem(event: Mapping[str, Any], position: int, expected_prev: str) 
         if position == 0:
             return HEADER_SEQ, "header changed: the first event does not link to it"
         return position, f"event {position} does not link to event {position - 1}: one before it was changed"
-    recomputed = event_hash(expected_prev, position, str(event.get("step")), event.get("data") or {})
+    data = plain_canonical_json(event.get("data") or {}, "data")
+    recomputed = event_hash_of_text(expected_prev, position, str(event.get("step")), data)
     if event.get("hash") != recomputed:
         return (
             position,
@@ -98,7 +110,7 @@ def _footer_problem(footer: Mapping[str, Any], count: int, expected_prev: str) -
         return "footer does not link to the last event: the end of the trace was changed"
     if footer.get("events") != count:
         return f"footer counts {footer.get('events')!r} events, the file holds {count}"
-    if footer.get("hash") != record_hash(footer):
+    if footer.get("hash") != _record_hash(footer):
         return "footer changed: its hash does not match its content"
     return None
 
