@@ -1,7 +1,7 @@
 """``evloop trace verify --all`` over one UTC day of many runs: this tree against another checkout's.
 
     .venv/bin/python benchmarks/trace_verify_day.py [SET_DIR] --base TREE [--runs 10000] [--docs 200]
-                                                    [--repeats 3] [--json OUT.json]
+                                                    [--repeats 3] [--days DIR] [--json OUT.json]
 
 Each tree writes its own day of ``--runs`` runs, in its own layout (a file per run before the day
 journal, frames of a journal after it): a child process, this file run with ``PYTHONPATH=TREE``,
@@ -9,9 +9,11 @@ ingests the first ``--docs`` documents of SET_DIR/corpus.jsonl into an index (le
 and asks the set's questions in turn through ``Service(store, traces=TraceStore(...))``, the clock
 fixed on one day and the trace syncs skipped (durability is not what is measured; the records are
 those a server writes). Then ``evloop trace verify --all --index INDEX --traces TRACES`` of each
-tree is timed on its own day, the trees alternately, ``--repeats`` times each; the table gives the
-median wall time, the child's CPU time (user + system), the trace bytes on disk, and the verdict
-line. The runs' ids differ between the trees (random), their content does not.
+tree is timed on its own day, the trees alternately, ``--repeats`` times each, and so is this
+tree on the base's day (the older layout read by this code: what the layout gains apart from the
+code); the table gives the median wall time, the child's CPU time (user + system), the trace bytes
+on disk, and the verdict line. The runs' ids differ between the trees (random), their content does
+not. ``--days DIR`` keeps the days written (and reuses those already there).
 """
 
 from __future__ import annotations
@@ -85,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--docs", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--days", type=Path, default=None, help="keep (and reuse) the days here")
     parser.add_argument("--make", type=Path, help=argparse.SUPPRESS)  # the child
     args = parser.parse_args(argv)
     if args.make is not None:
@@ -95,8 +98,11 @@ def main(argv: list[str] | None = None) -> int:
     trees = {"base": args.base.resolve(), "this": ROOT}
     commands: list[str] = []
     with tempfile.TemporaryDirectory(prefix="verify-day-") as tmp:
-        folders = {name: Path(tmp) / name for name in trees}
+        days = args.days or Path(tmp)
+        folders = {name: days / name for name in trees}
         for name, tree in trees.items():
+            if (folders[name] / "traces").is_dir():
+                continue
             make = [sys.executable, __file__, str(args.set_dir), "--make", str(folders[name])]
             make += ["--runs", str(args.runs), "--docs", str(args.docs)]
             commands.append(f"PYTHONPATH={tree} {shlex.join(make)}")
@@ -104,27 +110,29 @@ def main(argv: list[str] | None = None) -> int:
             subprocess.run(make, env=_env(tree), check=True)
             print(f"{name}: {args.runs} runs written in {time.perf_counter() - began:.0f} s", file=sys.stderr)
         load = [os.getloadavg()[0]]
-        times: dict[str, list[tuple[float, float, str]]] = {name: [] for name in trees}
+        runs = {"base": (trees["base"], folders["base"]), "this": (ROOT, folders["this"])}
+        runs["this on base's day"] = (ROOT, folders["base"])
+        times: dict[str, list[tuple[float, float, str]]] = {name: [] for name in runs}
         for _ in range(args.repeats):
-            for name, tree in trees.items():
-                times[name].append(verify_all(tree, folders[name], commands))
+            for name, (tree, folder) in runs.items():
+                times[name].append(verify_all(tree, folder, commands))
         load.append(os.getloadavg()[0])
         rows = {
             name: {
-                "tree": str(trees[name]),
-                "wall_s": round(statistics.median(t[0] for t in runs), 2),
-                "cpu_s": round(statistics.median(t[1] for t in runs), 2),
-                "all_wall_s": [round(t[0], 2) for t in runs],
+                "tree": str(runs[name][0]),
+                "wall_s": round(statistics.median(t[0] for t in timed), 2),
+                "cpu_s": round(statistics.median(t[1] for t in timed), 2),
+                "all_wall_s": [round(t[0], 2) for t in timed],
                 "trace_bytes": sum(
-                    p.stat().st_size for p in (folders[name] / "traces").rglob("*") if p.is_file()
+                    p.stat().st_size for p in (runs[name][1] / "traces").rglob("*") if p.is_file()
                 ),
-                "files": sum(1 for p in (folders[name] / "traces").rglob("*") if p.is_file()),
-                "verdict": runs[-1][2],
+                "files": sum(1 for p in (runs[name][1] / "traces").rglob("*") if p.is_file()),
+                "verdict": timed[-1][2],
             }
-            for name, runs in times.items()
+            for name, timed in times.items()
         }
     for name, row in rows.items():
-        print(f"{name:<5} " + "  ".join(f"{key}={value}" for key, value in row.items()))
+        print(f"{name:<18} " + "  ".join(f"{key}={value}" for key, value in row.items()))
     print(f"load average (1 min) before, after the timings: {load[0]:.2f}, {load[1]:.2f}")
     print("commands:", *commands, sep="\n  ")
     if args.json is not None:
