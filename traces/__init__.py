@@ -6,11 +6,15 @@ Where things are:
     schema.py    the records (header, event, footer), SCHEMA_VERSION, Trace, TraceSummary
     citations.py stored text cited by (doc_id, version, start, end, sha256): resolve, check_citations
     hashing.py   canonical JSON and the hash chain
-    writer.py    TraceWriter: append-only, flushed per line, fsynced at finish
+    writer.py    TraceWriter: a run's records, hash-chained, durable at finish
     reader.py    read_trace / parse_trace: torn, incomplete and damaged files told apart
-    store.py     TraceStore: one file per run by UTC day, index.jsonl, list, read, verify, verify_all
-    group_sync.py GroupSync: one folder sync shared by the runs finishing together (group commit)
-    manifest.py  the day manifest: each finished run's final hash, where cutting its trace cannot reach
+    store.py     TraceStore: runs by UTC day (a journal per day and process), list, read, verify_all
+    journal.py   the day journal: a frame per run, one fdatasync per commit group, scan, read_frame
+    journal_store.py the store's open journals, a run's pending frame, the run ids in use
+    day_verify.py verify_day: a day's files and frames against the ends its manifest recorded
+    run_index.py index.jsonl (a cache of summaries) and the summary of a run it lacks
+    group_sync.py GroupSync: one folder sync shared by the runs finishing together (one file per run)
+    manifest.py  the day manifest: each finished run's final hash and frame offset, apart from its trace
     retention.py prune(store, before): whole days older than a date removed, the index rewritten
     verify.py    verify(trace) -> VerifyResult
     diff.py      first_divergence(recorded, replayed) -> Divergence | None

@@ -1,11 +1,13 @@
 """Writing one run's trace: append-only, hash-chained, durable at finish.
 
 Every record is one ``write`` of one line followed by a flush, so a killed process leaves at worst a torn
-last line (which readers ignore). ``finish`` writes the footer and fsyncs the file and its directory
-before it returns: once the caller has the final hash, the trace survives a power cut. The store may
-hand in ``folder_sync``, its group commit of the folder (``traces.group_sync``), in place of a sync
-of the folders per run. With ``fsync_each`` every line is fsynced too (slower; for runs whose
-partial traces must survive a crash).
+last line (which readers ignore). ``finish`` writes the footer and syncs before it returns: once the
+caller has the final hash, the trace survives a power cut. What the writer writes into is the store's
+choice: the folder store hands in a run's pending frame of its day journal (``traces.journal_store``:
+the lines stay in memory, and the sync appends them as one frame and waits for the journal's group
+commit), or, with ``fsync_each``, the run's own file, every line fsynced too (slower; for runs whose
+partial traces must survive a crash), with ``folder_sync`` its group commit of the folder
+(``traces.group_sync``) in place of a sync of the folders per run.
 """
 
 from __future__ import annotations
