@@ -5,6 +5,7 @@ journal of each day, and the run ids already taken.
                    journal as one frame when the run finishes (the writer's sync) or is closed unfinished
     Journals       this process's open journal per day, created on first use (and its folder entry
                    synced), replaced by a new one after a failed write or sync
+    locate         where a run's trace is: its own file, or its journal frame (a seek, else a scan)
     TakenIds       run ids in use: this store's runs going on, and those the recent day manifests name
 """
 
@@ -19,8 +20,16 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Final
 
-from evidence_loop.traces.journal import Fsync, Journal, journal_name
-from evidence_loop.traces.manifest import MANIFEST_NAME
+from evidence_loop.traces.journal import (
+    Frame,
+    Fsync,
+    Journal,
+    journal_files,
+    journal_name,
+    read_frame,
+    scan_file,
+)
+from evidence_loop.traces.manifest import MANIFEST_NAME, read_manifest
 
 OPEN_DAYS: Final = 3  # journals kept open: today, yesterday (runs begun before midnight), one spare
 _RUN_ID: Final = re.compile(rb'\{"run_id": ?"([A-Za-z0-9._-]+)"')
@@ -116,6 +125,27 @@ class PendingFrame(io.BytesIO):
         self.offset, number = journal.append(self._run_id, committed)
         self.journal = journal
         return number
+
+
+def locate(run_id: str, days: list[Path]) -> tuple[Path, Frame | None] | None:
+    """Where the trace of ``run_id`` is, ``days`` newest first: its own file, else the journal frame
+    its day manifest places (a seek), else one found by scanning the journals (a run that never
+    finished, or a manifest line lost or wrong); None when it is nowhere."""
+    for day in days:
+        own = day / f"{run_id}.jsonl"
+        if own.is_file():
+            return own, None
+        placed = read_manifest(day, only=run_id).get(run_id)
+        if placed is not None and placed.journal is not None and placed.offset is not None:
+            frame = read_frame(day / placed.journal, placed.offset, run_id)
+            if frame is not None:
+                return day / placed.journal, frame
+    for day in days:
+        for journal in journal_files(day):
+            for item in scan_file(journal):
+                if isinstance(item, Frame) and item.run_id == run_id:
+                    return journal, item
+    return None
 
 
 class TakenIds:

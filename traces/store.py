@@ -48,8 +48,8 @@ from evidence_loop.traces.citations import TextSource
 from evidence_loop.traces.day_verify import Ends, against, unwritten, verify_day
 from evidence_loop.traces.feedback import FeedbackLog, FolderFeedback
 from evidence_loop.traces.group_sync import GroupSync
-from evidence_loop.traces.journal import Frame, frame_index, journal_files, read_frame, scan_file
-from evidence_loop.traces.journal_store import Journals, PendingFrame, TakenIds
+from evidence_loop.traces.journal import Frame, frame_index, journal_files
+from evidence_loop.traces.journal_store import Journals, PendingFrame, TakenIds, locate
 from evidence_loop.traces.manifest import FinishedRun, append_finished, read_manifest
 from evidence_loop.traces.reader import parse_trace, read_trace
 from evidence_loop.traces.run_index import (
@@ -244,25 +244,11 @@ class TraceStore:
         return path.read_bytes() if frame is None else frame.records
 
     def _locate(self, run_id: str) -> tuple[Path, Frame | None]:
-        """Where the trace of ``run_id`` is: its own file, else the journal frame its day manifest
-        places (a seek), else one found by scanning the journals (a run that never finished, or a
-        manifest line lost or wrong)."""
-        days = builtins.list(self._days(None))
-        for day in days:
-            own = day / f"{run_id}.jsonl"
-            if own.is_file():
-                return own, None
-            placed = read_manifest(day, only=run_id).get(run_id)
-            if placed is not None and placed.journal is not None and placed.offset is not None:
-                frame = read_frame(day / placed.journal, placed.offset, run_id)
-                if frame is not None:
-                    return day / placed.journal, frame
-        for day in days:
-            for journal in journal_files(day):
-                for item in scan_file(journal):
-                    if isinstance(item, Frame) and item.run_id == run_id:
-                        return journal, item
-        raise NotFoundError(f"no trace for run {run_id!r} under {self.root}")
+        """Where the trace of ``run_id`` is (``journal_store.locate``); ``NotFoundError`` if nowhere."""
+        found = locate(run_id, builtins.list(self._days(None)))
+        if found is None:
+            raise NotFoundError(f"no trace for run {run_id!r} under {self.root}")
+        return found
 
     def verify(self, run: str | Path) -> VerifyResult:
         """Verify a trace's chain and, if its run finished, that the file still ends where it did."""
