@@ -113,7 +113,9 @@ def main() -> int:
 
         assert service.traces is not None
         start = time.perf_counter()
-        fill_day(service.traces, service.traces.path(run_id), args.runs)
+        template = Path(tmp) / f"{run_id}.jsonl"  # the run's records as a file of its own
+        template.write_bytes(service.traces.raw(run_id))
+        fill_day(service.traces, template, args.runs)
         print(f"wrote {args.runs} runs into one day in {time.perf_counter() - start:.1f} s", flush=True)
         os.sync()
         cold = []
