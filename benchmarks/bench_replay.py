@@ -86,7 +86,7 @@ def _replay_all(service: Service, traces: TraceStore, show: int) -> tuple[dict[s
         started = time.perf_counter()
         verified += traces.verify(run_id).ok
         verify_ms.append((time.perf_counter() - started) * 1000)
-        trace_bytes += traces.path(run_id).stat().st_size
+        trace_bytes += len(traces.raw(run_id))
     numbers = {
         "runs": len(run_ids),
         "identical": identical,
