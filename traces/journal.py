@@ -237,19 +237,19 @@ class Journal:
 
 def frame_index(path: Path) -> list[tuple[str, int, int]]:
     """(run id, offset, bytes of records) of each frame of a journal, read frame line by frame line
-    (a seek over each run's records); a journal whose frames are not where their lengths say (an
-    edit, damage, a torn end) is scanned whole instead."""
-    frames = []
+    (a seek over each run's records); a frame still being written (or torn) at the end is the last.
+    A journal whose frames are not where their lengths say (an edit, damage) is scanned instead."""
+    frames: list[tuple[str, int, int]] = []
     try:
         with path.open("rb") as file:
-            size = os.fstat(file.fileno()).st_size
             while line := file.readline():
-                parsed = _parse_frame_line(line.rstrip(b"\n"))
-                if parsed is None or not line.endswith(b"\n"):
+                if not line.endswith(b"\n"):
+                    return frames  # a frame line still being written
+                parsed = _parse_frame_line(line[:-1])
+                if parsed is None:
                     break
                 frames.append((parsed[0], file.tell() - len(line), parsed[1]))
-                if file.seek(parsed[1], os.SEEK_CUR) > size:
-                    break
+                file.seek(parsed[1], os.SEEK_CUR)
             else:
                 return frames
     except FileNotFoundError:
