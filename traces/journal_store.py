@@ -57,11 +57,6 @@ class Journals:
                 self._open.pop(oldest).close()
             return journal
 
-    def syncs(self) -> int:
-        """Syncs made by the open journals (for the tests and benchmarks)."""
-        with self._lock:
-            return sum(journal.syncs for journal in self._open.values())
-
     def close(self) -> None:
         with self._lock:
             for journal in self._open.values():

@@ -217,10 +217,6 @@ class TraceStore:
         """Close this process's journals (call once no run is going on)."""
         self._journals.close()
 
-    def journal_syncs(self) -> int:
-        """Syncs of the journals open here (for the tests and benchmarks)."""
-        return self._journals.syncs()
-
     @property
     def feedback(self) -> FeedbackLog:
         """Reviewers' verdicts on this store's runs: ``feedback/`` beside the day folders."""
