@@ -22,6 +22,7 @@ from evidence_loop.traces import MANIFEST_NAME, prune, read_manifest
 from evidence_loop.traces.journal import JOURNAL_SUFFIX, frame_index
 from evidence_loop.traces.listing import RunLister
 from evidence_loop.traces.store import TraceStore
+from tests.disk_support import small_disk
 from tests.traces.conftest import SAMPLE_STEPS, HeaderFactory
 
 WAIT_S = 60.0  # bound on a wait on a busy machine
@@ -426,3 +427,21 @@ def test_a_run_id_in_use_on_its_day_is_refused_going_on_finished_or_by_another_p
     another = TraceStore(journal_store.root)  # another process's store on the same folder
     with pytest.raises(InputError, match="already has a trace"):
         another.begin(make_header(run_id="r-1", created_at="2025-03-01T10:00:00Z"))
+
+
+def test_a_full_disk_refuses_the_run_and_leaves_the_journal_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, make_header: HeaderFactory
+) -> None:
+    with small_disk(tmp_path, monkeypatch, size_kb=512) as disk:
+        store = TraceStore(disk.folder / "traces")
+        write(store, make_header, "before")
+        disk.fill()
+        with pytest.raises(TraceStoreUnavailableError, match="no space left on the disk"):
+            write(store, make_header, "r-full")
+        assert store.probe(failed=True) is not None, "not writable while the disk is full"
+        assert {run: v.complete for run, v in store.verify_all()} == {"before": True}
+
+        disk.free()
+        assert store.probe(failed=True) is None
+        write(store, make_header, "r-after")
+        assert {run: v.complete for run, v in store.verify_all()} == {"before": True, "r-after": True}
