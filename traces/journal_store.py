@@ -29,7 +29,7 @@ from evidence_loop.traces.journal import (
     read_frame,
     scan_file,
 )
-from evidence_loop.traces.manifest import MANIFEST_NAME, read_manifest
+from evidence_loop.traces.manifest import MANIFEST_NAME, FinishedRun, finished_runs
 
 OPEN_DAYS: Final = 3  # journals kept open: today, yesterday (runs begun before midnight), one spare
 _RUN_ID: Final = re.compile(rb'\{"run_id": ?"([A-Za-z0-9._-]+)"')
@@ -122,7 +122,38 @@ class PendingFrame(io.BytesIO):
         return number
 
 
-def locate(run_id: str, days: list[Path]) -> tuple[Path, Frame | None] | None:
+class Placed:
+    """Where the day manifests place each finished run, read as they grow (a few days kept): what
+    makes reading run after run of a day (``replay --all``) one read of its manifest, not one each.
+    A place is only a hint: the frame found there must name the run."""
+
+    DAYS = 4
+
+    def __init__(self) -> None:
+        self._days: dict[Path, tuple[int, dict[str, FinishedRun]]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, day: Path, run_id: str) -> FinishedRun | None:
+        with self._lock:
+            done, runs = self._days.pop(day, (0, {}))
+            try:
+                with (day / MANIFEST_NAME).open("rb") as manifest:
+                    size = os.fstat(manifest.fileno()).st_size
+                    if size < done:  # rewritten since: read it again
+                        done, runs = 0, {}
+                    manifest.seek(done)
+                    fresh = manifest.read(size - done)
+            except (FileNotFoundError, NotADirectoryError):
+                return None
+            whole = fresh.rfind(b"\n") + 1
+            runs.update((run.run_id, run) for run in finished_runs(fresh[:whole]))
+            self._days[day] = (done + whole, runs)
+            while len(self._days) > self.DAYS:
+                del self._days[next(iter(self._days))]
+            return runs.get(run_id)
+
+
+def locate(run_id: str, days: list[Path], placed: Placed) -> tuple[Path, Frame | None] | None:
     """Where the trace of ``run_id`` is, ``days`` newest first: its own file, else the journal frame
     its day manifest places (a seek), else one found by scanning the journals (a run that never
     finished, or a manifest line lost or wrong); None when it is nowhere."""
@@ -130,11 +161,11 @@ def locate(run_id: str, days: list[Path]) -> tuple[Path, Frame | None] | None:
         own = day / f"{run_id}.jsonl"
         if own.is_file():
             return own, None
-        placed = read_manifest(day, only=run_id).get(run_id)
-        if placed is not None and placed.journal is not None and placed.offset is not None:
-            frame = read_frame(day / placed.journal, placed.offset, run_id)
+        place = placed.get(day, run_id)
+        if place is not None and place.journal is not None and place.offset is not None:
+            frame = read_frame(day / place.journal, place.offset, run_id)
             if frame is not None:
-                return day / placed.journal, frame
+                return day / place.journal, frame
     for day in days:
         for journal in journal_files(day):
             for item in scan_file(journal):

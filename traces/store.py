@@ -49,7 +49,7 @@ from evidence_loop.traces.day_verify import Ends, against, unwritten, verify_day
 from evidence_loop.traces.feedback import FeedbackLog, FolderFeedback
 from evidence_loop.traces.group_sync import GroupSync
 from evidence_loop.traces.journal import Frame, frame_index, journal_files
-from evidence_loop.traces.journal_store import Journals, PendingFrame, TakenIds, locate
+from evidence_loop.traces.journal_store import Journals, PendingFrame, Placed, TakenIds, locate
 from evidence_loop.traces.manifest import FinishedRun, append_finished, read_manifest
 from evidence_loop.traces.reader import parse_trace, read_trace
 from evidence_loop.traces.run_index import (
@@ -116,6 +116,7 @@ class TraceStore:
         self._folder_syncs_lock = threading.Lock()
         self._journals = Journals(fsync)
         self._taken = TakenIds()
+        self._placed = Placed()
 
     def begin(self, header: TraceHeader) -> TraceWriter:
         """Start the trace of ``header.run_id`` (its header written); refuses a run id in use."""
@@ -241,7 +242,7 @@ class TraceStore:
 
     def _locate(self, run_id: str) -> tuple[Path, Frame | None]:
         """Where the trace of ``run_id`` is (``journal_store.locate``); ``NotFoundError`` if nowhere."""
-        found = locate(run_id, builtins.list(self._days(None)))
+        found = locate(run_id, builtins.list(self._days(None)), self._placed)
         if found is None:
             raise NotFoundError(f"no trace for run {run_id!r} under {self.root}")
         return found

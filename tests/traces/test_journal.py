@@ -336,9 +336,10 @@ def run(n):
     sys.stdout.write(f"returned c-{n}\\n")
     sys.stdout.flush()
 
-threads = [threading.Thread(target=run, args=(n,)) for n in range(16)]
-for t in threads: t.start()
-for t in threads: t.join()
+for wave in range(4):  # each wave needs a sync of its own: the kill always comes
+    threads = [threading.Thread(target=run, args=(4 * wave + n,)) for n in range(4)]
+    for t in threads: t.start()
+    for t in threads: t.join()
 """
 
 
