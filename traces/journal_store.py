@@ -46,11 +46,18 @@ class Journals:
     def for_day(self, day: Path, new_dirs: Iterable[Path] = ()) -> Journal:
         """The day's open journal; a new one (its folder entry durable) if none is open or it broke."""
         with self._lock:
-            journal = self._open.get(day)
+            journal = self._open.pop(day, None)
             if journal is not None and not journal.broken:
+                self._open[day] = journal
                 return journal
+            if journal is not None:
+                journal.close()  # broken: its runs have failed already
             journal = Journal(day / journal_name(), self._fsync)
-            self._sync_folders(sorted({day, *(d.parent for d in new_dirs)}))
+            try:
+                self._sync_folders(sorted({day, *(d.parent for d in new_dirs)}))
+            except OSError:
+                journal.close()
+                raise
             self._open[day] = journal
             while len(self._open) > OPEN_DAYS:
                 oldest = min(self._open)
