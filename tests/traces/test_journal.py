@@ -446,3 +446,47 @@ def test_a_full_disk_refuses_the_run_and_leaves_the_journal_whole(
         assert store.probe(failed=True) is None
         write(store, make_header, "r-after")
         assert {run: v.complete for run, v in store.verify_all()} == {"before": True, "r-after": True}
+
+
+APPENDING_WRITER = """
+import sys
+from evidence_loop.traces.store import TraceStore
+from tests.traces.conftest import SAMPLE_STEPS
+from tests.traces.test_group_sync import header
+
+store = TraceStore(sys.argv[1])
+for n in range(int(sys.argv[2])):
+    with store.begin(header(f"w-{n}")) as writer:
+        for step in SAMPLE_STEPS:
+            writer.append(step)
+        writer.finish("answered")
+"""
+
+
+def test_readers_while_another_process_appends_see_no_failure_and_every_listed_run_whole(
+    tmp_path: Path, make_header: HeaderFactory
+) -> None:
+    root = tmp_path / "traces"
+    store = TraceStore(root)
+    write(store, make_header, "first")  # the day exists before the writer starts
+    repo = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+    writer = subprocess.Popen([sys.executable, "-c", APPENDING_WRITER, str(root), "300"], cwd=repo, env=env)
+    reader = TraceStore(root)
+    rounds = 0
+    try:
+        while writer.poll() is None or rounds < 2:
+            rounds += 1
+            verdicts = dict(reader.verify_all())
+            assert all(v.ok for v in verdicts.values()), [
+                (r, v.reason) for r, v in verdicts.items() if not v.ok
+            ]
+            rows, _ = RunLister(reader).page(lambda _: True, size=20)
+            assert all(row.finished and row.status == "answered" for row in rows)
+            summaries = reader.list()
+            assert all(s.status in ("complete", "incomplete") for s in summaries)
+    finally:
+        assert writer.wait(WAIT_S * 4) == 0
+    assert rounds >= 2, rounds
+    assert len(journals(reader)) == 2, "this process's journal and the writer's"
+    assert {run for run, v in reader.verify_all() if v.complete} == {"first", *(f"w-{n}" for n in range(300))}
