@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shlex
 import statistics
 import subprocess
@@ -67,13 +66,16 @@ def verify_all(tree: Path, folder: Path, commands: list[str]) -> tuple[float, fl
     line = f"PYTHONPATH={tree} {shlex.join(command)}"
     if line not in commands:
         commands.append(line)
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    began = time.perf_counter()
-    done = subprocess.run(command, env=_env(tree), capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - began
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-    verdict = (done.stdout.strip().splitlines() or [done.stderr.strip()])[-1]
+    with tempfile.TemporaryFile("w+") as out:
+        began = time.perf_counter()
+        child = subprocess.Popen(command, env=_env(tree), stdout=out, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(child.pid, 0)  # the child's own CPU, as it is reaped
+        wall = time.perf_counter() - began
+        child.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        lines = out.read().strip().splitlines() or [""]
+    cpu = usage.ru_utime + usage.ru_stime
+    verdict = lines[-1] if child.returncode == 0 else " / ".join(lines[-2:])
     return wall, cpu, verdict
 
 
