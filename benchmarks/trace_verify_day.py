@@ -11,9 +11,10 @@ fixed on one day and the trace syncs skipped (durability is not what is measured
 those a server writes). Then ``evloop trace verify --all --index INDEX --traces TRACES`` of each
 tree is timed on its own day, the trees alternately, ``--repeats`` times each, and so is this
 tree on the base's day (the older layout read by this code: what the layout gains apart from the
-code); the table gives the median wall time, the child's CPU time (user + system), the trace bytes
-on disk, and the verdict line. The runs' ids differ between the trees (random), their content does
-not. ``--days DIR`` keeps the days written (and reuses those already there).
+code), in turned-round order every other time; the table gives the median wall time, the child's
+CPU time (user + system), the trace bytes on disk, and the verdict line. The runs' ids differ
+between the trees (random), their content does not. ``--days DIR`` keeps the days written (and
+reuses those already there).
 """
 
 from __future__ import annotations
@@ -115,8 +116,8 @@ def main(argv: list[str] | None = None) -> int:
         runs = {"base": (trees["base"], folders["base"]), "this": (ROOT, folders["this"])}
         runs["this on base's day"] = (ROOT, folders["base"])
         times: dict[str, list[tuple[float, float, str]]] = {name: [] for name in runs}
-        for _ in range(args.repeats):
-            for name, (tree, folder) in runs.items():
+        for repeat in range(args.repeats):  # the order turned round every other time
+            for name, (tree, folder) in list(runs.items())[:: -1 if repeat % 2 else 1]:
                 times[name].append(verify_all(tree, folder, commands))
         load.append(os.getloadavg()[0])
         rows = {
