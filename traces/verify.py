@@ -19,6 +19,7 @@ accidental and naive changes; it carries no secret, so whoever can rewrite the f
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -65,10 +66,21 @@ def _raw_records(trace: Trace) -> tuple[dict[str, Any], list[dict[str, Any]], di
 
 
 # The records verified are JSON read back (or models dumped as JSON): plain values, hashed in one
-# pass of the encoder, without walking them first (a value the encoder refuses is walked then, to
-# name it). The hashes are those of ``traces.hashing``: digest, record_hash, event_hash.
+# pass of one encoder with the canonical settings of ``traces.hashing``, without walking them
+# first; a value the encoder refuses is walked then, to name it. The hashes are hashing's:
+# digest, record_hash, event_hash.
+_ENCODE = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
+
+
+def _canonical(value: object, path: str = "value") -> str:
+    try:
+        return _ENCODE(value)
+    except (TypeError, ValueError):
+        return plain_canonical_json(value, path)  # raises, naming the value
+
+
 def _digest(value: object) -> str:
-    return sha256_hex(plain_canonical_json(value))
+    return sha256_hex(_canonical(value))
 
 
 def _record_hash(record: Mapping[str, Any]) -> str:
@@ -95,7 +107,7 @@ def _event_problem(event: Mapping[str, Any], position: int, expected_prev: str) 
         if position == 0:
             return HEADER_SEQ, "header changed: the first event does not link to it"
         return position, f"event {position} does not link to event {position - 1}: one before it was changed"
-    data = plain_canonical_json(event.get("data") or {}, "data")
+    data = _canonical(event.get("data") or {}, "data")
     recomputed = event_hash_of_text(expected_prev, position, str(event.get("step")), data)
     if event.get("hash") != recomputed:
         return (
