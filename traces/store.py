@@ -34,6 +34,7 @@ from evidence_loop.tools.errors import (
     TraceStoreUnavailableError,
     UnwrittenTraceError,
 )
+from evidence_loop.traces.blobs import Documents, FolderDocuments, split_documents, with_documents
 from evidence_loop.traces.citations import TextSource, with_citations
 from evidence_loop.traces.feedback import FeedbackLog, FolderFeedback
 from evidence_loop.traces.group_sync import GroupSync
@@ -98,10 +99,16 @@ class TraceStore:
         self._days_seen: builtins.list[Path] | None = None
         self._folder_syncs: dict[Path, GroupSync] = {}
         self._folder_syncs_lock = threading.Lock()
+        self.documents: Documents = FolderDocuments(self.root)  # written once: always synced
 
     def begin(self, header: TraceHeader) -> TraceWriter:
         """Create the trace file for ``header.run_id`` and write its header; refuses a run id in use."""
         run_id = _check_run_id(header.run_id)
+        header, documents = split_documents(header)
+        try:
+            self.documents.put(documents)  # before the first run that names them: none names a missing one
+        except OSError as exc:
+            raise unwritable(self.root / "blobs", exc) from exc
         sealed = seal_header(header)  # a bad header fails here, before any file exists
         created = sealed.created
         day = self.root / f"{created.year:04d}" / f"{created.month:02d}" / f"{created.day:02d}"
@@ -174,8 +181,8 @@ class TraceStore:
     def read(self, run: str | Path) -> Trace:
         """Read a trace by run id, or by file path (a ``Path``, or a string ending in ``.jsonl``)."""
         if isinstance(run, str) and not run.endswith(".jsonl"):
-            return read_trace(self.path(run))
-        return read_trace(Path(run))
+            return with_documents(read_trace(self.path(run)), self.documents)
+        return with_documents(read_trace(Path(run)), self.documents)
 
     def verify(self, run: str | Path) -> VerifyResult:
         """Verify a trace's chain and, if its run finished, that the file still ends where it did."""
@@ -200,7 +207,7 @@ class TraceStore:
                 names = sorted(e.name for e in entries if e.name.endswith(".jsonl") and e.is_file())
             for name in names:
                 try:
-                    trace = read_trace(day / name)
+                    trace = with_documents(read_trace(day / name), self.documents)
                 except NotFoundError:
                     continue  # removed since the scan (a prune)
                 except UnwrittenTraceError as exc:

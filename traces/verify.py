@@ -3,6 +3,7 @@
 Checked in file order, the first failure wins:
 
 1. the header's stored hash matches its content, and its ``policy_hash`` matches its policy (seq -1);
+   from schema 3, each document it names by hash is in the store and still hashes to that name;
 2. event ``k`` sits at position ``k`` (a removed, inserted or reordered event fails here), links to the
    hash before it, and its own hash matches its ``seq``, ``step`` and ``data`` (a changed byte fails here);
 3. the footer links to the last event, counts the events, and its hash matches its content;
@@ -23,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from evidence_loop.traces.blobs import document_problem
 from evidence_loop.traces.hashing import digest, event_hash, record_hash
 from evidence_loop.traces.schema import Trace
 
@@ -126,7 +128,7 @@ def verify(
     ``expected_hash`` and ``expected_events`` say how the run ended when it finished, if known.
     """
     header, events, footer = _raw_records(trace)
-    problem = _header_problem(header)
+    problem = _header_problem(header) or document_problem(header, trace.documents)
     if problem is not None:
         return _fail(HEADER_SEQ, problem, 0)
     last, failure = _walk_events(events, str(header["hash"]))
