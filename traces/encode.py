@@ -1,9 +1,10 @@
 """How a run's records become the bytes written, and the hashes of those bytes.
 
-Each record is encoded once. An event's data is encoded to its canonical JSON (``traces.hashing``),
-and that very text is both hashed (inside the event's envelope) and written; the header and footer
-are sealed (their hash over their canonical JSON) and written as compact JSON in field order. What
-``verify`` recomputes from a record read back is the canonical text written here.
+Each record is encoded once. An event's data is encoded to its canonical JSON (``traces.hashing``,
+schema 3's ``compact_canonical``), and those very bytes are both hashed (inside the event's
+envelope) and written; the header and footer are sealed (their hash over their canonical JSON) and
+written as compact JSON in field order. What ``verify`` recomputes from a record read back is the
+canonical text written here.
 
 A header handed in with its documents inline (policy, LLM settings, embedder, reranker) is written
 so when no store takes the documents (a bare ``TraceWriter``); a store splits them out first
@@ -18,7 +19,12 @@ from typing import Any
 import orjson
 
 from evidence_loop.tools.errors import TraceError
-from evidence_loop.traces.hashing import event_hash_of_text, plain_canonical_json, sha256_hex
+from evidence_loop.traces.hashing import (
+    compact_canonical,
+    event_hash_of_bytes,
+    plain_canonical_json,
+    sha256_hex,
+)
 from evidence_loop.traces.schema import SCHEMA_VERSION, TraceFooter, TraceHeader
 from evidence_loop.traces.steps import TraceStep
 
@@ -45,14 +51,11 @@ def header_line(header: TraceHeader) -> bytes:
 
 
 def event_line(prev_hash: str, seq: int, step: TraceStep) -> tuple[str, bytes]:
-    """The event's hash and line: the step's data encoded once, the same text hashed and written."""
-    text = plain_canonical_json(step.trace_data(), "data")
-    digest = event_hash_of_text(prev_hash, seq, step.step, text)
-    written = (
-        f'{{"type":"event","seq":{seq},"step":"{step.step}","data":{text},'
-        f'"prev_hash":"{prev_hash}","hash":"{digest}"}}\n'
-    )
-    return digest, written.encode("utf-8")
+    """The event's hash and line: the step's data encoded once, the same bytes hashed and written."""
+    data = compact_canonical(step.trace_data(), "data")
+    digest = event_hash_of_bytes(prev_hash, seq, step.step, data)
+    head = f'{{"type":"event","seq":{seq},"step":"{step.step}","data":'.encode()
+    return digest, b"".join((head, data, f',"prev_hash":"{prev_hash}","hash":"{digest}"}}\n'.encode()))
 
 
 def sealed_footer(

@@ -75,7 +75,9 @@ def _header_problem(header: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _event_problem(event: Mapping[str, Any], position: int, expected_prev: str) -> tuple[int, str] | None:
+def _event_problem(
+    event: Mapping[str, Any], position: int, expected_prev: str, schema: int
+) -> tuple[int, str] | None:
     """The (seq, reason) of the event's failure, or None when it chains correctly."""
     if event.get("seq") != position:
         return position, (
@@ -86,7 +88,8 @@ def _event_problem(event: Mapping[str, Any], position: int, expected_prev: str) 
         if position == 0:
             return HEADER_SEQ, "header changed: the first event does not link to it"
         return position, f"event {position} does not link to event {position - 1}: one before it was changed"
-    recomputed = event_hash(expected_prev, position, str(event.get("step")), event.get("data") or {})
+    step, data = str(event.get("step")), event.get("data") or {}
+    recomputed = event_hash(expected_prev, position, step, data, schema=schema)
     if event.get("hash") != recomputed:
         return (
             position,
@@ -109,11 +112,13 @@ def _fail(seq: int, reason: str, events: int) -> VerifyResult:
     return VerifyResult(ok=False, complete=False, first_bad_seq=seq, reason=reason, events=events)
 
 
-def _walk_events(events: Sequence[Mapping[str, Any]], start: str) -> tuple[str, VerifyResult | None]:
+def _walk_events(
+    events: Sequence[Mapping[str, Any]], start: str, schema: int
+) -> tuple[str, VerifyResult | None]:
     """Follow the chain from the header's hash; return the last hash and the first failure, if any."""
     last = start
     for position, event in enumerate(events):
-        problem = _event_problem(event, position, last)
+        problem = _event_problem(event, position, last, schema)
         if problem is not None:
             return last, _fail(problem[0], problem[1], position)
         last = str(event["hash"])
@@ -131,7 +136,8 @@ def verify(
     problem = _header_problem(header) or document_problem(header, trace.documents)
     if problem is not None:
         return _fail(HEADER_SEQ, problem, 0)
-    last, failure = _walk_events(events, str(header["hash"]))
+    schema = int(header.get("schema_version") or 1)
+    last, failure = _walk_events(events, str(header["hash"]), schema)
     if failure is not None:
         return failure
     count = len(events)
@@ -141,7 +147,7 @@ def verify(
             return _fail(count, problem, count)
         last = str(footer["hash"])
     if trace.damage is not None:
-        return _damaged(trace, count, last)
+        return _damaged(trace, count, last, schema)
     if expected_hash is not None and expected_hash != last:
         reason = _cut_short(expected_hash, expected_events, count, footer is not None, last)
         return _fail(count, reason, count)
@@ -155,11 +161,11 @@ def verify(
     )
 
 
-def _damaged(trace: Trace, count: int, last: str) -> VerifyResult:
+def _damaged(trace: Trace, count: int, last: str, schema: int) -> VerifyResult:
     """The failure of a trace read up to a damaged line. A damaged event that is still JSON is checked
     as any event first: an edit that also broke its shape reads as a change."""
     unread = trace.records[1 + count] if trace.footer is None and len(trace.records) > 1 + count else None
-    changed = _event_problem(unread, count, last) if isinstance(unread, dict) else None
+    changed = _event_problem(unread, count, last, schema) if isinstance(unread, dict) else None
     if changed is not None:
         return _fail(changed[0], changed[1], count)
     return _fail(count, f"a damaged record where event {count} should be: {trace.damage}", count)
