@@ -19,7 +19,7 @@ import json
 import os
 import re
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
@@ -108,6 +108,37 @@ class FolderDocuments:
                 found[digest_hex] = json.loads(self.path(digest_hex).read_bytes())
             except (OSError, ValueError):
                 continue  # missing, unreadable or not JSON: verify reports it as missing
+        return found
+
+
+Query = Callable[[str, tuple[Any, ...]], list[tuple[Any, ...]]]
+
+
+class TableDocuments:
+    """PostgreSQL's ``trace_documents`` table, through a store's read connection (``query``). A run's
+    documents are written with it, in the statement that writes the run (``traces.pg_store``)."""
+
+    def __init__(self, query: Query) -> None:
+        self._query = query
+
+    def put(self, documents: Mapping[str, Any]) -> None:
+        """Store documents ahead of the runs that name them (an import)."""
+        if not documents:
+            return
+        bodies = [encoded(documents[h]) for h in documents]
+        if any(h != digest_hex for h, (digest_hex, _) in zip(documents, bodies, strict=True)):
+            raise ValueError("a document does not hash to the name it is stored by")
+        insert = "INSERT INTO trace_documents (hash, body) SELECT * FROM unnest(%s::text[], %s::text[])"
+        sql = f"{insert} ON CONFLICT (hash) DO NOTHING RETURNING hash"
+        self._query(sql, ([h for h, _ in bodies], [body.decode("utf-8") for _, body in bodies]))
+
+    def get(self, hashes: Iterable[str]) -> dict[str, Any]:
+        wanted = sorted(set(hashes))
+        rows = self._query("SELECT hash, body FROM trace_documents WHERE hash = ANY(%s)", (wanted,))
+        found: dict[str, Any] = {}
+        for digest_hex, body in rows:
+            with contextlib.suppress(ValueError):
+                found[str(digest_hex)] = json.loads(body)
         return found
 
 

@@ -20,13 +20,12 @@ The tables come from ``evloop migrate`` (tools/pg_schema.py).
 from __future__ import annotations
 
 import builtins
-import contextlib
 import io
 import json
 import queue
 import threading
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
 from pathlib import Path
@@ -43,7 +42,7 @@ from evidence_loop.tools.errors import (
     TraceStoreUnavailableError,
 )
 from evidence_loop.tools.pg import connect, redact, unavailable
-from evidence_loop.traces.blobs import Documents, encoded, split_documents, with_documents
+from evidence_loop.traces.blobs import Documents, TableDocuments, encoded, split_documents, with_documents
 from evidence_loop.traces.citations import TextSource, with_citations
 from evidence_loop.traces.feedback import FeedbackLog
 from evidence_loop.traces.feedback_pg import PgFeedback
@@ -153,7 +152,7 @@ class PgTraceStore(TraceStore):
         self._lock = threading.Lock()
         self._start_lock = threading.Lock()
         self._stored_documents: set[str] = set()  # hashes committed (the committer's own)
-        self.documents: Documents = _TableDocuments(self)
+        self.documents: Documents = TableDocuments(self._query)
 
     def begin(self, header: TraceHeader) -> TraceWriter:
         """A writer for ``header.run_id``; a run id already stored is refused when the run is written."""
@@ -356,25 +355,6 @@ class PgTraceStore(TraceStore):
             if self._reader is None or self._reader.closed or self._reader.broken:
                 self._reader = connect(self.url)
             return self._reader.execute(sql, params).fetchall()
-
-
-class _TableDocuments:
-    """The ``trace_documents`` table, read through the store's read connection (written with runs)."""
-
-    def __init__(self, store: PgTraceStore) -> None:
-        self._store = store
-
-    def put(self, documents: Mapping[str, Any]) -> None:
-        raise TraceError("documents reach trace_documents with the runs that name them")
-
-    def get(self, hashes: Iterable[str]) -> dict[str, Any]:
-        wanted = sorted(set(hashes))
-        rows = self._store._query("SELECT hash, body FROM trace_documents WHERE hash = ANY(%s)", (wanted,))
-        found: dict[str, Any] = {}
-        for digest_hex, body in rows:
-            with contextlib.suppress(ValueError):
-                found[str(digest_hex)] = json.loads(body)
-        return found
 
 
 _STOP = _Run(TraceHeader.model_construct(run_id=""), [], 0)

@@ -1,4 +1,4 @@
-"""``evloop trace list|show|verify|export``: read the audit trail."""
+"""``evloop trace list|show|verify|export|import|prune``: read the audit trail."""
 
 from __future__ import annotations
 
@@ -43,7 +43,11 @@ and prune: remove whole UTC days of traces older than a date (retention).
 
 A trace cites the stored text of what it recalled and decided (by offsets and sha256) rather than
 copying it: show and export read that text from the store (--index or --store), and say which
-version's text the store no longer holds; verify checks each cited text's sha256 when it can."""
+version's text the store no longer holds; verify checks each cited text's sha256 when it can.
+
+A run names its policy, LLM settings, embedder and reranker by hash, each stored once per store;
+verify checks they are there and unchanged, and an export carries them: an export made with
+--as-written verifies and shows anywhere (give its .json file), and import stores it elsewhere."""
 
 EPILOG = """\
 examples:
@@ -51,6 +55,8 @@ examples:
   evloop trace show 3f2a9c0d1e2b4a5f
   evloop trace verify --all
   evloop trace export 3f2a9c0d1e2b4a5f > run.json
+  evloop trace export 3f2a9c0d1e2b4a5f --as-written > run.json && evloop trace verify run.json
+  evloop trace import run.json --store postgresql://...
   evloop trace prune --before 2026-09-01 --dry-run"""
 
 
@@ -68,6 +74,7 @@ def register(subparsers: Subparsers) -> None:
         ("show", "a run's timeline"),
         ("verify", "check hash chains"),
         ("export", "a run as JSON"),
+        ("import", "a run exported with --as-written, with the documents it carries"),
         ("prune", "remove whole days of traces before a date"),
     ):
         sub = actions.add_parser(name, help=helptext, description=helptext)
@@ -91,6 +98,10 @@ def register(subparsers: Subparsers) -> None:
         elif name == "verify":
             sub.add_argument("target", nargs="?", metavar="RUN", help="run id, trace file or export (.json)")
             sub.add_argument("--all", action="store_true", help="verify every stored run")
+        elif name == "import":
+            sub.add_argument(
+                "target", type=Path, metavar="FILE", help="an export (trace export --as-written)"
+            )
         else:
             sub.add_argument("target", metavar="RUN", help="run id, trace file or export (.json)")
         if name == "export":
@@ -196,6 +207,18 @@ def _export(args: argparse.Namespace) -> int:
         records = [trace.records[0], *events, *trace.records[1 + len(events) :]]
     records = carried(records, trace.documents)  # the documents it names travel with it
     print(json.dumps(records, ensure_ascii=False, indent=1))
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    """Store an exported run as it was written: its chain must verify and end where it ended."""
+    trace = exported(args.target)
+    verdict = verify(trace)
+    if not verdict.ok:
+        raise TraceError(f"{args.target}: {verdict.reason}; not imported")
+    with trace_store(args) as store:
+        final = tracing.import_trace(store, trace)
+    print(f"{trace.header.run_id}: imported ({final})")
     return 0
 
 

@@ -138,3 +138,29 @@ def test_postgresql_writes_a_run_and_its_documents_in_one_statement(
         digest(header.policy): header.policy,
         digest(header.llm): header.llm,
     }
+
+
+@pytest.mark.parametrize("backend", ["folder", "postgresql"])
+def test_an_exported_run_imports_with_its_documents_into_a_fresh_store(
+    backend: str,
+    request: pytest.FixtureRequest,
+    store: TraceStore,
+    make_header: HeaderFactory,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    final = _write(store, make_header, "r-1")
+    assert main(["trace", "export", "r-1", "--traces", str(store.root), "--as-written"]) == 0
+    export = tmp_path / "r-1.json"
+    export.write_text(capsys.readouterr().out, encoding="utf-8")
+
+    where = ["--traces", str(tmp_path / "fresh")]
+    if backend == "postgresql":
+        where = ["--store", request.getfixturevalue("pg_url")]
+    assert main(["trace", "import", str(export), *where]) == 0
+    assert f"r-1: imported ({final})" in capsys.readouterr().out
+    assert main(["trace", "verify", "r-1", *where]) == 0
+    assert "r-1: ok - hash chain verifies over 8 events; complete" in capsys.readouterr().out
+    assert main(["trace", "show", "r-1", *where]) == 0
+    assert main(["trace", "import", str(export), *where]) == 2  # the run is there already
+    assert "already has a trace" in capsys.readouterr().err
