@@ -13,7 +13,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from evidence_loop.agent.outcome import Outcome
-from evidence_loop.agent.runtime import Deps
+from evidence_loop.agent.runtime import Deps, PlainRecorder
 from evidence_loop.policies.config import Policy
 from evidence_loop.tools.calibration import CorpusScale
 from evidence_loop.tools.embedder import EmbedderIdentity
@@ -35,6 +35,7 @@ from evidence_loop.traces import (
 )
 from evidence_loop.traces.citations import TextSource
 from evidence_loop.traces.hashing import sha256_hex
+from evidence_loop.traces.steps import AnyStep
 
 
 @lru_cache(maxsize=1)
@@ -59,13 +60,13 @@ def _policy_record(policy: Policy) -> tuple[dict[str, Any], str]:
     return plain, digest(plain)
 
 
-class TraceRecorder:
-    """Writes each step of a run as a trace event."""
+class TraceRecorder(PlainRecorder):
+    """Writes each step of a run as a trace event (steps made as plain data as they are)."""
 
     def __init__(self, writer: TraceWriter) -> None:
         self.writer = writer
 
-    def record(self, step: TraceStep) -> None:
+    def record(self, step: AnyStep) -> None:
         self.writer.append(step)
 
 

@@ -26,7 +26,7 @@ from evidence_loop.traces.hashing import (
     sha256_hex,
 )
 from evidence_loop.traces.schema import SCHEMA_VERSION, TraceFooter, TraceHeader
-from evidence_loop.traces.steps import TraceStep
+from evidence_loop.traces.steps import AnyStep
 
 
 def line(record: Mapping[str, Any]) -> bytes:
@@ -50,7 +50,7 @@ def header_line(header: TraceHeader) -> bytes:
     return line(header.model_dump(mode="json"))
 
 
-def event_line(prev_hash: str, seq: int, step: TraceStep) -> tuple[str, bytes]:
+def event_line(prev_hash: str, seq: int, step: AnyStep) -> tuple[str, bytes]:
     """The event's hash and line: the step's data encoded once, the same bytes hashed and written."""
     data = compact_canonical(step.trace_data(), "data")
     digest = event_hash_of_bytes(prev_hash, seq, step.step, data)

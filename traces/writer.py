@@ -23,7 +23,7 @@ from evidence_loop.tools.errors import TraceError, TraceStoreUnavailableError
 from evidence_loop.traces.encode import event_line, header_line, sealed_footer
 from evidence_loop.traces.encode import seal_header as seal_header  # where the stores import it from
 from evidence_loop.traces.schema import TraceFooter, TraceHeader
-from evidence_loop.traces.steps import AbortedStep, TraceStep
+from evidence_loop.traces.steps import AbortedStep, AnyStep
 
 PROBE_BYTES = 4096  # what the readiness probe writes: about a run's header
 Fsync = Callable[[int], None]
@@ -116,7 +116,7 @@ class TraceWriter:
         """True once the footer is written."""
         return self._footer is not None
 
-    def append(self, step: TraceStep) -> str:
+    def append(self, step: AnyStep) -> str:
         """Write one step as the next event, linked to the previous record; return the event's hash.
 
         The step's data is encoded once: the same canonical JSON is hashed and written. (The event
