@@ -89,7 +89,9 @@ def test_an_export_carries_its_documents_and_verifies_without_its_store(
     assert main(["trace", "verify", str(export), "--traces", str(fresh)]) == 0
     assert "r-1.json: ok - hash chain verifies over 8 events; complete" in capsys.readouterr().out
     assert main(["trace", "show", str(export), "--traces", str(fresh)]) == 0
-    assert f"policy    {digest(make_header().policy)[:12]}" in capsys.readouterr().out
+    shown = capsys.readouterr().out
+    assert f"policy    {digest(make_header().policy)[:12]}" in shown
+    assert "llm       qwen2.5-7b at http://127.0.0.1:8000/v1" in shown
 
     records[0]["carried"][digest(make_header().policy)]["accept_score"] = 0.5
     export.write_text(json.dumps(records, ensure_ascii=False), encoding="utf-8")
