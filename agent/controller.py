@@ -27,6 +27,7 @@ from evidence_loop.agent.runtime import (
     ConflictReport,
     Deps,
     NullRecorder,
+    PlainRecorder,
     Recorder,
     no_conflict_check,
 )
@@ -61,7 +62,7 @@ from evidence_loop.tools.reranker import Reranker, RerankerIdentity
 from evidence_loop.tools.snapshot import Snapshot
 from evidence_loop.tools.types import Hit, Unit
 from evidence_loop.tools.windows import Step, Window, merge_windows, seed_window, seeds_of, units_within
-from evidence_loop.traces import TraceStep
+from evidence_loop.traces.steps import AnyStep, Made
 
 P = ParamSpec("P")
 
@@ -105,10 +106,16 @@ class Run:
         for unit, family in found:
             self.suspicious.setdefault((unit.doc_id, unit.version, unit.ordinal), (unit, family))
 
-    def record(self, build: Callable[P, TraceStep], *args: P.args, **kwargs: P.kwargs) -> None:
-        """Record the step ``build`` makes of ``args``; an untraced run does not make it."""
-        if not isinstance(self.recorder, NullRecorder):
-            self.recorder.record(build(*args, **kwargs))
+    def record(self, build: Callable[P, AnyStep], *args: P.args, **kwargs: P.kwargs) -> None:
+        """Record the step ``build`` makes of ``args``; an untraced run does not make it. A step made
+        as plain data goes to the trace writer as it is, to any other recorder typed."""
+        if isinstance(self.recorder, NullRecorder):
+            return
+        step = build(*args, **kwargs)
+        if isinstance(self.recorder, PlainRecorder):
+            self.recorder.record(step)
+        else:
+            self.recorder.record(step.typed() if isinstance(step, Made) else step)
 
     def on_time(self, step: str) -> None:
         """Raise ``DeadlineExceeded`` once the run's time is up (cooperative: between steps, never inside)."""

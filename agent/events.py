@@ -23,17 +23,14 @@ from evidence_loop.tools.types import Hit
 from evidence_loop.tools.windows import Step, Window
 from evidence_loop.traces.citations import HIT_PREVIEW, text_sha256
 from evidence_loop.traces.steps import (
-    CheckedStep,
-    DecidedStep,
     EmbeddedStep,
     HitRecord,
     JudgeRecord,
-    RecalledStep,
+    Made,
     RerankReplyStep,
     RerankRequestStep,
     ResolvedStep,
     SideRecord,
-    SlidStep,
     TurnRecord,
     WindowRecord,
 )
@@ -63,12 +60,11 @@ def _hit(h: Hit, inline_text: bool) -> HitRecord:
     return record
 
 
-def recalled(
-    query: str, k: int, round_no: int, hits: Sequence[Hit], *, inline_text: bool = False
-) -> RecalledStep:
-    """A recall round; each hit cites its unit's stored text (``inline_text``: copies its start in,
-    as schema 1 did)."""
-    return RecalledStep(round=round_no, query=query, k=k, hits=[_hit(h, inline_text) for h in hits])
+def recalled(query: str, k: int, round_no: int, hits: Sequence[Hit], *, inline_text: bool = False) -> Made:
+    """A recall round (a ``RecalledStep``); each hit cites its unit's stored text (``inline_text``:
+    copies its start in, as schema 1 did)."""
+    data = {"round": round_no, "query": query, "k": k, "hits": [_hit(h, inline_text) for h in hits]}
+    return Made("recalled", data)
 
 
 def embedded(identity: EmbedderIdentity, vector: Vectors) -> EmbeddedStep:
@@ -121,19 +117,21 @@ def recorded_history(step: ResolvedStep) -> list[Turn]:
     ]
 
 
-def slid(window: Window, step: Step) -> SlidStep:
-    return SlidStep(
-        doc_id=window.doc_id,
-        version=window.version,
-        window=[window.first, window.last],
-        units=len(window.ordinals),
-        move=step.move,
-        unit_kind=step.unit_kind,
-        reason=step.reason,
-        ordinals=list(step.ordinals),
-        score_before=_r(step.score_before),
-        score_after=_r(step.score_after),
-    )
+def slid(window: Window, step: Step) -> Made:
+    """One kept step of a window's growth (a ``SlidStep``)."""
+    data = {
+        "doc_id": window.doc_id,
+        "version": window.version,
+        "window": [window.first, window.last],
+        "units": len(window.ordinals),
+        "move": step.move,
+        "unit_kind": step.unit_kind,
+        "reason": step.reason,
+        "ordinals": list(step.ordinals),
+        "score_before": _r(step.score_before),
+        "score_after": _r(step.score_after),
+    }
+    return Made("slid", data)
 
 
 def rerank_request(reply: Reranking) -> RerankRequestStep:
@@ -175,22 +173,28 @@ def checked(
     verdict: JudgeVerdict | None = None,
     sides: Sequence[Side] = (),
     shape: Shape | None = None,
-) -> CheckedStep:
-    """The check of the selected windows; for a comparison, each side and whether they speak for it."""
+) -> Made:
+    """The check of the selected windows (a ``CheckedStep``); for a comparison, each side and whether
+    they speak for it. The optional fields are left out without a value, as the step leaves them."""
     best = selected[0].check if selected else None
-    lacking = {s.name for s in uncovered_sides(sides, selected)}
-    return CheckedStep(
-        score=_r(best.score) if best else 0.0,
-        relevance=_r(best.relevance) if best else 0.0,
-        slot_coverage=_r(best.slot_coverage) if best else 0.0,
-        boundary=_r(best.boundary) if best else 0.0,
-        windows=[_window(c) for c in selected],
-        missing=[{"kind": p.kind, "detail": p.detail, "value": p.value} for p in missing],
-        signals={name: _r(value) for name, value in sorted(signals.items())} if signals is not None else None,
-        judge=_judge(verdict) if verdict is not None else None,
-        sides=[SideRecord(name=s.name, covered=s.name not in lacking) for s in sides] if sides else None,
-        shape=shape,
-    )
+    data: dict[str, Any] = {
+        "score": _r(best.score) if best else 0.0,
+        "relevance": _r(best.relevance) if best else 0.0,
+        "slot_coverage": _r(best.slot_coverage) if best else 0.0,
+        "boundary": _r(best.boundary) if best else 0.0,
+        "windows": [_window(c) for c in selected],
+        "missing": [{"kind": p.kind, "detail": p.detail, "value": p.value} for p in missing],
+    }
+    if signals is not None:
+        data["signals"] = {name: _r(value) for name, value in sorted(signals.items())}
+    if verdict is not None:
+        data["judge"] = _judge(verdict)
+    if sides:
+        lacking = {s.name for s in uncovered_sides(sides, selected)}
+        data["sides"] = [SideRecord(name=s.name, covered=s.name not in lacking) for s in sides]
+    if shape is not None:
+        data["shape"] = shape
+    return Made("checked", data)
 
 
 def _judge(verdict: JudgeVerdict) -> JudgeRecord:
@@ -201,7 +205,7 @@ def _judge(verdict: JudgeVerdict) -> JudgeRecord:
 LATER_SIGNALS = ("semantic", "judge", "judge_threshold")
 
 
-def decided(outcome: Outcome, *, inline_text: bool = False) -> DecidedStep:
+def decided(outcome: Outcome, *, inline_text: bool = False) -> Made:
     """The outcome as the trace keeps it: every span of stored text it quotes cited by its offsets
     and sha256 (``inline_text``: copied in, as schema 1 did)."""
     signals = outcome.signals
@@ -220,7 +224,7 @@ def decided(outcome: Outcome, *, inline_text: bool = False) -> DecidedStep:
     data = outcome.model_dump(mode="json", exclude=exclude)
     if not inline_text:
         _cite_spans(data)
-    return DecidedStep(status=outcome.status, why=_why(outcome), outcome=data)
+    return Made("decided", {"status": outcome.status, "why": _why(outcome), "outcome": data})
 
 
 def _cite(span: dict[str, object], key: str) -> None:

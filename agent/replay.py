@@ -82,8 +82,14 @@ def _records(trace: Trace, kinds: tuple[type[StepModel], ...]) -> list[dict[str,
 
 def recorded_policy(trace: Trace) -> Policy:
     """The policy the trace ran under; one this code cannot rebuild exactly is a TraceError, not a guess."""
+    recorded = trace.named("policy")
+    if not recorded:  # a schema 3 trace read without the store that holds its policy document
+        raise TraceError(
+            f"run {trace.header.run_id} names its policy {trace.header.policy_hash[:12]}, "
+            "which is not at hand: read the trace through its store, or from an export that carries it"
+        )
     try:
-        return Policy.from_dict(dict(trace.header.policy))
+        return Policy.from_dict(recorded)
     except (TypeError, ValueError) as exc:
         raise TraceError(
             f"run {trace.header.run_id} was recorded under a policy this code cannot rebuild "
@@ -107,7 +113,7 @@ def recorded_conflict_check(trace: Trace) -> ConflictCheck:
     from evidence_loop.agent.llm_adjudicator import LLMAdjudicator
     from evidence_loop.tools.llm_client import replay_model
 
-    llm = dict(trace.header.llm)
+    llm = trace.named("llm")
     config = ConflictLLMConfig(
         base_url=str(llm.get("base_url") or "recorded"), model=str(llm.get("model") or "recorded")
     )
@@ -119,10 +125,11 @@ def recorded_reranker(trace: Trace) -> RecordedReranker | None:
 
     Its request and reply events are compared like any step: a replay that would send other windows
     differs at its ``rerank_request``."""
-    if not trace.header.reranker:
+    reranker = trace.named("reranker")
+    if not reranker:
         return None
     records = _records(trace, RERANK_STEPS)
-    return RecordedReranker(RerankerIdentity.from_dict(trace.header.reranker), records)
+    return RecordedReranker(RerankerIdentity.from_dict(reranker), records)
 
 
 def _recorded_vector(trace: Trace, snapshot: Snapshot) -> Vectors | None:

@@ -16,13 +16,21 @@ from typing import Protocol
 from evidence_loop.agent.outcome import Conflict
 from evidence_loop.policies.question import Question
 from evidence_loop.policies.types import EvidenceView
-from evidence_loop.traces.steps import TraceStep
+from evidence_loop.traces.steps import AnyStep, TraceStep
 
 
 class Recorder(Protocol):
     """Where the loop reports each step (the trace writer, or nothing)."""
 
     def record(self, step: TraceStep) -> None: ...
+
+
+class PlainRecorder:
+    """A recorder that takes the steps the loop makes as plain data (``traces.steps.Made``) as they
+    are, to encode them (the trace writer's); any other recorder is handed typed steps."""
+
+    def record(self, step: AnyStep) -> None:
+        raise NotImplementedError
 
 
 class NullRecorder:

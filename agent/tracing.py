@@ -13,18 +13,21 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from evidence_loop.agent.outcome import Outcome
-from evidence_loop.agent.runtime import Deps
+from evidence_loop.agent.runtime import Deps, PlainRecorder
 from evidence_loop.policies.config import Policy
 from evidence_loop.tools.calibration import CorpusScale
 from evidence_loop.tools.embedder import EmbedderIdentity
-from evidence_loop.tools.errors import NotFoundError
+from evidence_loop.tools.errors import NotFoundError, TraceError
 from evidence_loop.tools.reranker import RerankerIdentity
 from evidence_loop.tools.snapshot import Snapshot
 from evidence_loop.tools.store import Store
 from evidence_loop.traces import (
+    SCHEMA_VERSION,
     CorpusInfo,
+    Trace,
     TraceHeader,
     TraceStep,
+    TraceStore,
     TraceWriter,
     canonical_json,
     digest,
@@ -32,6 +35,7 @@ from evidence_loop.traces import (
 )
 from evidence_loop.traces.citations import TextSource
 from evidence_loop.traces.hashing import sha256_hex
+from evidence_loop.traces.steps import AnyStep
 
 
 @lru_cache(maxsize=1)
@@ -56,13 +60,13 @@ def _policy_record(policy: Policy) -> tuple[dict[str, Any], str]:
     return plain, digest(plain)
 
 
-class TraceRecorder:
-    """Writes each step of a run as a trace event."""
+class TraceRecorder(PlainRecorder):
+    """Writes each step of a run as a trace event (steps made as plain data as they are)."""
 
     def __init__(self, writer: TraceWriter) -> None:
         self.writer = writer
 
-    def record(self, step: TraceStep) -> None:
+    def record(self, step: AnyStep) -> None:
         self.writer.append(step)
 
 
@@ -144,6 +148,27 @@ class StoredTexts:
 def stored_texts(store: Store) -> TextSource:
     """The store's texts for the spans a trace cites (see :class:`StoredTexts`)."""
     return StoredTexts(store)
+
+
+def import_trace(store: TraceStore, trace: Trace) -> str:
+    """Write a verified schema 3 trace (an export's) into ``store`` record for record, with the
+    documents it names; its final hash, returned, is the one it was exported with. A run id the
+    store holds is refused; a trace of an older schema, whose records this code no longer writes,
+    is refused too."""
+    if trace.header.schema_version != SCHEMA_VERSION or trace.footer is None:
+        raise TraceError(
+            f"run {trace.header.run_id}: only a finished schema {SCHEMA_VERSION} trace can be imported"
+        )
+    store.documents.put(dict(trace.documents or {}))
+    with store.begin(trace.header) as writer:
+        for event in trace.events:
+            writer.append(event.data)
+        final = writer.finish(trace.footer.outcome_status, versions_read=trace.footer.versions_read)
+    if final != trace.footer.hash:
+        raise TraceError(
+            f"run {trace.header.run_id} was written again with hash {final}, not {trace.footer.hash}"
+        )
+    return final
 
 
 def versions_read(outcome: Outcome) -> dict[str, str]:

@@ -48,14 +48,15 @@ from common import (
 )
 
 from evidence_loop.agent.controller import Controller
-from evidence_loop.agent.runtime import freeze_heap
+from evidence_loop.agent.runtime import PlainRecorder, freeze_heap
 from evidence_loop.agent.service import Service
 from evidence_loop.policies.config import Policy
 from evidence_loop.tools.snapshot import Snapshot
 from evidence_loop.tools.sources import collect
 from evidence_loop.tools.store import Store
-from evidence_loop.traces import TraceStep, TraceStore
+from evidence_loop.traces import TraceStore
 from evidence_loop.traces.hashing import event_hash_of_text, plain_canonical_json
+from evidence_loop.traces.steps import AnyStep
 
 DEFAULT_SETS = (EVAL_DIR / "tara_zh",)
 LOOP_OVER_SEED_TARGET = 3.0  # full loop p95 / seed recall p95
@@ -68,14 +69,14 @@ def _no_fsync(fd: int) -> None:
     """Stands in for ``os.fsync`` in the diagnostic variant: the data stays in the page cache."""
 
 
-class _FloorRecorder:
+class _FloorRecorder(PlainRecorder):
     """Each step encoded once and hash-chained, kept in memory until the run ends."""
 
     def __init__(self) -> None:
         self.lines: list[str] = []
         self.last = "0" * 64
 
-    def record(self, step: TraceStep) -> None:
+    def record(self, step: AnyStep) -> None:
         text = plain_canonical_json(step.trace_data(), "data")  # the primitives the trace writer uses
         self.last = event_hash_of_text(self.last, len(self.lines), step.step, text)
         self.lines.append(f'{{"step":"{step.step}","data":{text},"hash":"{self.last}"}}\n')

@@ -167,6 +167,15 @@ CREATE TRIGGER feedback_records_append_only BEFORE UPDATE OR DELETE ON feedback_
     FOR EACH ROW EXECUTE FUNCTION evloop_append_only();
 """,
     ),
+    Migration(
+        4,
+        "the documents schema 3 traces name by hash (policy, LLM settings, embedder, reranker), once each",
+        f"""
+CREATE TABLE trace_documents (hash {_K} PRIMARY KEY, body TEXT NOT NULL);
+CREATE TRIGGER trace_documents_append_only BEFORE UPDATE OR DELETE ON trace_documents
+    FOR EACH ROW EXECUTE FUNCTION evloop_append_only();
+""",
+    ),
 )
 LATEST = MIGRATIONS[-1].version
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Final
 
 from evidence_loop.tools.errors import NotFoundError, TraceError, UnwrittenTraceError
+from evidence_loop.traces.blobs import Documents, with_documents
 from evidence_loop.traces.citations import TextSource, with_citations
 from evidence_loop.traces.journal import Damage, Frame, journal_files, scan_file
 from evidence_loop.traces.manifest import FinishedRun
@@ -70,7 +71,9 @@ def unwritten(reason: str, final_hash: str | None) -> VerifyResult:
     )
 
 
-def verify_day(day: Path, ends: Ends, texts: TextSource | None) -> Iterator[tuple[str, VerifyResult]]:
+def verify_day(
+    day: Path, ends: Ends, texts: TextSource | None, documents: Documents | None = None
+) -> Iterator[tuple[str, VerifyResult]]:
     """(run id, verdict) of each run's own file, each journal frame, each damaged stretch (named
     ``journal@offset``) and each run the manifest names that is in none of them."""
     seen: set[str] = set()
@@ -80,7 +83,7 @@ def verify_day(day: Path, ends: Ends, texts: TextSource | None) -> Iterator[tupl
         run = name.removesuffix(".jsonl")
         seen.add(run)
         try:
-            trace = read_trace(day / name)
+            trace = _with(read_trace(day / name), documents)
         except NotFoundError:
             continue  # removed since the scan (a prune)
         except UnwrittenTraceError as exc:
@@ -97,16 +100,18 @@ def verify_day(day: Path, ends: Ends, texts: TextSource | None) -> Iterator[tupl
                 continue
             seen.add(item.run_id)
             run = item.run_id or f"{journal.name}@{item.offset}"
-            yield run, _frame_verdict(journal, item, ends, texts)
+            yield run, _frame_verdict(journal, item, ends, texts, documents)
     for run in sorted(set(ends.manifest) - seen):
         yield run, _gone(ends.manifest[run])
 
 
-def _frame_verdict(journal: Path, frame: Frame, ends: Ends, texts: TextSource | None) -> VerifyResult:
+def _frame_verdict(
+    journal: Path, frame: Frame, ends: Ends, texts: TextSource | None, documents: Documents | None
+) -> VerifyResult:
     """The verdict on one frame: its chain, against the end its run recorded (see the module
     docstring for a frame cut short)."""
     try:
-        trace = parse_trace(frame.records, path=journal)
+        trace = _with(parse_trace(frame.records, path=journal), documents)
     except UnwrittenTraceError as exc:
         return unwritten(INTERRUPTED if frame.torn else str(exc), ends.final_of(frame.run_id))
     except TraceError as exc:
@@ -115,6 +120,11 @@ def _frame_verdict(journal: Path, frame: Frame, ends: Ends, texts: TextSource | 
     if frame.torn and verdict.ok:
         return dataclasses.replace(verdict, reason=f"{INTERRUPTED}; {verdict.reason}", written=False)
     return with_citations(verdict, trace, texts)
+
+
+def _with(trace: Trace, documents: Documents | None) -> Trace:
+    """``trace`` with the documents its header names, when read from a store that keeps them."""
+    return trace if documents is None else with_documents(trace, documents)
 
 
 def _damaged(journal: Path, damage: Damage) -> VerifyResult:

@@ -42,6 +42,7 @@ from evidence_loop.tools.errors import (
     TraceStoreUnavailableError,
 )
 from evidence_loop.tools.pg import connect, redact, unavailable
+from evidence_loop.traces.blobs import Documents, TableDocuments, encoded, split_documents, with_documents
 from evidence_loop.traces.citations import TextSource, with_citations
 from evidence_loop.traces.feedback import FeedbackLog
 from evidence_loop.traces.feedback_pg import PgFeedback
@@ -57,12 +58,19 @@ if TYPE_CHECKING:
 
 # Most runs one commit takes: a larger group waits for the next.
 GROUP_MAX = 256
-# A run id already stored is skipped, not an error: the rest of the group still commits.
-_INSERT_RUNS = """INSERT INTO trace_runs (run_id, created_at, question, status, outcome_status, final_hash,
+# A group of runs in one statement, so one round trip (autocommit: its own transaction): the documents
+# they name that the table lacks, the runs whose ids are new (a run id already stored is skipped, not
+# an error: the rest of the group still commits), and the records of those runs.
+_INSERT_GROUP = """WITH documents AS (
+    INSERT INTO trace_documents (hash, body) SELECT * FROM unnest(%s::text[], %s::text[])
+    ON CONFLICT (hash) DO NOTHING),
+runs AS (INSERT INTO trace_runs (run_id, created_at, question, status, outcome_status, final_hash,
     events, bytes) SELECT * FROM unnest(%s::text[], %s::timestamptz[], %s::text[], %s::text[], %s::text[],
-    %s::text[], %s::int[], %s::bigint[]) ON CONFLICT (run_id) DO NOTHING RETURNING run_id"""
-_INSERT_RECORDS = """INSERT INTO trace_records (run_id, n, line)
-    SELECT %s, ord - 1, line FROM unnest(%s::text[]) WITH ORDINALITY AS t(line, ord)"""
+    %s::text[], %s::int[], %s::bigint[]) ON CONFLICT (run_id) DO NOTHING RETURNING run_id),
+records AS (INSERT INTO trace_records (run_id, n, line)
+    SELECT t.run_id, t.n, t.line FROM unnest(%s::text[], %s::int[], %s::text[]) AS t(run_id, n, line)
+    JOIN runs USING (run_id))
+SELECT run_id FROM runs"""
 _SUMMARY = "run_id, created_at, status, outcome_status, question, final_hash, events, bytes"
 # The readiness probe's run: one record of hex digits (as incompressible as a trace line), never committed.
 _PROBE = """WITH run AS (INSERT INTO trace_runs (run_id, created_at, question, status, events, bytes)
@@ -78,6 +86,7 @@ class _Run:
     header: TraceHeader
     lines: builtins.list[str]
     size: int
+    documents: dict[str, Any] = field(default_factory=dict)  # hash -> document the header names
     done: threading.Event = field(default_factory=threading.Event)
     error: BaseException | None = None
 
@@ -101,10 +110,11 @@ class _Pending(io.BytesIO):
     """What the writer takes for a file: its lines reach the database when the run finishes (the
     writer's fsync) or is closed unfinished."""
 
-    def __init__(self, store: PgTraceStore, header: TraceHeader) -> None:
+    def __init__(self, store: PgTraceStore, header: TraceHeader, documents: dict[str, Any]) -> None:
         super().__init__()
         self._store = store
         self._header = header
+        self._documents = documents
         self._sent = False
 
     def fileno(self) -> int:
@@ -119,7 +129,8 @@ class _Pending(io.BytesIO):
         committed = data[: data.rfind(b"\n") + 1].decode("utf-8")
         lines = committed.splitlines()
         if lines:
-            self._store._commit(_Run(self._header, lines, len(committed.encode("utf-8"))))
+            size = len(committed.encode("utf-8"))
+            self._store._commit(_Run(self._header, lines, size, self._documents))
 
     def close(self) -> None:
         if not self.closed:
@@ -140,12 +151,15 @@ class PgTraceStore(TraceStore):
         self._reader: psycopg.Connection[Any] | None = None
         self._lock = threading.Lock()
         self._start_lock = threading.Lock()
+        self._stored_documents: set[str] = set()  # hashes committed (the committer's own)
+        self.documents: Documents = TableDocuments(self._query)
 
     def begin(self, header: TraceHeader) -> TraceWriter:
         """A writer for ``header.run_id``; a run id already stored is refused when the run is written."""
         _check_run_id(header.run_id)
+        header, documents = split_documents(header)
         sealed = seal_header(header)
-        pending = _Pending(self, sealed)
+        pending = _Pending(self, sealed, documents)
         return TraceWriter(pending, _nowhere(), sealed, sealed=True, fsync=lambda _fd: pending.send())
 
     @property
@@ -162,7 +176,7 @@ class PgTraceStore(TraceStore):
         if not rows:
             raise NotFoundError(f"no trace for run {run_id!r} in the store")
         content = "".join(line + "\n" for (line,) in rows).encode("utf-8")
-        return parse_trace(content)
+        return with_documents(parse_trace(content), self.documents)
 
     def check(self, trace: Trace) -> VerifyResult:
         """Verify the chain, and that it ends where ``trace_runs`` says the run finished."""
@@ -302,18 +316,27 @@ class PgTraceStore(TraceStore):
         A run whose id another run of the group, or one already stored, has taken gets an
         InputError of its own; the others commit (its id must not sink the whole group)."""
         first = _first_of_each_id(runs)
+        known = self._stored_documents
+        documents = {h: d for run in first for h, d in run.documents.items() if h not in known}
         try:
             with unavailable(self.url):
                 if conn is None or conn.closed or conn.broken:
                     conn = connect(self.url)
-                with conn.transaction():
-                    rows = list(zip(*(run.row() for run in first), strict=True))
-                    cursor = conn.execute(_INSERT_RUNS, [list(column) for column in rows])
-                    stored = {row[0] for row in cursor.fetchall()}
-                    new = [run for run in first if run.header.run_id in stored]
-                    if new:
-                        with conn.cursor() as records:
-                            records.executemany(_INSERT_RECORDS, [(r.header.run_id, r.lines) for r in new])
+                bodies = [encoded(document)[1].decode("utf-8") for document in documents.values()]
+                runs_columns = [list(column) for column in zip(*(run.row() for run in first), strict=True)]
+                ids: builtins.list[str] = []
+                numbers: builtins.list[int] = []
+                lines: builtins.list[str] = []
+                for run in first:
+                    ids += [run.header.run_id] * len(run.lines)
+                    numbers += range(len(run.lines))
+                    lines += run.lines
+                cursor = conn.execute(
+                    _INSERT_GROUP, [list(documents), bodies, *runs_columns, ids, numbers, lines]
+                )
+                stored = {row[0] for row in cursor.fetchall()}
+                new = [run for run in first if run.header.run_id in stored]
+                self._stored_documents.update(documents)
         except Exception as exc:  # handed to each waiting run, raised in its own thread
             for run in runs:
                 run.error = exc

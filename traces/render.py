@@ -195,9 +195,9 @@ def render_event(event: TraceEvent) -> Lines:
 
 
 def _header_lines(trace: Trace) -> Lines:
-    h = trace.header
-    llm = h.llm.get("model") or "rules (no LLM)"
-    base = f" at {h.llm['base_url']}" if h.llm.get("base_url") else ""
+    h, settings = trace.header, trace.named("llm")  # schema 3 names the LLM settings by hash
+    llm = settings.get("model") or "rules (no LLM)"
+    base = f" at {settings['base_url']}" if settings.get("base_url") else ""
     return [
         f"run       {h.run_id}  (schema {h.schema_version}, code {h.code_version})",
         f"time      {h.created_at}",

@@ -17,7 +17,10 @@ that every trace written before it reads and hashes as it was written (``traces.
 Only a change that cannot be made so needs ``SCHEMA_VERSION`` bumped. Schema 2 is one: its events
 cite the stored text of a span (doc_id, version, start, end and the text's sha256) where schema 1
 copied the text in (``traces.citations``). A schema 1 trace reads, verifies and replays as written;
-a reader shows a schema 2 one with the cited text resolved from the store.
+a reader shows a schema 2 one with the cited text resolved from the store. Schema 3 is another: its
+header names the policy, the LLM settings, the embedder and the reranker by hash (``documents``),
+each document stored once per store (``traces.blobs``), where older headers copied them into every
+run; a store reads a schema 3 header back with them resolved.
 """
 
 from __future__ import annotations
@@ -43,8 +46,10 @@ from pydantic import (
 from evidence_loop.traces.hashing import digest
 from evidence_loop.traces.steps import TraceStep
 
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 FIRST_SCHEMA: Final = 1
+BY_HASH_SCHEMA: Final = 3
+"""From schema 3 on, a header names its policy, LLM settings, embedder and reranker by hash."""
 
 RUN_ID_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 
@@ -103,7 +108,9 @@ class TraceHeader(_Record):
     run_id: str = Field(pattern=RUN_ID_PATTERN)
     created_at: str
     code_version: str
-    policy: dict[str, Any]
+    # schema 3 names the policy by policy_hash and the documents by their hashes (``documents``): the
+    # fields hold them only as read back resolved from the store's documents (``traces.blobs``)
+    policy: dict[str, Any] = Field(default_factory=dict)
     policy_hash: str = Field(default="", description="digest(policy); filled in when left empty")
     corpus: CorpusInfo
     question: str
@@ -115,12 +122,16 @@ class TraceHeader(_Record):
     embedder: dict[str, Any] = Field(default_factory=dict, description="backend, model, dim, digest")
     reranker: dict[str, Any] = Field(default_factory=dict, description="model, base_url, api, scores")
     judge: dict[str, Any] = Field(default_factory=dict, description="the decision model's hash and scale")
+    documents: dict[str, str] = Field(
+        default_factory=dict, description="schema 3: policy, llm, embedder, reranker -> the document's hash"
+    )
     hash: str = Field(default="", description="record_hash of this record; the chain's start")
 
     @model_serializer(mode="wrap")
     def _without_empty_later_fields(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
-        for key in ("embedder", "reranker", "judge"):
+        later = ("embedder", "reranker", "judge", "documents")
+        for key in (*later, "policy", "llm") if self.schema_version >= BY_HASH_SCHEMA else later:
             if not data.get(key):
                 data.pop(key, None)
         return data
@@ -221,6 +232,19 @@ class Trace:
     torn: bool = False
     damage: str | None = None
     records: tuple[dict[str, Any], ...] = field(default=(), compare=False, repr=False)
+    # the documents the header names by hash, as its store (or an export) holds them (traces.blobs);
+    # None for a trace read without its store: verify then checks the chain alone
+    documents: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+
+    def named(self, name: str) -> dict[str, Any]:
+        """The header's ``policy``, ``llm``, ``embedder`` or ``reranker``: as the header holds it
+        (schema 1 and 2), else the document it names by hash (schema 3); {} for neither."""
+        value: dict[str, Any] = getattr(self.header, name)
+        if value:
+            return dict(value)
+        digest_hex = self.header.documents.get(name)
+        document = self.documents.get(digest_hex) if digest_hex and self.documents else None
+        return dict(document) if isinstance(document, dict) else {}
 
     @property
     def complete(self) -> bool:

@@ -29,6 +29,7 @@ not copied into the step (``traces.citations``): a hit has ``sha256`` where sche
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Final, Literal, NotRequired, final, get_args
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, TypeAdapter, with_config
@@ -368,3 +369,25 @@ _STEP: TypeAdapter[TraceStep] = TypeAdapter(TraceStep)
 def parse_step(step: str, data: dict[str, Any]) -> TraceStep:
     """The typed step of an event's ``step`` and ``data``; ValidationError when they are not one."""
     return _STEP.validate_python({**data, "step": step})
+
+
+@dataclass(frozen=True, slots=True)
+class Made:
+    """A step as the loop makes it on the request path: its name and its data, plain JSON, exactly
+    what the typed step's ``trace_data`` would hold (optional fields without a value left out). It
+    is encoded and written as it is, not validated again; ``typed`` reads it as a reader would."""
+
+    step: str
+    data: dict[str, Any]
+
+    def trace_data(self) -> dict[str, Any]:
+        """The event's ``data``."""
+        return self.data
+
+    def typed(self) -> TraceStep:
+        """The typed step, validated as a reader validates the data written."""
+        return parse_step(self.step, self.data)
+
+
+AnyStep = TraceStep | Made
+"""A step as a recorder may receive it: typed, or made as plain data."""

@@ -44,6 +44,7 @@ from evidence_loop.tools.errors import (
     NotFoundError,
     TraceStoreUnavailableError,
 )
+from evidence_loop.traces.blobs import Documents, FolderDocuments, split_documents, with_documents
 from evidence_loop.traces.citations import TextSource
 from evidence_loop.traces.day_verify import Ends, against, unwritten, verify_day
 from evidence_loop.traces.feedback import FeedbackLog, FolderFeedback
@@ -117,10 +118,16 @@ class TraceStore:
         self._journals = Journals(fsync)
         self._taken = TakenIds()
         self._placed = Placed()
+        self.documents: Documents = FolderDocuments(self.root)  # written once: always synced
 
     def begin(self, header: TraceHeader) -> TraceWriter:
         """Start the trace of ``header.run_id`` (its header written); refuses a run id in use."""
         run_id = _check_run_id(header.run_id)
+        header, documents = split_documents(header)
+        try:
+            self.documents.put(documents)  # before the first run that names them: none names a missing one
+        except OSError as exc:
+            raise unwritable(self.root / "blobs", exc) from exc
         sealed = seal_header(header)  # a bad header fails here, before anything is written
         created = sealed.created
         day = self.root / f"{created.year:04d}" / f"{created.month:02d}" / f"{created.day:02d}"
@@ -232,8 +239,9 @@ class TraceStore:
         """Read a trace by run id, or by file path (a ``Path``, or a string ending in ``.jsonl``)."""
         if isinstance(run, str) and not run.endswith(".jsonl"):
             path, frame = self._locate(_check_run_id(run))
-            return read_trace(path) if frame is None else parse_trace(frame.records, path=path)
-        return read_trace(Path(run))
+            trace = read_trace(path) if frame is None else parse_trace(frame.records, path=path)
+            return with_documents(trace, self.documents)
+        return with_documents(read_trace(Path(run)), self.documents)
 
     def raw(self, run_id: str) -> bytes:
         """The records of ``run_id`` as written: the bytes of its own file, or of its journal frame."""
@@ -266,7 +274,7 @@ class TraceStore:
         checked too."""
         indexed = self._read_index()
         for day in reversed(builtins.list(self._days(None))):
-            yield from verify_day(day, self._ends(read_manifest(day), indexed), texts)
+            yield from verify_day(day, self._ends(read_manifest(day), indexed), texts, self.documents)
 
     def _ends(self, manifest: dict[str, FinishedRun], indexed: dict[str, TraceSummary]) -> Ends:
         """How runs ended: the day manifest, else the index entry that describes that very file (a

@@ -3,6 +3,7 @@
 Checked in file order, the first failure wins:
 
 1. the header's stored hash matches its content, and its ``policy_hash`` matches its policy (seq -1);
+   from schema 3, each document it names by hash is in the store and still hashes to that name;
 2. event ``k`` sits at position ``k`` (a removed, inserted or reordered event fails here), links to the
    hash before it, and its own hash matches its ``seq``, ``step`` and ``data`` (a changed byte fails here);
 3. the footer links to the last event, counts the events, and its hash matches its content;
@@ -19,12 +20,12 @@ accidental and naive changes; it carries no secret, so whoever can rewrite the f
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evidence_loop.traces.hashing import event_hash_of_text, plain_canonical_json, sha256_hex
+from evidence_loop.traces.blobs import document_problem
+from evidence_loop.traces.hashing import digest, event_hash, record_hash
 from evidence_loop.traces.schema import Trace
 
 HEADER_SEQ = -1
@@ -65,38 +66,18 @@ def _raw_records(trace: Trace) -> tuple[dict[str, Any], list[dict[str, Any]], di
     )
 
 
-# The records verified are JSON read back (or models dumped as JSON): plain values, hashed in one
-# pass of one encoder with the canonical settings of ``traces.hashing``, without walking them
-# first; a value the encoder refuses is walked then, to name it. The hashes are hashing's:
-# digest, record_hash, event_hash.
-_ENCODE = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
-
-
-def _canonical(value: object, path: str = "value") -> str:
-    try:
-        return _ENCODE(value)
-    except (TypeError, ValueError):
-        return plain_canonical_json(value, path)  # raises, naming the value
-
-
-def _digest(value: object) -> str:
-    return sha256_hex(_canonical(value))
-
-
-def _record_hash(record: Mapping[str, Any]) -> str:
-    return _digest({key: value for key, value in record.items() if key != "hash"})
-
-
 def _header_problem(header: Mapping[str, Any]) -> str | None:
-    if header.get("hash") != _record_hash(header):
+    if header.get("hash") != record_hash(header):
         return "header changed: its hash does not match its content"
     policy = header.get("policy")
-    if isinstance(policy, dict) and header.get("policy_hash") != _digest(policy):
+    if isinstance(policy, dict) and header.get("policy_hash") != digest(policy):
         return "header changed: policy_hash does not match the policy"
     return None
 
 
-def _event_problem(event: Mapping[str, Any], position: int, expected_prev: str) -> tuple[int, str] | None:
+def _event_problem(
+    event: Mapping[str, Any], position: int, expected_prev: str, schema: int
+) -> tuple[int, str] | None:
     """The (seq, reason) of the event's failure, or None when it chains correctly."""
     if event.get("seq") != position:
         return position, (
@@ -107,8 +88,8 @@ def _event_problem(event: Mapping[str, Any], position: int, expected_prev: str) 
         if position == 0:
             return HEADER_SEQ, "header changed: the first event does not link to it"
         return position, f"event {position} does not link to event {position - 1}: one before it was changed"
-    data = _canonical(event.get("data") or {}, "data")
-    recomputed = event_hash_of_text(expected_prev, position, str(event.get("step")), data)
+    step, data = str(event.get("step")), event.get("data") or {}
+    recomputed = event_hash(expected_prev, position, step, data, schema=schema)
     if event.get("hash") != recomputed:
         return (
             position,
@@ -122,7 +103,7 @@ def _footer_problem(footer: Mapping[str, Any], count: int, expected_prev: str) -
         return "footer does not link to the last event: the end of the trace was changed"
     if footer.get("events") != count:
         return f"footer counts {footer.get('events')!r} events, the file holds {count}"
-    if footer.get("hash") != _record_hash(footer):
+    if footer.get("hash") != record_hash(footer):
         return "footer changed: its hash does not match its content"
     return None
 
@@ -131,11 +112,13 @@ def _fail(seq: int, reason: str, events: int) -> VerifyResult:
     return VerifyResult(ok=False, complete=False, first_bad_seq=seq, reason=reason, events=events)
 
 
-def _walk_events(events: Sequence[Mapping[str, Any]], start: str) -> tuple[str, VerifyResult | None]:
+def _walk_events(
+    events: Sequence[Mapping[str, Any]], start: str, schema: int
+) -> tuple[str, VerifyResult | None]:
     """Follow the chain from the header's hash; return the last hash and the first failure, if any."""
     last = start
     for position, event in enumerate(events):
-        problem = _event_problem(event, position, last)
+        problem = _event_problem(event, position, last, schema)
         if problem is not None:
             return last, _fail(problem[0], problem[1], position)
         last = str(event["hash"])
@@ -150,10 +133,11 @@ def verify(
     ``expected_hash`` and ``expected_events`` say how the run ended when it finished, if known.
     """
     header, events, footer = _raw_records(trace)
-    problem = _header_problem(header)
+    problem = _header_problem(header) or document_problem(header, trace.documents)
     if problem is not None:
         return _fail(HEADER_SEQ, problem, 0)
-    last, failure = _walk_events(events, str(header["hash"]))
+    schema = int(header.get("schema_version") or 1)
+    last, failure = _walk_events(events, str(header["hash"]), schema)
     if failure is not None:
         return failure
     count = len(events)
@@ -163,7 +147,7 @@ def verify(
             return _fail(count, problem, count)
         last = str(footer["hash"])
     if trace.damage is not None:
-        return _damaged(trace, count, last)
+        return _damaged(trace, count, last, schema)
     if expected_hash is not None and expected_hash != last:
         reason = _cut_short(expected_hash, expected_events, count, footer is not None, last)
         return _fail(count, reason, count)
@@ -177,11 +161,11 @@ def verify(
     )
 
 
-def _damaged(trace: Trace, count: int, last: str) -> VerifyResult:
+def _damaged(trace: Trace, count: int, last: str, schema: int) -> VerifyResult:
     """The failure of a trace read up to a damaged line. A damaged event that is still JSON is checked
     as any event first: an edit that also broke its shape reads as a change."""
     unread = trace.records[1 + count] if trace.footer is None and len(trace.records) > 1 + count else None
-    changed = _event_problem(unread, count, last) if isinstance(unread, dict) else None
+    changed = _event_problem(unread, count, last, schema) if isinstance(unread, dict) else None
     if changed is not None:
         return _fail(changed[0], changed[1], count)
     return _fail(count, f"a damaged record where event {count} should be: {trace.damage}", count)

@@ -13,30 +13,24 @@ partial traces must survive a crash), with ``folder_sync`` its group commit of t
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, BinaryIO, Self
+from typing import BinaryIO, Self
 
 from evidence_loop.tools.disk import check_write, disk_error, is_full
 from evidence_loop.tools.errors import TraceError, TraceStoreUnavailableError
-from evidence_loop.traces.hashing import event_hash_of_text, plain_canonical_json, sha256_hex
-from evidence_loop.traces.schema import SCHEMA_VERSION, TraceFooter, TraceHeader
-from evidence_loop.traces.steps import AbortedStep, TraceStep
+from evidence_loop.traces.encode import event_line, header_line, sealed_footer
+from evidence_loop.traces.encode import seal_header as seal_header  # where the stores import it from
+from evidence_loop.traces.schema import TraceFooter, TraceHeader
+from evidence_loop.traces.steps import AbortedStep, AnyStep
 
 PROBE_BYTES = 4096  # what the readiness probe writes: about a run's header
 Fsync = Callable[[int], None]
 FinishHook = Callable[[Path, TraceHeader, TraceFooter, int], None]
 """Called after the footer is durable with the file, its header and footer, and its size in bytes."""
-
-
-def _line(record: Mapping[str, Any]) -> bytes:
-    """One committed record: compact JSON in field order, then a newline."""
-    text = json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return text.encode("utf-8") + b"\n"
 
 
 def unwritable(path: Path, exc: BaseException, *, where: Path | None = None) -> TraceStoreUnavailableError:
@@ -73,15 +67,6 @@ def probe_folder(root: Path, *, failed: bool = False) -> TraceStoreUnavailableEr
     return None
 
 
-def seal_header(header: TraceHeader) -> TraceHeader:
-    """The header as it will read back (plain JSON values), with its hash filled in."""
-    if header.schema_version != SCHEMA_VERSION:
-        raise TraceError(f"new traces are written in schema {SCHEMA_VERSION}, not {header.schema_version}")
-    raw = header.model_dump(mode="json")  # strict fields: what is dumped is what a reader validates
-    raw.pop("hash", None)
-    return header.model_copy(update={"hash": sha256_hex(plain_canonical_json(raw, "header"))})
-
-
 class TraceWriter:
     """Appends the events of one run to its trace file; use as a context manager.
 
@@ -114,7 +99,7 @@ class TraceWriter:
         self._last_hash = self._header.hash
         self._bytes = 0
         self._footer: TraceFooter | None = None
-        self._write(self._header.model_dump(mode="json"))
+        self._write_bytes(header_line(self._header))
         if fsync_each:
             self._sync_directories()
 
@@ -133,21 +118,15 @@ class TraceWriter:
         """True once the footer is written."""
         return self._footer is not None
 
-    def append(self, step: TraceStep) -> str:
+    def append(self, step: AnyStep) -> str:
         """Write one step as the next event, linked to the previous record; return the event's hash.
 
         The step's data is encoded once: the same canonical JSON is hashed and written. (The event
         is not built as a ``TraceEvent`` here: the run does not read it back, a reader does.)
         """
         self._ensure_open()
-        text = plain_canonical_json(step.trace_data(), "data")
-        seq, prev = self._seq, self._last_hash
-        digest = event_hash_of_text(prev, seq, step.step, text)
-        line = (
-            f'{{"type":"event","seq":{seq},"step":"{step.step}","data":{text},'
-            f'"prev_hash":"{prev}","hash":"{digest}"}}\n'
-        )
-        self._write_bytes(line.encode("utf-8"))
+        digest, written = event_line(self._last_hash, self._seq, step)
+        self._write_bytes(written)
         self._seq += 1
         self._last_hash = digest
         return digest
@@ -155,16 +134,8 @@ class TraceWriter:
     def finish(self, outcome_status: str, *, versions_read: Mapping[str, str] | None = None) -> str:
         """Write the footer, fsync the file (durable before returning) and return the final hash."""
         self._ensure_open()
-        footer = TraceFooter(
-            outcome_status=outcome_status,
-            events=self._seq,
-            versions_read=dict(versions_read or {}),
-            prev_hash=self._last_hash,
-        )
-        raw = footer.model_dump()
-        raw.pop("hash", None)
-        footer = footer.model_copy(update={"hash": sha256_hex(plain_canonical_json(raw, "footer"))})
-        self._write(footer.model_dump(), sync=False)
+        footer, written = sealed_footer(outcome_status, self._seq, versions_read or {}, self._last_hash)
+        self._write_bytes(written, sync=False)
         try:
             self._fsync(self._file.fileno())
             if self._fsync_each:
@@ -210,9 +181,6 @@ class TraceWriter:
             raise TraceError(f"trace {self._header.run_id} is finished; it takes no more records")
         if self._file.closed:
             raise TraceError(f"trace {self._header.run_id} was closed without a footer")
-
-    def _write(self, record: Mapping[str, Any], *, sync: bool | None = None) -> None:
-        self._write_bytes(_line(record), sync=sync)
 
     def _write_bytes(self, line: bytes, *, sync: bool | None = None) -> None:
         try:

@@ -1,4 +1,4 @@
-"""``evloop trace list|show|verify|export``: read the audit trail."""
+"""``evloop trace list|show|verify|export|import|prune``: read the audit trail."""
 
 from __future__ import annotations
 
@@ -29,7 +29,9 @@ from evidence_loop.traces import (
     read_trace,
     render_list,
     render_timeline,
+    verify,
 )
+from evidence_loop.traces.blobs import carried, read_export
 from evidence_loop.traces.citations import TextSource, cites, resolve, with_citations
 from evidence_loop.traces.pg_store import PgTraceStore
 
@@ -41,7 +43,11 @@ and prune: remove whole UTC days of traces older than a date (retention).
 
 A trace cites the stored text of what it recalled and decided (by offsets and sha256) rather than
 copying it: show and export read that text from the store (--index or --store), and say which
-version's text the store no longer holds; verify checks each cited text's sha256 when it can."""
+version's text the store no longer holds; verify checks each cited text's sha256 when it can.
+
+A run names its policy, LLM settings, embedder and reranker by hash, each stored once per store;
+verify checks they are there and unchanged, and an export carries them: an export made with
+--as-written verifies and shows anywhere (give its .json file), and import stores it elsewhere."""
 
 EPILOG = """\
 examples:
@@ -49,6 +55,8 @@ examples:
   evloop trace show 3f2a9c0d1e2b4a5f
   evloop trace verify --all
   evloop trace export 3f2a9c0d1e2b4a5f > run.json
+  evloop trace export 3f2a9c0d1e2b4a5f --as-written > run.json && evloop trace verify run.json
+  evloop trace import run.json --store postgresql://...
   evloop trace prune --before 2026-09-01 --dry-run"""
 
 
@@ -66,6 +74,7 @@ def register(subparsers: Subparsers) -> None:
         ("show", "a run's timeline"),
         ("verify", "check hash chains"),
         ("export", "a run as JSON"),
+        ("import", "a run exported with --as-written, with the documents it carries"),
         ("prune", "remove whole days of traces before a date"),
     ):
         sub = actions.add_parser(name, help=helptext, description=helptext)
@@ -87,10 +96,14 @@ def register(subparsers: Subparsers) -> None:
             )
             sub.add_argument("--dry-run", action="store_true", help="only count what would be removed")
         elif name == "verify":
-            sub.add_argument("target", nargs="?", metavar="RUN", help="run id or trace file")
+            sub.add_argument("target", nargs="?", metavar="RUN", help="run id, trace file or export (.json)")
             sub.add_argument("--all", action="store_true", help="verify every stored run")
+        elif name == "import":
+            sub.add_argument(
+                "target", type=Path, metavar="FILE", help="an export (trace export --as-written)"
+            )
         else:
-            sub.add_argument("target", metavar="RUN", help="run id or trace file")
+            sub.add_argument("target", metavar="RUN", help="run id, trace file or export (.json)")
         if name == "export":
             sub.add_argument(
                 "--as-written", action="store_true", help="the records as written, cited text not read in"
@@ -132,10 +145,27 @@ def _list(args: argparse.Namespace) -> int:
 
 def _read(args: argparse.Namespace, run: str) -> object:
     path = Path(run)
+    if path.suffix == ".json" and path.exists():
+        return exported(path)
     if path.suffix == ".jsonl" and path.exists():
-        return read_trace(path)
+        try:
+            with trace_store(args) as store:  # the documents its header names, if a store is there
+                return store.read(path)
+        except EvidenceLoopError:
+            return read_trace(path)
     with trace_store(args) as store:
         return store.read(run)
+
+
+def exported(path: Path) -> Trace:
+    """The trace of an export file (``trace export --as-written``), with the documents it carries."""
+    try:
+        records = json.loads(path.read_bytes())
+    except (OSError, ValueError) as exc:
+        raise TraceError(f"{path}: not an export of a trace ({exc})") from exc
+    if not isinstance(records, list):
+        raise TraceError(f"{path}: an export is a JSON list of trace records")
+    return read_export(records)
 
 
 @contextmanager
@@ -169,12 +199,26 @@ def _show(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     """The records; the events with the text they cite read in, unless ``--as-written``."""
     if args.as_written:
-        records = list(_read(args, args.target).records)  # type: ignore[attr-defined]
+        trace: Trace = _read(args, args.target)  # type: ignore[assignment]
+        records = list(trace.records)
     else:
         trace = _shown(args)
         events = [event.model_dump(mode="json") for event in trace.events]
         records = [trace.records[0], *events, *trace.records[1 + len(events) :]]
+    records = carried(records, trace.documents)  # the documents it names travel with it
     print(json.dumps(records, ensure_ascii=False, indent=1))
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    """Store an exported run as it was written: its chain must verify and end where it ended."""
+    trace = exported(args.target)
+    verdict = verify(trace)
+    if not verdict.ok:
+        raise TraceError(f"{args.target}: {verdict.reason}; not imported")
+    with trace_store(args) as store:
+        final = tracing.import_trace(store, trace)
+    print(f"{trace.header.run_id}: imported ({final})")
     return 0
 
 
@@ -234,7 +278,9 @@ def _verify_one(store: TraceStore, run: str, texts: TextSource | None) -> Verify
     (one with no header at all is a run never recorded, unless it is recorded as finished)."""
     path = Path(run)
     try:
-        trace = read_trace(path) if path.suffix == ".jsonl" and path.exists() else store.read(run)
+        if path.suffix == ".json" and path.exists():
+            return with_citations(verify(exported(path)), exported(path), texts)
+        trace = store.read(path) if path.suffix == ".jsonl" and path.exists() else store.read(run)
     except UnwrittenTraceError as exc:
         return store.unwritten(path.name.removesuffix(".jsonl"), str(exc))
     except TraceError as exc:

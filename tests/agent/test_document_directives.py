@@ -133,8 +133,8 @@ def test_under_a_policy_recorded_before_the_rules_the_run_is_as_it_was(injected:
 def test_the_decided_event_leaves_an_empty_list_of_suspicious_sentences_out(injected: Snapshot) -> None:
     quiet, flagged = ask(injected, "满多少元可以免费配送？"), ask(injected, QUESTION_EN)
 
-    assert "suspicious" not in decided(quiet).outcome["signals"]
-    assert decided(flagged).outcome["signals"]["suspicious"]
+    assert "suspicious" not in decided(quiet).data["outcome"]["signals"]
+    assert decided(flagged).data["outcome"]["signals"]["suspicious"]
 
 
 def test_signals_recorded_without_the_field_still_read() -> None:

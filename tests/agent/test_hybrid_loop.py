@@ -47,7 +47,7 @@ def test_a_hybrid_run_records_its_vector_first_and_its_embedder_and_scale_in_the
 ) -> None:
     outcome = hybrid.ask(QUESTIONS[1])
     trace = hybrid.trace(outcome.run_id)
-    assert trace.header.embedder["backend"] == "fake" and trace.header.embedder["dim"] == 64
+    assert trace.named("embedder")["backend"] == "fake" and trace.named("embedder")["dim"] == 64
     assert trace.header.judge["scale"]["samples"] >= 20
     first = trace.events[0].data
     assert isinstance(first, EmbeddedStep) and len(first.digest) == 64

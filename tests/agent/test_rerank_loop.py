@@ -88,7 +88,7 @@ def test_a_reranked_run_records_what_was_sent_and_what_came_back_before_each_che
 ) -> None:
     outcome = reranked.ask(QUESTION)
     trace = reranked.trace(outcome.run_id)
-    assert trace.header.reranker == {
+    assert trace.named("reranker") == {
         "model": "fake-cross-encoder",
         "base_url": server.base_url,
         "api": "cohere",

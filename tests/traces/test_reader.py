@@ -129,7 +129,7 @@ def test_a_file_killed_before_its_header_was_committed_cannot_be_read(tmp_path: 
 
 
 def test_a_trace_from_a_newer_schema_is_refused(write_run: Callable[..., Path]) -> None:
-    content = write_run().read_bytes().replace(b'"schema_version":2', b'"schema_version":99', 1)
+    content = write_run().read_bytes().replace(b'"schema_version":3', b'"schema_version":99', 1)
     with pytest.raises(TraceError, match="schema 99 is newer"):
         parse_trace(content)
 

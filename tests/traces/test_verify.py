@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 
 from evidence_loop.traces.hashing import event_hash, record_hash
-from evidence_loop.traces.schema import Trace
+from evidence_loop.traces.reader import read_trace
+from evidence_loop.traces.schema import Trace, TraceHeader
 from evidence_loop.traces.store import TraceStore
 from evidence_loop.traces.verify import HEADER_SEQ, verify
+from evidence_loop.traces.writer import TraceWriter
 
 Tamper = Callable[[Path, int, bytes, bytes], None]
 
@@ -79,16 +81,18 @@ def test_a_header_rewritten_with_a_fresh_hash_still_fails_at_the_header(
 
 
 def test_a_policy_that_no_longer_matches_its_hash_fails_at_the_header(
-    store: TraceStore, write_run: Callable[..., Path]
+    store: TraceStore, make_header: Callable[..., TraceHeader], tmp_path: Path
 ) -> None:
-    path = write_run()
+    path = tmp_path / "r-0001.jsonl"  # a bare writer keeps the policy in the header (no store for it)
+    with TraceWriter(path.open("xb"), path, make_header()) as writer:
+        writer.finish("answered")
     lines = path.read_text(encoding="utf-8").split("\n")
     header = json.loads(lines[0])
     header["policy"]["accept_score"] = 0.5
     header["hash"] = record_hash(header)
     lines[0] = json.dumps(header, ensure_ascii=False)
     path.write_text("\n".join(lines), encoding="utf-8")
-    result = verify(store.read("r-0001"))
+    result = verify(read_trace(path))
     assert (result.first_bad_seq, result.reason) == (
         HEADER_SEQ,
         "header changed: policy_hash does not match the policy",

@@ -1,0 +1,75 @@
+"""How a run's records become the bytes written, and the hashes of those bytes.
+
+Each record is encoded once. An event's data is encoded to its canonical JSON (``traces.hashing``,
+schema 3's ``compact_canonical``), and those very bytes are both hashed (inside the event's
+envelope) and written; the header and footer are sealed (their hash over their canonical JSON) and
+written as compact JSON in field order. What ``verify`` recomputes from a record read back is the
+canonical text written here.
+
+A header handed in with its documents inline (policy, LLM settings, embedder, reranker) is written
+so when no store takes the documents (a bare ``TraceWriter``); a store splits them out first
+(``traces.blobs.split_documents``) and the header names them by hash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from evidence_loop.tools.errors import TraceError
+from evidence_loop.traces.hashing import (
+    compact_canonical,
+    event_hash_of_bytes,
+    plain_canonical_json,
+    sha256_hex,
+)
+from evidence_loop.traces.schema import SCHEMA_VERSION, TraceFooter, TraceHeader
+from evidence_loop.traces.steps import AnyStep
+
+
+def line(record: Mapping[str, Any]) -> bytes:
+    """One committed record: compact JSON in field order (non-ASCII as UTF-8), then a newline.
+
+    The record's values were checked as plain JSON when it was sealed (NaN refused there)."""
+    return orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
+
+
+def seal_header(header: TraceHeader) -> TraceHeader:
+    """The header as it will read back (plain JSON values), with its hash filled in."""
+    if header.schema_version != SCHEMA_VERSION:
+        raise TraceError(f"new traces are written in schema {SCHEMA_VERSION}, not {header.schema_version}")
+    raw = header.model_dump(mode="json")  # strict fields: what is dumped is what a reader validates
+    raw.pop("hash", None)
+    return header.model_copy(update={"hash": sha256_hex(plain_canonical_json(raw, "header"))})
+
+
+def header_line(header: TraceHeader) -> bytes:
+    """The sealed header's line."""
+    return line(header.model_dump(mode="json"))
+
+
+def event_line(prev_hash: str, seq: int, step: AnyStep) -> tuple[str, bytes]:
+    """The event's hash and line: the step's data encoded once, the same bytes hashed and written."""
+    data = compact_canonical(step.trace_data(), "data")
+    digest = event_hash_of_bytes(prev_hash, seq, step.step, data)
+    head = f'{{"type":"event","seq":{seq},"step":"{step.step}","data":'.encode()
+    return digest, b"".join((head, data, f',"prev_hash":"{prev_hash}","hash":"{digest}"}}\n'.encode()))
+
+
+def sealed_footer(
+    outcome_status: str, events: int, versions_read: Mapping[str, str], prev_hash: str
+) -> tuple[TraceFooter, bytes]:
+    """The footer with its hash, and its line."""
+    raw: dict[str, Any] = {
+        "type": "footer",
+        "status": "complete",
+        "outcome_status": outcome_status,
+        "events": events,
+        "versions_read": dict(versions_read),
+        "prev_hash": prev_hash,
+    }
+    raw["hash"] = sha256_hex(plain_canonical_json({k: v for k, v in raw.items()}, "footer"))
+    footer = TraceFooter.model_validate(raw)
+    return footer, line(raw)
