@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/load_api.py [SET_DIR] [--seconds 60] [--clients 16] [--ingest-docs 200]
                                             [--workers 1] [--json OUT.json] [--no-trace]
                                             [--store URL [--replicas N]] [--phases quiet]
+                                            [--ingest-embed-cache FILE]
 
 SET_DIR (default ../shared/eval/tara_zh beside the clone, or in EVLOOP_EVAL_DIR) holds corpus.jsonl
 and questions.jsonl. The script
@@ -28,6 +29,7 @@ It exits 1 if any response was a 5xx, a listing showed part of the batch, or a d
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import resource
@@ -46,9 +48,11 @@ from pathlib import Path
 import httpx
 from common import percentile
 
+from evidence_loop.agent import settings
 from evidence_loop.agent.api.auth import ApiKey, hash_key, keys_file_json, new_key
 from evidence_loop.agent.evaluate import read_questions
 from evidence_loop.agent.service import Service
+from evidence_loop.tools.embed_config import EmbedConfig
 from evidence_loop.tools.sources import read_corpus_jsonl
 from evidence_loop.tools.types import DocumentInput
 
@@ -339,6 +343,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--store", default=None, help="an empty, migrated PostgreSQL database")
     parser.add_argument("--replicas", type=int, default=1, help="servers sharing --store")
     parser.add_argument("--phases", choices=("both", "quiet"), default="both")
+    parser.add_argument(
+        "--ingest-embed-cache",
+        type=Path,
+        default=None,
+        help="a vector cache file for the corpus ingest only (repeated runs); the servers embed questions",
+    )
     args = parser.parse_args(argv)
     if not (args.set_dir / "corpus.jsonl").is_file():
         print(f"no corpus.jsonl in {args.set_dir}; nothing to measure", file=sys.stderr)
@@ -365,7 +375,12 @@ def measure(
 ) -> list[dict[str, object]]:
     """Set up the index, key and server in ``work``; run both phases; always stop the server."""
     location: Path | str = args.store or work / "index"
-    service = Service.open(location, create=True)
+    embedder: EmbedConfig | str = "configured"
+    if args.ingest_embed_cache:  # vectors of earlier runs for the ingest only; the servers compute theirs
+        embedder = dataclasses.replace(
+            EmbedConfig.from_env(settings.current().environ()), cache=str(args.ingest_embed_cache)
+        )
+    service = Service.open(location, create=True, embedder=embedder)  # type: ignore[arg-type]
     service.ingest(base)
     service.close()
     key = new_key()

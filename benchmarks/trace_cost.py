@@ -4,8 +4,8 @@
                                               [--backends folder,postgresql] [--recall lexical,hybrid]
 
 For each backend (an index folder with its trace folder; a PostgreSQL database of a server of its own,
-started as tests/pg_server.py starts one, fsync off as in the tests) and each recall (lexical:
-``EVLOOP_EMBEDDER=none``; hybrid: the default in-process embedder), the script runs
+started as tests/pg_server.py starts one, fsync off as in the tests unless ``--pg-fsync``) and each
+recall (lexical: ``EVLOOP_EMBEDDER=none``; hybrid: the default in-process embedder), the script runs
 ``benchmarks/load_api.py`` (16 clients, 2 workers, the quiet phase only) ``--pairs`` times traced and
 untraced, the two runs of a pair back to back and their order swapped from one pair to the next, so
 that machine noise hits both alike. Each run gets a fresh index (or database). It prints, per
@@ -48,6 +48,8 @@ def load(
         env["EVLOOP_EMBEDDER"] = "none"
     else:
         env.pop("EVLOOP_EMBEDDER", None)
+        if args.ingest_embed_cache:
+            command += ["--ingest-embed-cache", str(args.ingest_embed_cache)]
     subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
     [row] = json.loads(out.read_text(encoding="utf-8"))
     return {"rps": float(row["throughput_rps"]), "cpu": float(row["cpu_ms_per_request"]["server"])}
@@ -57,7 +59,7 @@ def measure(
     set_dir: Path, args: argparse.Namespace, backend: str, recall: str, work: Path
 ) -> dict[str, float]:
     """The medians of ``--pairs`` interleaved traced/untraced pairs of one configuration."""
-    server = PgServer.start() if backend == "postgresql" else None
+    server = PgServer.start(fsync=args.pg_fsync) if backend == "postgresql" else None
     runs: dict[bool, list[dict[str, float]]] = {True: [], False: []}
     ratios = []
     try:
@@ -94,6 +96,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--backends", default="folder,postgresql")
     parser.add_argument("--recall", default="lexical,hybrid")
+    parser.add_argument("--pg-fsync", action="store_true", help="PostgreSQL with fsync on (its default)")
+    parser.add_argument(
+        "--ingest-embed-cache",
+        type=Path,
+        default=None,
+        help="hybrid: a vector cache file for each run's corpus ingest (the servers embed questions)",
+    )
     args = parser.parse_args(argv)
     print("$", *sys.argv, "  (load average", " ".join(f"{x:.2f}" for x in os.getloadavg()) + ")")
     rows = []

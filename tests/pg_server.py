@@ -56,6 +56,7 @@ class PgServer:
     root: Path
     bindir: Path
     _names: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    fsync: bool = False
 
     @property
     def socket_dir(self) -> Path:
@@ -65,7 +66,7 @@ class PgServer:
         return f"postgresql:///{database}?host={self.socket_dir}&user={SUPERUSER}"
 
     @classmethod
-    def start(cls) -> PgServer:
+    def start(cls, *, fsync: bool = False) -> PgServer:
         bindir = find_bindir()
         if bindir is None:
             raise RuntimeError(missing_reason() or "no PostgreSQL")
@@ -76,6 +77,7 @@ class PgServer:
             shutil.chown(root, "postgres")
             shutil.chown(root / "sock", "postgres")
         server = cls(root, bindir)
+        server.fsync = fsync
         server._run("initdb", "-D", str(root / "data"), "-U", SUPERUSER, "-A", "trust", "-E", "UTF8",
                     "--locale=C", "--no-sync")  # fmt: skip
         server.start_again()
@@ -83,7 +85,8 @@ class PgServer:
 
     def start_again(self) -> None:
         """Start (or restart after :meth:`stop`) on the same data; returns once it accepts connections."""
-        options = f"-k {self.socket_dir} -c listen_addresses='' -c fsync=off -c max_connections=200"
+        fsync = "on" if self.fsync else "off"  # off for tests; a benchmark may ask for a durable server
+        options = f"-k {self.socket_dir} -c listen_addresses='' -c fsync={fsync} -c max_connections=200"
         self._run("pg_ctl", "-D", str(self.root / "data"), "-l", str(self.root / "server.log"),
                   "-o", options, "-w", "-t", str(START_TIMEOUT_S), "start")  # fmt: skip
 
