@@ -33,8 +33,8 @@ from evidence_loop.agent.runtime import (
 )
 from evidence_loop.policies.absorption import absorb
 from evidence_loop.policies.answer import answer_units
+from evidence_loop.policies.checked import Checked
 from evidence_loop.policies.comparison import sides_to_cover
-from evidence_loop.policies.completeness import Checked
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.decision import missing_pieces, should_widen, status_of, widened_query
 from evidence_loop.policies.directives import addressed_families, addressed_units, screened_window

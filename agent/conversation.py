@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 
-from evidence_loop.policies.completeness import Checked
+from evidence_loop.policies.checked import Checked
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.followup import Resolution, Turn, ambiguous_pieces, resolve, unresolved_candidates
 from evidence_loop.policies.types import MissingPiece

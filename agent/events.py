@@ -11,11 +11,12 @@ from typing import Any
 import numpy as np
 
 from evidence_loop.agent.outcome import Evidence, Outcome
-from evidence_loop.policies.comparison import Side, uncovered_sides
-from evidence_loop.policies.completeness import Checked
+from evidence_loop.policies.checked import Checked
+from evidence_loop.policies.comparison import uncovered_sides
 from evidence_loop.policies.followup import Resolution, Turn
 from evidence_loop.policies.judge import JudgeVerdict
 from evidence_loop.policies.shape import Shape
+from evidence_loop.policies.sides import Side
 from evidence_loop.policies.types import EvidenceView, MissingPiece
 from evidence_loop.tools.embedder import EmbedderIdentity, Vectors
 from evidence_loop.tools.reranker import Reranking

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from evidence_loop.policies.completeness import Checked, WindowCheck, check_window
+from evidence_loop.policies.checked import Checked, WindowCheck
+from evidence_loop.policies.completeness import check_window
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.question import Question
 from evidence_loop.policies.sliding import Move, coverage_moves, gap_moves, keep, keep_parent, parent_move

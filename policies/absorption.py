@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from evidence_loop.policies.completeness import Checked, check_window
+from evidence_loop.policies.checked import Checked
+from evidence_loop.policies.completeness import check_window
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.question import Question
 from evidence_loop.tools.windows import merge_windows, mergeable

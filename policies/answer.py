@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from evidence_loop.policies.checked import Checked
 from evidence_loop.policies.comparison import sides_of, sides_to_cover
-from evidence_loop.policies.completeness import Checked
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.coverage import covered_terms, uncovered_slots
 from evidence_loop.policies.directives import addressed_to_model

@@ -8,62 +8,19 @@ a section's scope sentence). Sliding (policies/sliding.py) follows the gaps; the
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Literal
+from dataclasses import replace
 
 from evidence_loop.policies.boundary import exception_clause, is_cut_sentence, opens_dangling, scope_condition
+from evidence_loop.policies.checked import Gap, WindowCheck
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.coverage import covered_terms, term_share, uncovered_slots
 from evidence_loop.policies.question import Question
 from evidence_loop.policies.references import referenced_rule, window_references
 from evidence_loop.policies.relevance import lexical_relevance
-from evidence_loop.policies.types import MissingKind, Slot
+from evidence_loop.policies.types import MissingKind
 from evidence_loop.policies.values import window_states
 from evidence_loop.tools.types import ParsedDocument, Unit
 from evidence_loop.tools.windows import Window, neighbour, units_of
-
-Direction = Literal["left", "right", "anchor", "none"]
-
-
-@dataclass(frozen=True, slots=True)
-class Gap:
-    """Something a window lacks at its edge, and the unit that would close it."""
-
-    kind: MissingKind
-    direction: Direction
-    target: int | None
-    detail: str
-    value: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class WindowCheck:
-    """The signals of one window and the score they combine into."""
-
-    relevance: float
-    coverage: float
-    slot_coverage: float
-    boundary: float
-    score: float
-    gaps: tuple[Gap, ...]
-    uncovered: tuple[Slot, ...]
-    references: tuple[str, ...]
-    # the best cosine of the window's units with the question, raw and on the question's scale
-    # (0 at the corpus mean, 1 at the best readable unit); both 0 with lexical recall only
-    cosine: float = 0.0
-    semantic: float = 0.0
-    # a cross-encoder's relevance of the grown window, 0..1 (tools.reranker); None when none scored it
-    rerank: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Checked:
-    """A window with its document, its latest check, and the best score of the recall that found it."""
-
-    window: Window
-    doc: ParsedDocument
-    check: WindowCheck
-    best: float = 0.0
 
 
 def _left_gaps(doc: ParsedDocument, window: Window) -> list[Gap]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from evidence_loop.policies.checked import Checked
 from evidence_loop.policies.comparison import side_query, sides_to_cover, uncovered_sides
-from evidence_loop.policies.completeness import Checked
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.coverage import covered_terms, uncovered_slots
 from evidence_loop.policies.judge import JudgeVerdict

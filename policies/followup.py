@@ -27,9 +27,9 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Literal
 
-from evidence_loop.policies.comparison import comparison_sides
 from evidence_loop.policies.followup_cues import Cue, cue_of, has_cjk, subject_phrase
 from evidence_loop.policies.question import Question
+from evidence_loop.policies.sides import comparison_sides
 from evidence_loop.policies.slots import extract_slots, identifiers, slot_in_text
 from evidence_loop.policies.types import MissingPiece
 from evidence_loop.tools.tokenize import normalize

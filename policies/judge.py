@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from evidence_loop.policies.completeness import Checked
+from evidence_loop.policies.checked import Checked
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.question import Question
 

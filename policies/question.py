@@ -10,7 +10,7 @@
   polarity; any kind when nothing says); **asks** the numeric ones the answer-type penalty reads;
   **factoid** whether it asks for a fact (selection reads a few more short passages for one);
 - **own numbers**: the numbers it writes itself (its scope: a year, a model's number);
-- **sides**: the named things a comparison question compares (``policies.comparison``), each of
+- **sides**: the named things a comparison question compares (``policies.sides``), each of
   which the evidence must speak for.
 """
 
@@ -21,7 +21,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from evidence_loop.policies.comparison import Side, comparison_sides
 from evidence_loop.policies.lexicon import (
     ASKING_WORDS_ZH,
     QUESTION_PREFIXES_ZH,
@@ -29,6 +28,7 @@ from evidence_loop.policies.lexicon import (
     QUESTION_WORDS_ZH,
     SMALL_TALK,
 )
+from evidence_loop.policies.sides import Side, comparison_sides
 from evidence_loop.policies.slots import extract_slots, identifiers
 from evidence_loop.policies.types import Slot
 from evidence_loop.policies.values import ALL_KINDS, NUMERIC_KINDS, ValueKind, atoms, stem

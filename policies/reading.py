@@ -26,7 +26,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from evidence_loop.policies.completeness import Checked, check_window
+from evidence_loop.policies.checked import Checked
+from evidence_loop.policies.completeness import check_window
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.question import Question
 from evidence_loop.policies.selection import rank, regrown

@@ -40,7 +40,7 @@ from evidence_loop.tools.types import ParsedDocument, Unit
 from evidence_loop.tools.windows import Window, units_of
 
 if TYPE_CHECKING:  # completeness imports this module: Checked is read for its type only
-    from evidence_loop.policies.completeness import Checked
+    from evidence_loop.policies.checked import Checked
 
 REFERENCE_MAX_CHARS = 30
 

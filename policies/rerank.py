@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from evidence_loop.policies.completeness import Checked, with_rerank
+from evidence_loop.policies.checked import Checked
+from evidence_loop.policies.completeness import with_rerank
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.selection import rank
 from evidence_loop.tools.windows import units_of

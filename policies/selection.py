@@ -14,8 +14,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import TypeVar
 
+from evidence_loop.policies.checked import Checked
 from evidence_loop.policies.comparison import covers, sides_to_cover, uncovered_sides
-from evidence_loop.policies.completeness import Checked, with_rerank
+from evidence_loop.policies.completeness import with_rerank
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.coverage import covered_terms
 from evidence_loop.policies.question import Question

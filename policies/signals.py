@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from evidence_loop.policies.completeness import Checked
+from evidence_loop.policies.checked import Checked
 from evidence_loop.policies.judge import JudgeVerdict, probability
 from evidence_loop.policies.question import Question
 

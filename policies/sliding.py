@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from evidence_loop.policies.completeness import WindowCheck
+from evidence_loop.policies.checked import WindowCheck
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.coverage import covered_terms, uncovered_slots
 from evidence_loop.policies.question import Question

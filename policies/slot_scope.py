@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from evidence_loop.policies.completeness import Checked
+from evidence_loop.policies.checked import Checked
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.question import Question
 from evidence_loop.policies.slots import extract_slots, identifiers, slot_in_text

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from evidence_loop.policies.absorption import absorb
-from evidence_loop.policies.completeness import Checked, check_window
+from evidence_loop.policies.checked import Checked
+from evidence_loop.policies.completeness import check_window
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.question import analyse
 from evidence_loop.tools.parse import parse_document

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from evidence_loop.policies.completeness import Gap, check_window, window_gaps
+from evidence_loop.policies.checked import Gap
+from evidence_loop.policies.completeness import check_window, window_gaps
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.question import analyse
 from evidence_loop.tools.parse import parse_document

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from evidence_loop.policies.completeness import Checked, check_window
+from evidence_loop.policies.checked import Checked
+from evidence_loop.policies.completeness import check_window
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.decision import (
     missing_pieces,

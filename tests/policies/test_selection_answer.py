@@ -7,7 +7,8 @@ from dataclasses import replace
 import pytest
 
 from evidence_loop.policies.answer import answer_units
-from evidence_loop.policies.completeness import Checked, WindowCheck, check_window, with_rerank
+from evidence_loop.policies.checked import Checked, WindowCheck
+from evidence_loop.policies.completeness import check_window, with_rerank
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.question import Question, analyse
 from evidence_loop.policies.selection import conflict_extras, regrown, select, shortlist, statement_span

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evidence_loop.policies.completeness import Checked, WindowCheck
+from evidence_loop.policies.checked import Checked, WindowCheck
 from evidence_loop.policies.judge import JudgeVerdict
 from evidence_loop.policies.question import analyse
 from evidence_loop.policies.signals import EvidenceSignals, evidence_signals

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from evidence_loop.policies.completeness import WindowCheck, check_window
+from evidence_loop.policies.checked import WindowCheck
+from evidence_loop.policies.completeness import check_window
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.question import analyse
 from evidence_loop.policies.sliding import Move, coverage_moves, gap_moves, keep, keep_parent, parent_move
