@@ -56,7 +56,7 @@ from evidence_loop.policies.signals import evidence_signals
 from evidence_loop.policies.slot_scope import on_subject
 from evidence_loop.policies.types import MissingPiece
 from evidence_loop.tools.calibration import CorpusScale
-from evidence_loop.tools.embedder import Embedder, EmbedderIdentity, Vectors
+from evidence_loop.tools.embedding import Embedder, EmbedderIdentity, Vectors
 from evidence_loop.tools.errors import DeadlineExceeded, EmbedderError
 from evidence_loop.tools.reranker import Reranker, RerankerIdentity
 from evidence_loop.tools.snapshot import Snapshot

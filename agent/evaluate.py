@@ -19,7 +19,7 @@ from evidence_loop.agent.expansion import growth
 from evidence_loop.agent.outcome import Outcome
 from evidence_loop.policies.followup import Turn
 from evidence_loop.tools.calibration import CorpusScale, ScaleMeter
-from evidence_loop.tools.embedder import Embedder
+from evidence_loop.tools.embedding import Embedder
 from evidence_loop.tools.errors import InputError, MalformedRecordError
 from evidence_loop.tools.snapshot import Snapshot
 from evidence_loop.tools.sources import collect

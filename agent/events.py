@@ -18,7 +18,7 @@ from evidence_loop.policies.judge import JudgeVerdict
 from evidence_loop.policies.shape import Shape
 from evidence_loop.policies.sides import Side
 from evidence_loop.policies.types import EvidenceView, MissingPiece
-from evidence_loop.tools.embedder import EmbedderIdentity, Vectors
+from evidence_loop.tools.embedding import EmbedderIdentity, Vectors
 from evidence_loop.tools.reranker import Reranking
 from evidence_loop.tools.types import Hit
 from evidence_loop.tools.windows import Step, Window

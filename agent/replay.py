@@ -22,7 +22,7 @@ from evidence_loop.agent.tracing import ListRecorder, corpus_fingerprint, stored
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.followup import Turn
 from evidence_loop.tools.calibration import CorpusScale
-from evidence_loop.tools.embedder import Embedder, Vectors
+from evidence_loop.tools.embedding import Embedder, Vectors
 from evidence_loop.tools.errors import CitedVersionReplacedError, TamperedTraceError, TraceError
 from evidence_loop.tools.llm_config import ConflictLLMConfig
 from evidence_loop.tools.reranker import RecordedReranker, RerankerIdentity

@@ -28,7 +28,8 @@ from evidence_loop.policies.config import Policy, load_policy_file
 from evidence_loop.policies.followup import Turn
 from evidence_loop.tools.calibration import CorpusScale
 from evidence_loop.tools.embed_config import EmbedConfig
-from evidence_loop.tools.embedder import Embedder, build_embedder
+from evidence_loop.tools.embedder import build_embedder
+from evidence_loop.tools.embedding import Embedder
 from evidence_loop.tools.errors import (
     InputError,
     NotFoundError,

@@ -16,7 +16,7 @@ from evidence_loop.agent.outcome import Outcome
 from evidence_loop.agent.runtime import Deps, PlainRecorder
 from evidence_loop.policies.config import Policy
 from evidence_loop.tools.calibration import CorpusScale
-from evidence_loop.tools.embedder import EmbedderIdentity
+from evidence_loop.tools.embedding import EmbedderIdentity
 from evidence_loop.tools.errors import NotFoundError, TraceError
 from evidence_loop.tools.reranker import RerankerIdentity
 from evidence_loop.tools.snapshot import Snapshot

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from evidence_loop.tools.embedder import EmbedderIdentity, Vectors
+from evidence_loop.tools.embedding import EmbedderIdentity, Vectors
 from evidence_loop.tools.types import Unit
 
 Cosines = npt.NDArray[np.float32]

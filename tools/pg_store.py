@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from evidence_loop.tools.calibration import CorpusScale, ScaleMeter, write_scale
-from evidence_loop.tools.embedder import Embedder
+from evidence_loop.tools.embedding import Embedder
 from evidence_loop.tools.errors import EvidenceLoopError
 from evidence_loop.tools.pg import CONNECT_TIMEOUT_S, PgConnection, connect, redact, unavailable
 from evidence_loop.tools.pg_schema import CHANNEL, WRITE_LOCK, check_schema

@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from evidence_loop.tools.dense import DenseIndex, QuestionSimilarities, UnitCosines, rrf
-from evidence_loop.tools.embedder import EmbedderIdentity, Vectors
+from evidence_loop.tools.embedding import EmbedderIdentity, Vectors
 from evidence_loop.tools.index import RecallIndex, Rows, Scores, top_k
 from evidence_loop.tools.passages import PassageIds, passage_count
 from evidence_loop.tools.tokenize import recall_tokens

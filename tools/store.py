@@ -41,7 +41,7 @@ from evidence_loop.tools import generation as gen
 from evidence_loop.tools import store_embedder, vectors
 from evidence_loop.tools.calibration import CorpusScale, ScaleMeter, read_scale, write_scale
 from evidence_loop.tools.disk import disk_error
-from evidence_loop.tools.embedder import Embedder
+from evidence_loop.tools.embedding import Embedder
 from evidence_loop.tools.errors import DiskError, EmbedderError, IndexStateError, NotFoundError
 from evidence_loop.tools.generation import BM25_DIR, PASSAGES_DIR, gen_dir
 from evidence_loop.tools.ingest import Tally, WriteGuard, apply_document, retire_document

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from evidence_loop.tools import vectors
-from evidence_loop.tools.embedder import Embedder
+from evidence_loop.tools.embedding import Embedder
 from evidence_loop.tools.errors import EmbedderError
 from evidence_loop.tools.generation import location_flag, reembed_hint
 from evidence_loop.tools.sql import Db

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from evidence_loop.tools.calibration import ScaleMeter
-from evidence_loop.tools.embedder import Embedder
+from evidence_loop.tools.embedding import Embedder
 from evidence_loop.tools.pg import is_url
 from evidence_loop.tools.store import EmbedProgress, Store
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from evidence_loop.tools.embedder import Embedder, EmbedderIdentity, Vectors
+from evidence_loop.tools.embedding import Embedder, EmbedderIdentity, Vectors
 from evidence_loop.tools.errors import EmbedderError, IndexStateError
 from evidence_loop.tools.snapshot import CorpusView
 from evidence_loop.tools.sql import Db

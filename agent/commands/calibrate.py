@@ -32,7 +32,7 @@ from evidence_loop.agent.controller import Controller
 from evidence_loop.agent.evaluate import ingest_set, read_questions
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.judge_model import JudgeModel
-from evidence_loop.tools.embedder import Embedder
+from evidence_loop.tools.embedding import Embedder
 from evidence_loop.tools.errors import InputError
 
 DESCRIPTION = """\

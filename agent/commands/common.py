@@ -14,7 +14,8 @@ from evidence_loop.agent import settings
 from evidence_loop.policies.config import Policy
 from evidence_loop.tools import windows
 from evidence_loop.tools.embed_config import EmbedConfig
-from evidence_loop.tools.embedder import Embedder, build_embedder
+from evidence_loop.tools.embedder import build_embedder
+from evidence_loop.tools.embedding import Embedder
 from evidence_loop.tools.errors import InputError
 from evidence_loop.tools.pg import is_url, redact
 from evidence_loop.tools.snapshot import Snapshot

@@ -18,7 +18,7 @@ from evidence_loop.agent.commands.common import (
     warn,
 )
 from evidence_loop.agent.commands.session import measured_line, scale_keeper
-from evidence_loop.tools.embedder import Embedder
+from evidence_loop.tools.embedding import Embedder
 from evidence_loop.tools.errors import EmbedderError
 from evidence_loop.tools.stores import Location
 

@@ -18,7 +18,8 @@ from evidence_loop.agent.cli import main
 from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.embed_config import EmbedConfig
-from evidence_loop.tools.embedder import Embedder, build_embedder
+from evidence_loop.tools.embedder import build_embedder
+from evidence_loop.tools.embedding import Embedder
 from evidence_loop.tools.pg_store import PgStore
 from evidence_loop.tools.store import Store
 from evidence_loop.tools.types import DocumentInput
