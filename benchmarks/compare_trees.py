@@ -120,8 +120,8 @@ def serve(set_dir: Path, tree: Path) -> int:
     Controller = _module(tree, "agent.controller").Controller  # type: ignore[attr-defined]
     freeze_heap = _module(tree, "agent.runtime").freeze_heap  # type: ignore[attr-defined]
     Policy = _module(tree, "policies.config").Policy  # type: ignore[attr-defined]
-    collect = _module(tree, "tools.sources").collect  # type: ignore[attr-defined]
-    Store = _module(tree, "tools.store").Store  # type: ignore[attr-defined]
+    collect = _module(tree, "tools.parse.sources").collect  # type: ignore[attr-defined]
+    Store = _module(tree, "tools.store.folder").Store  # type: ignore[attr-defined]
     docs = collect([set_dir / "corpus.jsonl"]).documents
     with tempfile.TemporaryDirectory(prefix="compare-trees-") as tmp:
         store = Store.open(Path(tmp) / "index", create=True)

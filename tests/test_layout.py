@@ -67,7 +67,8 @@ def _imports(path: Path, *, runtime_only: bool = False) -> set[str]:
 
 
 def _layer(module: str) -> str | None:
-    """``evidence_loop.tools.store`` -> ``tools.store``; None for a module outside the project."""
+    """``evidence_loop.tools.store.folder`` -> ``tools.store.folder``; None for a module outside the
+    project."""
     head, _, rest = module.partition(".")
     return rest if head == NAMESPACE and rest else None
 
