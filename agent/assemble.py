@@ -20,9 +20,10 @@ from evidence_loop.agent.outcome import (
     Signals,
     Suspicious,
 )
-from evidence_loop.policies.comparison import Side, sides_of
-from evidence_loop.policies.completeness import Checked
-from evidence_loop.policies.signals import EvidenceSignals
+from evidence_loop.policies.decision.signals import EvidenceSignals
+from evidence_loop.policies.evidence.checked import Checked
+from evidence_loop.policies.evidence.comparison import sides_of
+from evidence_loop.policies.question.sides import Side
 from evidence_loop.policies.types import MissingPiece
 from evidence_loop.tools.parse.html import visible_text
 from evidence_loop.tools.types import ParsedDocument, Unit

@@ -8,7 +8,7 @@
     fit_judge(rows_by_set)                   a JudgeModel (logistic regression), each set weighing alike
 
 The scale is what makes one model serve every knowledge base: each signal enters the judge as a
-z-score against what the same corpus gives a question whose answer is not in it (tools.calibration).
+z-score against what the same corpus gives a question whose answer is not in it (tools.store.calibration).
 Only documents everyone may read are drawn, so the scale says nothing about restricted ones.
 
 Every way documents come in (``evloop ingest``, ``reindex``, ``delete``, the HTTP routes,
@@ -27,11 +27,11 @@ import numpy as np
 import numpy.typing as npt
 
 from evidence_loop.agent.controller import Controller
+from evidence_loop.policies.decision.pseudo import pseudo_questions
 from evidence_loop.policies.judge_model import JudgeModel
-from evidence_loop.policies.pseudo import pseudo_questions
-from evidence_loop.tools.calibration import CorpusScale
-from evidence_loop.tools.snapshot import Snapshot
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.search.snapshot import Snapshot
+from evidence_loop.tools.store.calibration import CorpusScale
+from evidence_loop.tools.store.folder import Store
 from evidence_loop.traces.steps import CheckedStep, TraceStep
 
 SAMPLES = 200
@@ -112,7 +112,8 @@ def needs_scale(scale: CorpusScale | None, snapshot: Snapshot) -> bool:
 
 
 class ScaleKeeper:
-    """The corpus's scale measured again whenever a write makes it due (``tools.calibration.ScaleMeter``).
+    """The corpus's scale measured again whenever a write makes it due
+    (``tools.store.calibration.ScaleMeter``).
 
     ``progress(done, total)`` is told each pseudo-question asked, for a bar on the command line.
     ``measured`` is the last scale it measured (None: it measured none).

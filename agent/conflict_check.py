@@ -1,9 +1,9 @@
 """The conflict check wired into the loop: deterministic candidates, then an adjudicator.
 
-Candidates come from ``policies.conflicts`` (pure). Each is judged by the LLM adjudicator when one is
-configured, otherwise (or when it fails) by the rule-based adjudicator in ``policies.adjudication``.
-Every verdict is recorded in the trace with who decided it and why; no LLM call is made when there
-is no candidate.
+Candidates come from ``policies.conflicts.candidates`` (pure). Each is judged by the LLM adjudicator when one
+is configured, otherwise (or when it fails) by the rule-based adjudicator in
+``policies.conflicts.adjudication``. Every verdict is recorded in the trace with who decided it and why; no
+LLM call is made when there is no candidate.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 from evidence_loop.agent.outcome import Citation, Conflict, ConflictSide
 from evidence_loop.agent.runtime import ConflictReport, Recorder
-from evidence_loop.policies.adjudication import adjudicate_by_rules, conflict_outcome
 from evidence_loop.policies.config import Policy
-from evidence_loop.policies.conflicts import ConflictRules, find_candidates
-from evidence_loop.policies.question import Question
+from evidence_loop.policies.conflicts.adjudication import adjudicate_by_rules, conflict_outcome
+from evidence_loop.policies.conflicts.candidates import ConflictRules, find_candidates
+from evidence_loop.policies.question.analysis import Question
 from evidence_loop.policies.types import ConflictCandidate, ConflictVerdict, EvidenceView, ValueMention
 from evidence_loop.traces.steps import ConflictStep, ValueRecord, parse_step
 
@@ -112,7 +112,7 @@ class ConflictChecker:
         adjudication = (
             self.adjudicator(question.text, scan.candidates, views) if scan.candidates else Adjudication(())
         )
-        for record in adjudication.records:  # requests and replies as tools.llm_client keeps them
+        for record in adjudication.records:  # requests and replies as tools.models.llm_client keeps them
             recorder.record(parse_step(str(record["step"]), dict(record)))
         verdicts = (*scan.resolved, *adjudication.verdicts)
         for verdict in verdicts:

@@ -31,19 +31,18 @@ from evidence_loop.agent.runtime import (
     Recorder,
     no_conflict_check,
 )
-from evidence_loop.policies.absorption import absorb
-from evidence_loop.policies.answer import answer_units
-from evidence_loop.policies.comparison import sides_to_cover
-from evidence_loop.policies.completeness import Checked
 from evidence_loop.policies.config import Policy
-from evidence_loop.policies.decision import missing_pieces, should_widen, status_of, widened_query
-from evidence_loop.policies.directives import addressed_families, addressed_units, screened_window
-from evidence_loop.policies.followup import Resolution, Turn, prior_first, with_carried_sides
-from evidence_loop.policies.judge import JudgeVerdict, judge, judge_signals
-from evidence_loop.policies.question import Question, analyse
-from evidence_loop.policies.reading import read_for_shape
-from evidence_loop.policies.rerank import rerank_pool, rerank_text, reranked
-from evidence_loop.policies.selection import (
+from evidence_loop.policies.decision.answer import answer_units
+from evidence_loop.policies.decision.judge import JudgeVerdict, judge, judge_signals
+from evidence_loop.policies.decision.missing import missing_pieces, should_widen, status_of, widened_query
+from evidence_loop.policies.decision.rerank import rerank_pool, rerank_text, reranked
+from evidence_loop.policies.decision.signals import evidence_signals
+from evidence_loop.policies.evidence.absorption import absorb
+from evidence_loop.policies.evidence.checked import Checked
+from evidence_loop.policies.evidence.comparison import sides_to_cover
+from evidence_loop.policies.evidence.directives import addressed_families, addressed_units, screened_window
+from evidence_loop.policies.evidence.reading import read_for_shape
+from evidence_loop.policies.evidence.selection import (
     conflict_extras,
     regrown,
     runner_policy,
@@ -51,15 +50,16 @@ from evidence_loop.policies.selection import (
     shortlist,
     statement_span,
 )
-from evidence_loop.policies.shape import Shape, shape_of
-from evidence_loop.policies.signals import evidence_signals
-from evidence_loop.policies.slot_scope import on_subject
+from evidence_loop.policies.evidence.slot_scope import on_subject
+from evidence_loop.policies.question.analysis import Question, analyse
+from evidence_loop.policies.question.followup import Resolution, Turn, prior_first, with_carried_sides
+from evidence_loop.policies.question.shape import Shape, shape_of
 from evidence_loop.policies.types import MissingPiece
-from evidence_loop.tools.calibration import CorpusScale
-from evidence_loop.tools.embedder import Embedder, EmbedderIdentity, Vectors
 from evidence_loop.tools.errors import DeadlineExceeded, EmbedderError
-from evidence_loop.tools.reranker import Reranker, RerankerIdentity
-from evidence_loop.tools.snapshot import Snapshot
+from evidence_loop.tools.models.embedding import Embedder, EmbedderIdentity, Vectors
+from evidence_loop.tools.models.reranker import Reranker, RerankerIdentity
+from evidence_loop.tools.search.snapshot import Snapshot
+from evidence_loop.tools.store.calibration import CorpusScale
 from evidence_loop.tools.types import Hit, Unit
 from evidence_loop.tools.windows import Step, Window, merge_windows, seed_window, seeds_of, units_within
 from evidence_loop.traces.steps import AnyStep, Made
@@ -84,7 +84,7 @@ class Run:
     """The state of one run: what was recalled and grown so far."""
 
     question: Question
-    shape: Shape  # what kind of answer the question wants (policies.shape): how much is read for it
+    shape: Shape  # what kind of answer the question wants (policies.question.shape): how much is read for it
     groups: tuple[str, ...]
     recorder: Recorder  # a NullRecorder when the run is not traced
     items: list[Checked] = field(default_factory=list)
@@ -93,12 +93,12 @@ class Run:
     suspicious: dict[tuple[str, str, int], tuple[Unit, str]] = field(default_factory=dict)
     recalls: int = 0
     slides: int = 0
-    scale: CorpusScale | None = None  # the corpus's own scale for the judge (tools.calibration)
+    scale: CorpusScale | None = None  # the corpus's own scale for the judge (tools.store.calibration)
     verdict: JudgeVerdict | None = None  # the judge's last verdict
     deadline: float | None = None  # on the deps clock; checked at every step boundary
     clock: Callable[[], float] = time.perf_counter
     inline_text: bool = False  # the steps copy the text they cite, as schema 1 traces did (a replay of one)
-    # a follow-up (policies.followup): the question as asked, and how earlier turns completed it
+    # a follow-up (policies.question.followup): the question as asked, and how earlier turns completed it
     resolution: Resolution | None = None
 
     def set_aside(self, found: Iterable[tuple[Unit, str]]) -> None:
@@ -171,7 +171,7 @@ class Controller:
         (a replay of such a trace compares like with like).
 
         ``history`` holds the earlier turns of the conversation, oldest first: a follow-up is run as
-        the question they complete (policies.followup), recorded as the run's ``resolved`` step.
+        the question they complete (policies.question.followup), recorded as the run's ``resolved`` step.
         """
         started = self.deps.clock()
         readers = tuple(sorted(set(groups)))
@@ -215,7 +215,7 @@ class Controller:
         self, snapshot: Snapshot, text: str, readers: tuple[str, ...], vector: Vectors | None
     ) -> Question:
         """The question analysed once; spelling and term weights read only what these groups may read
-        (tools.snapshot)."""
+        (tools.search.snapshot)."""
         scoped = self.policy.caller_statistics
         return analyse(
             text,
@@ -335,7 +335,8 @@ class Controller:
         return [*evidence, *(e for e in extras if e.evidence_id in cited)], report
 
     def shortlist(self, run: Run) -> list[Checked]:
-        """The lead windows as grown, then the runners-up regrown from their seeds (policies.selection)."""
+        """The lead windows as grown, then the runners-up regrown from their seeds
+        (policies.evidence.selection)."""
         lead, runners = shortlist(run.items, self.policy)
         return [*lead, *(self.regrow(run, c) for c in runners)]
 
@@ -360,7 +361,7 @@ class Controller:
 
     def check(self, run: Run) -> tuple[list[Checked], list[MissingPiece]]:
         """Rerank, select the evidence, judge it and list what it still lacks; then read as much of
-        it as the question's shape needs (policies.reading: what is read, not whether to answer)."""
+        it as the question's shape needs (policies.evidence.reading: what is read, not whether to answer)."""
         scored = self.rerank(run)
         selected = select_evidence(run.question, self.shortlist(run), run.items, self.policy)
         signals = judge_signals(run.question, selected, self.policy.w_rerank if scored else None)

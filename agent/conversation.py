@@ -1,16 +1,22 @@
 """A follow-up's side of a run: which earlier turns are read, the resolution, and the ``ambiguous_subject``
-pieces when the follow-up may stand for several things (the rules are ``policies.followup``)."""
+pieces when the follow-up may stand for several things (the rules are ``policies.question.followup``)."""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 
-from evidence_loop.policies.completeness import Checked
 from evidence_loop.policies.config import Policy
-from evidence_loop.policies.followup import Resolution, Turn, ambiguous_pieces, resolve, unresolved_candidates
+from evidence_loop.policies.evidence.checked import Checked
+from evidence_loop.policies.question.followup import (
+    Resolution,
+    Turn,
+    ambiguous_pieces,
+    resolve,
+    unresolved_candidates,
+)
 from evidence_loop.policies.types import MissingPiece
-from evidence_loop.tools.snapshot import Snapshot
+from evidence_loop.tools.search.snapshot import Snapshot
 
 
 def skipped(policy: Policy, history: Sequence[Turn]) -> int:

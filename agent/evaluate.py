@@ -17,14 +17,14 @@ from typing import Protocol
 from evidence_loop.agent.controller import Controller
 from evidence_loop.agent.expansion import growth
 from evidence_loop.agent.outcome import Outcome
-from evidence_loop.policies.followup import Turn
-from evidence_loop.tools.calibration import CorpusScale, ScaleMeter
-from evidence_loop.tools.embedder import Embedder
+from evidence_loop.policies.question.followup import Turn
 from evidence_loop.tools.errors import InputError, MalformedRecordError
-from evidence_loop.tools.snapshot import Snapshot
-from evidence_loop.tools.sources import collect
-from evidence_loop.tools.store import Store
-from evidence_loop.tools.stores import Location, open_store
+from evidence_loop.tools.models.embedding import Embedder
+from evidence_loop.tools.parse.sources import collect
+from evidence_loop.tools.search.snapshot import Snapshot
+from evidence_loop.tools.store.calibration import CorpusScale, ScaleMeter
+from evidence_loop.tools.store.folder import Store
+from evidence_loop.tools.store.location import Location, open_store
 from evidence_loop.traces.steps import RecalledStep, SlidStep, TraceStep
 
 Progress = Callable[[int], None]

@@ -11,14 +11,15 @@ from typing import Any
 import numpy as np
 
 from evidence_loop.agent.outcome import Evidence, Outcome
-from evidence_loop.policies.comparison import Side, uncovered_sides
-from evidence_loop.policies.completeness import Checked
-from evidence_loop.policies.followup import Resolution, Turn
-from evidence_loop.policies.judge import JudgeVerdict
-from evidence_loop.policies.shape import Shape
+from evidence_loop.policies.decision.judge import JudgeVerdict
+from evidence_loop.policies.evidence.checked import Checked
+from evidence_loop.policies.evidence.comparison import uncovered_sides
+from evidence_loop.policies.question.followup import Resolution, Turn
+from evidence_loop.policies.question.shape import Shape
+from evidence_loop.policies.question.sides import Side
 from evidence_loop.policies.types import EvidenceView, MissingPiece
-from evidence_loop.tools.embedder import EmbedderIdentity, Vectors
-from evidence_loop.tools.reranker import Reranking
+from evidence_loop.tools.models.embedding import EmbedderIdentity, Vectors
+from evidence_loop.tools.models.reranker import Reranking
 from evidence_loop.tools.types import Hit
 from evidence_loop.tools.windows import Step, Window
 from evidence_loop.traces.citations import HIT_PREVIEW, text_sha256
@@ -135,7 +136,7 @@ def slid(window: Window, step: Step) -> Made:
 
 
 def rerank_request(reply: Reranking) -> RerankRequestStep:
-    """The body sent to the cross-encoder, as ``tools.reranker`` kept it."""
+    """The body sent to the cross-encoder, as ``tools.models.reranker`` kept it."""
     return RerankRequestStep.model_validate(reply.request)
 
 

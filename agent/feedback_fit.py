@@ -24,8 +24,8 @@ from datetime import date
 
 from evidence_loop.agent.calibrate import ANSWER_RATES, FEATURES, Row, fit_judge
 from evidence_loop.policies.judge_model import JudgeModel
-from evidence_loop.tools.calibration import CorpusScale
 from evidence_loop.tools.errors import NotFoundError, TraceError
+from evidence_loop.tools.store.calibration import CorpusScale
 from evidence_loop.traces import Trace, TraceStore
 from evidence_loop.traces.feedback import latest
 from evidence_loop.traces.steps import CheckedStep

@@ -10,10 +10,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from evidence_loop.policies.completeness import Checked, WindowCheck, check_window
 from evidence_loop.policies.config import Policy
-from evidence_loop.policies.question import Question
-from evidence_loop.policies.sliding import Move, coverage_moves, gap_moves, keep, keep_parent, parent_move
+from evidence_loop.policies.evidence.checked import Checked, WindowCheck
+from evidence_loop.policies.evidence.completeness import check_window
+from evidence_loop.policies.evidence.sliding import (
+    Move,
+    coverage_moves,
+    gap_moves,
+    keep,
+    keep_parent,
+    parent_move,
+)
+from evidence_loop.policies.question.analysis import Question
 from evidence_loop.tools.types import ParsedDocument
 from evidence_loop.tools.windows import Step, Window, char_count, section_ordinals, with_units
 

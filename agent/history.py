@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evidence_loop.policies.followup import Turn
+from evidence_loop.policies.question.followup import Turn
 from evidence_loop.tools.errors import InputError
 from evidence_loop.traces import Trace
 from evidence_loop.traces.steps import ResolvedStep

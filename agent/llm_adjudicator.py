@@ -28,12 +28,12 @@ from pydantic_ai.usage import UsageLimits
 
 from evidence_loop.agent import settings
 from evidence_loop.agent.conflict_check import Adjudication, Adjudicator, rules_adjudicator
-from evidence_loop.policies.adjudication import adjudicate_by_rules
+from evidence_loop.policies.conflicts.adjudication import adjudicate_by_rules
 from evidence_loop.policies.types import ConflictCandidate, ConflictVerdict, EvidenceView, ValueMention
 from evidence_loop.tools.errors import LLMError
-from evidence_loop.tools.llm_client import RetryingModel, build_model
-from evidence_loop.tools.llm_config import ConflictLLMConfig
-from evidence_loop.tools.llm_recording import LLMRecorder
+from evidence_loop.tools.models.llm_client import RetryingModel, build_model
+from evidence_loop.tools.models.llm_config import ConflictLLMConfig
+from evidence_loop.tools.models.llm_recording import LLMRecorder
 
 SYSTEM_PROMPT = """\
 You judge whether two passages of a help-centre knowledge base really disagree about a value.

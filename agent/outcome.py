@@ -119,7 +119,9 @@ class Suspicious(_Frozen):
     version: str
     start: int
     end: int
-    family: str = Field(description="override | role | address | prompt | answer (policies.directives)")
+    family: str = Field(
+        description="override | role | address | prompt | answer (policies.evidence.directives)"
+    )
 
 
 class Signals(_Frozen):
@@ -130,7 +132,7 @@ class Signals(_Frozen):
     )
 
     relevance: float
-    # The best fused lexical recall score of a seed in the evidence (policies.signals), not raw BM25.
+    # The best fused lexical recall score of a seed in the evidence (policies.decision.signals), not raw BM25.
     # It is read and written as "bm25", the name outcomes, traces and the API have always recorded:
     # written traces replay identical and API clients (and the OpenAPI schema) see the same field.
     lexical_score: float = Field(alias="bm25")
@@ -170,7 +172,7 @@ class Outcome(_Frozen):
     status: Status
     question: str
     # the question the run answered when earlier turns of the conversation completed it
-    # (policies.followup); absent when it stood alone
+    # (policies.question.followup); absent when it stood alone
     resolved_question: str | None = None
     answer: Answer | None = None
     evidence: list[Evidence] = []

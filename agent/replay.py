@@ -20,14 +20,14 @@ from evidence_loop.agent.events import recorded_history, recorded_vector
 from evidence_loop.agent.runtime import ConflictCheck, Deps, no_conflict_check
 from evidence_loop.agent.tracing import ListRecorder, corpus_fingerprint, stored_texts
 from evidence_loop.policies.config import Policy
-from evidence_loop.policies.followup import Turn
-from evidence_loop.tools.calibration import CorpusScale
-from evidence_loop.tools.embedder import Embedder, Vectors
+from evidence_loop.policies.question.followup import Turn
 from evidence_loop.tools.errors import CitedVersionReplacedError, TamperedTraceError, TraceError
-from evidence_loop.tools.llm_config import ConflictLLMConfig
-from evidence_loop.tools.reranker import RecordedReranker, RerankerIdentity
-from evidence_loop.tools.snapshot import Snapshot
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.models.embedding import Embedder, Vectors
+from evidence_loop.tools.models.llm_config import ConflictLLMConfig
+from evidence_loop.tools.models.reranker import RecordedReranker, RerankerIdentity
+from evidence_loop.tools.search.snapshot import Snapshot
+from evidence_loop.tools.store.calibration import CorpusScale
+from evidence_loop.tools.store.folder import Store
 from evidence_loop.traces import Divergence, Trace, TraceStep, VerifyResult, first_divergence, verify
 from evidence_loop.traces.citations import cites, with_citations
 from evidence_loop.traces.steps import (
@@ -111,7 +111,7 @@ def recorded_conflict_check(trace: Trace) -> ConflictCheck:
         return ConflictChecker()
     # Only a trace with LLM calls needs the model's libraries (slow to import; see agent.service).
     from evidence_loop.agent.llm_adjudicator import LLMAdjudicator
-    from evidence_loop.tools.llm_client import replay_model
+    from evidence_loop.tools.models.llm_client import replay_model
 
     llm = trace.named("llm")
     config = ConflictLLMConfig(

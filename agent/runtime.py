@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from evidence_loop.agent.outcome import Conflict
-from evidence_loop.policies.question import Question
+from evidence_loop.policies.question.analysis import Question
 from evidence_loop.policies.types import EvidenceView
 from evidence_loop.traces.steps import AnyStep, TraceStep
 

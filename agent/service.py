@@ -25,23 +25,24 @@ from evidence_loop.agent.replay import ConflictFactory, ReplayReport, replay
 from evidence_loop.agent.runtime import ConflictCheck, Deps, freeze_heap
 from evidence_loop.agent.write_access import Writer
 from evidence_loop.policies.config import Policy, load_policy_file
-from evidence_loop.policies.followup import Turn
-from evidence_loop.tools.calibration import CorpusScale
-from evidence_loop.tools.embed_config import EmbedConfig
-from evidence_loop.tools.embedder import Embedder, build_embedder
+from evidence_loop.policies.question.followup import Turn
 from evidence_loop.tools.errors import (
     InputError,
     NotFoundError,
     QuestionTooLongError,
     TraceStoreUnavailableError,
 )
-from evidence_loop.tools.llm_config import ConflictLLMConfig
-from evidence_loop.tools.pg import is_url
-from evidence_loop.tools.rerank_config import RerankConfig
-from evidence_loop.tools.reranker import Reranker, build_reranker
-from evidence_loop.tools.snapshot import Snapshot
-from evidence_loop.tools.store import DocumentInfo, IngestReport, Store
-from evidence_loop.tools.stores import Location, open_store
+from evidence_loop.tools.models.embedder import build_embedder
+from evidence_loop.tools.models.embedder_config import EmbedConfig
+from evidence_loop.tools.models.embedding import Embedder
+from evidence_loop.tools.models.llm_config import ConflictLLMConfig
+from evidence_loop.tools.models.reranker import Reranker, build_reranker
+from evidence_loop.tools.models.reranker_config import RerankConfig
+from evidence_loop.tools.search.snapshot import Snapshot
+from evidence_loop.tools.store.calibration import CorpusScale
+from evidence_loop.tools.store.folder import DocumentInfo, IngestReport, Store
+from evidence_loop.tools.store.location import Location, open_store
+from evidence_loop.tools.store.pg import is_url
 from evidence_loop.tools.types import DocumentInput
 from evidence_loop.traces import Trace, TraceStore, VerifyResult
 from evidence_loop.traces.citations import resolve, with_citations
@@ -161,9 +162,9 @@ class Service:
         """A service over ``index`` (a folder, or a PostgreSQL URL); traces default to
         ``index/traces``. The policy, the embedder, the reranker and the conflict check's LLM are
         the ones the settings configure (``agent.settings``: the environment over the configuration
-        file; ``EVLOOP_POLICY`` names a policy file, see ``tools.embed_config``,
-        ``tools.rerank_config``, ``tools.llm_config``) unless given, as an object or its config
-        (None: lexical only, no reranker, the offline conflict rules). Use it as a context manager,
+        file; ``EVLOOP_POLICY`` names a policy file, see ``tools.models.embedder_config``,
+        ``tools.models.reranker_config``, ``tools.models.llm_config``) unless given, as an object or its
+        config (None: lexical only, no reranker, the offline conflict rules). Use it as a context manager,
         or call ``close``."""
         configured = settings.current().environ()  # the environment over the configuration file
         if embedder == "configured":
@@ -227,7 +228,7 @@ class Service:
         string, or ``{"question": ..., "run_id": ...}`` (a ``run_id`` is read back from the trace
         store, ``NotFoundError`` when there is none or ``groups`` could not read it). A follow-up
         ("它是哪一年推出的", "what about the Premium plan?") is resolved from them by rule
-        (``policies.followup``) and the trace records what was carried from which turn.
+        (``policies.question.followup``) and the trace records what was carried from which turn.
         """
         check_question(question, self.question_chars)
         snapshot = self.snapshot()

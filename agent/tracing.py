@@ -15,12 +15,12 @@ from typing import Any
 from evidence_loop.agent.outcome import Outcome
 from evidence_loop.agent.runtime import Deps, PlainRecorder
 from evidence_loop.policies.config import Policy
-from evidence_loop.tools.calibration import CorpusScale
-from evidence_loop.tools.embedder import EmbedderIdentity
 from evidence_loop.tools.errors import NotFoundError, TraceError
-from evidence_loop.tools.reranker import RerankerIdentity
-from evidence_loop.tools.snapshot import Snapshot
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.models.embedding import EmbedderIdentity
+from evidence_loop.tools.models.reranker import RerankerIdentity
+from evidence_loop.tools.search.snapshot import Snapshot
+from evidence_loop.tools.store.calibration import CorpusScale
+from evidence_loop.tools.store.folder import Store
 from evidence_loop.traces import (
     SCHEMA_VERSION,
     CorpusInfo,

@@ -32,8 +32,8 @@ os.environ.setdefault("EVLOOP_EMBEDDER", "none")
 from evidence_loop.agent.controller import Controller
 from evidence_loop.agent.service import Service
 from evidence_loop.policies.config import Policy
-from evidence_loop.tools.sources import collect
-from evidence_loop.tools.stores import Location, open_store
+from evidence_loop.tools.parse.sources import collect
+from evidence_loop.tools.store.location import Location, open_store
 from tests.pg_server import PgServer
 
 

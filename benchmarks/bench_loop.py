@@ -51,9 +51,9 @@ from evidence_loop.agent.controller import Controller
 from evidence_loop.agent.runtime import PlainRecorder, freeze_heap
 from evidence_loop.agent.service import Service
 from evidence_loop.policies.config import Policy
-from evidence_loop.tools.snapshot import Snapshot
-from evidence_loop.tools.sources import collect
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.parse.sources import collect
+from evidence_loop.tools.search.snapshot import Snapshot
+from evidence_loop.tools.store.folder import Store
 from evidence_loop.traces import TraceStore
 from evidence_loop.traces.hashing import event_hash_of_text, plain_canonical_json
 from evidence_loop.traces.steps import AnyStep

@@ -35,7 +35,7 @@ from common import EVAL_DIR, Row, percentile, print_table, ratio, usable_sets
 from evidence_loop.agent.evaluate import answer_all, read_questions, write_jsonl
 from evidence_loop.agent.replay import replay
 from evidence_loop.agent.service import Service
-from evidence_loop.tools.sources import collect
+from evidence_loop.tools.parse.sources import collect
 from evidence_loop.traces import TraceStore
 
 DEFAULT_SETS = (EVAL_DIR / "tara_zh", EVAL_DIR / "rgb_fact_zh")

@@ -35,9 +35,9 @@ from common import EVAL_DIR, Row, percentile, print_table, ratio, usable_sets
 from evidence_loop.agent.controller import Controller
 from evidence_loop.agent.evaluate import read_questions
 from evidence_loop.policies.config import Policy
-from evidence_loop.tools.snapshot import Snapshot
-from evidence_loop.tools.sources import collect
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.parse.sources import collect
+from evidence_loop.tools.search.snapshot import Snapshot
+from evidence_loop.tools.store.folder import Store
 from evidence_loop.tools.types import DocumentInput
 
 DEFAULT_SETS = (EVAL_DIR / "rgb_fact_en_clean", EVAL_DIR / "tara_zh")

@@ -37,7 +37,7 @@ import sys
 from pathlib import Path
 from evidence_loop.agent.service import Service
 from evidence_loop.agent.sample import load_sample_kb
-from evidence_loop.tools.sources import read_corpus_jsonl
+from evidence_loop.tools.parse.sources import read_corpus_jsonl
 docs = read_corpus_jsonl(Path(sys.argv[2])) if sys.argv[2] else load_sample_kb()
 service = Service.open(Path(sys.argv[1]), create=True)
 service.ingest(docs)

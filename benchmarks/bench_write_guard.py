@@ -25,9 +25,9 @@ from common import EVAL_DIR, Row, print_table
 
 from evidence_loop.agent.service import Service
 from evidence_loop.agent.write_access import Writer, check
-from evidence_loop.tools.ingest import target_of
-from evidence_loop.tools.schema import DB_NAME, connect
-from evidence_loop.tools.sources import collect
+from evidence_loop.tools.parse.sources import collect
+from evidence_loop.tools.store.ingest import target_of
+from evidence_loop.tools.store.schema import DB_NAME, connect
 from evidence_loop.tools.types import DocumentInput
 
 KEY = Writer("bench", frozenset({"staff"}), publish=True, creates=True)

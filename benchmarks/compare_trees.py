@@ -109,9 +109,12 @@ def against(
     return out
 
 
-def _module(tree: Path, name: str) -> object:
-    """``agent.controller`` of the tree's layout: under ``evidence_loop`` or, before it, bare."""
+def _module(tree: Path, name: str, before_wings: str = "") -> object:
+    """``agent.controller`` of the tree's layout: under ``evidence_loop`` or, before it, bare; in a
+    tree before the wings of policies/ and tools/ (no ``tools/store/``), ``before_wings``."""
     prefix = "evidence_loop." if (tree / "evidence_loop").is_dir() else ""
+    if before_wings and not (tree / "tools" / "store").is_dir():
+        name = before_wings
     return importlib.import_module(prefix + name)
 
 
@@ -120,8 +123,8 @@ def serve(set_dir: Path, tree: Path) -> int:
     Controller = _module(tree, "agent.controller").Controller  # type: ignore[attr-defined]
     freeze_heap = _module(tree, "agent.runtime").freeze_heap  # type: ignore[attr-defined]
     Policy = _module(tree, "policies.config").Policy  # type: ignore[attr-defined]
-    collect = _module(tree, "tools.sources").collect  # type: ignore[attr-defined]
-    Store = _module(tree, "tools.store").Store  # type: ignore[attr-defined]
+    collect = _module(tree, "tools.parse.sources", before_wings="tools.sources").collect  # type: ignore[attr-defined]
+    Store = _module(tree, "tools.store.folder", before_wings="tools.store").Store  # type: ignore[attr-defined]
     docs = collect([set_dir / "corpus.jsonl"]).documents
     with tempfile.TemporaryDirectory(prefix="compare-trees-") as tmp:
         store = Store.open(Path(tmp) / "index", create=True)

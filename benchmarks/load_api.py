@@ -52,8 +52,8 @@ from evidence_loop.agent import settings
 from evidence_loop.agent.api.auth import ApiKey, hash_key, keys_file_json, new_key
 from evidence_loop.agent.evaluate import read_questions
 from evidence_loop.agent.service import Service
-from evidence_loop.tools.embed_config import EmbedConfig
-from evidence_loop.tools.sources import read_corpus_jsonl
+from evidence_loop.tools.models.embedder_config import EmbedConfig
+from evidence_loop.tools.parse.sources import read_corpus_jsonl
 from evidence_loop.tools.types import DocumentInput
 
 # ../shared/eval beside the clone; EVLOOP_EVAL_DIR overrides

@@ -21,11 +21,11 @@ from pathlib import Path
 import bm25s
 
 from evidence_loop.agent.evaluate import read_questions
-from evidence_loop.policies.adjudication import adjudicate_by_rules, conflict_outcome
-from evidence_loop.policies.conflicts import find_candidates
-from evidence_loop.policies.question import analyse
+from evidence_loop.policies.conflicts.adjudication import adjudicate_by_rules, conflict_outcome
+from evidence_loop.policies.conflicts.candidates import find_candidates
+from evidence_loop.policies.question.analysis import analyse
 from evidence_loop.policies.types import EvidenceView
-from evidence_loop.tools.sources import read_corpus_jsonl
+from evidence_loop.tools.parse.sources import read_corpus_jsonl
 from evidence_loop.tools.tokenize import index_tokens
 from evidence_loop.tools.types import DocumentInput
 

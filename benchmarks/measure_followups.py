@@ -30,7 +30,7 @@ from pathlib import Path
 
 from evidence_loop.agent.outcome import Outcome
 from evidence_loop.agent.service import Service
-from evidence_loop.tools.sources import collect
+from evidence_loop.tools.parse.sources import collect
 
 DEFAULT_SET = Path(__file__).resolve().parent.parent / "tests" / "data" / "conversations"
 

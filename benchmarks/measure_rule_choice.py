@@ -36,9 +36,9 @@ from evidence_loop.agent.evaluate import (
     write_jsonl,
 )
 from evidence_loop.policies.config import Policy
-from evidence_loop.policies.pseudo import pseudo_questions
-from evidence_loop.tools.calibration import CorpusScale
-from evidence_loop.tools.snapshot import Snapshot
+from evidence_loop.policies.decision.pseudo import pseudo_questions
+from evidence_loop.tools.search.snapshot import Snapshot
+from evidence_loop.tools.store.calibration import CorpusScale
 from evidence_loop.traces.steps import CheckedStep, TraceStep
 
 

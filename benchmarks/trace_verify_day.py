@@ -41,8 +41,8 @@ def make_day(folder: Path, set_dir: Path, runs: int, docs: int) -> None:
     from evidence_loop.agent.evaluate import read_questions
     from evidence_loop.agent.runtime import Deps
     from evidence_loop.agent.service import Service
-    from evidence_loop.tools.sources import read_corpus_jsonl
-    from evidence_loop.tools.store import Store
+    from evidence_loop.tools.parse.sources import read_corpus_jsonl
+    from evidence_loop.tools.store.folder import Store
     from evidence_loop.traces import TraceStore
 
     store = Store.open(folder / "index", create=True)

@@ -33,7 +33,6 @@ from evidence_loop.agent.service import Service
 from evidence_loop.agent.write_access import Writer
 from evidence_loop.policies.config import Policy, load_policy_file
 from evidence_loop.policies.types import MissingKind
-from evidence_loop.tools.embed_config import EmbedConfig
 from evidence_loop.tools.errors import (
     CitedVersionReplacedError,
     DeadlineExceeded,
@@ -56,9 +55,10 @@ from evidence_loop.tools.errors import (
     TraceStoreUnavailableError,
     WriteRefusedError,
 )
-from evidence_loop.tools.llm_config import ConflictLLMConfig
-from evidence_loop.tools.rerank_config import RerankConfig
-from evidence_loop.tools.store import DocumentInfo, IngestReport
+from evidence_loop.tools.models.embedder_config import EmbedConfig
+from evidence_loop.tools.models.llm_config import ConflictLLMConfig
+from evidence_loop.tools.models.reranker_config import RerankConfig
+from evidence_loop.tools.store.folder import DocumentInfo, IngestReport
 from evidence_loop.tools.types import DocumentInput
 from evidence_loop.traces import Trace, VerifyResult
 

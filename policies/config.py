@@ -85,10 +85,10 @@ class Policy:
     mode: Mode = "adaptive"  # the loop's preset (policies.presets): the full loop or an ablation
 
     # ---- recall: seed and wider recall (spelling, IDF and BM25 over what the caller may read: see
-    # tools.snapshot)
+    # tools.search.snapshot)
     caller_statistics: bool = True
     seed_k: int = 12
-    # a follow-up is resolved by rule from the last followup_turns earlier turns (policies.followup);
+    # a follow-up is resolved by rule from the last followup_turns earlier turns (policies.question.followup);
     # a hit in the source turn's evidence documents ranks as if its score were 1 + this times higher
     followups: bool = True
     followup_turns: int = 8
@@ -105,7 +105,7 @@ class Policy:
         TYPO_MIN_CHARS  # 5: an unknown Latin word this long is read as the known word one edit away
     )
     # hybrid recall when the index has unit vectors: the dense_k best units by BM25 and by cosine,
-    # fused by reciprocal rank with this constant (tools.dense.rrf)
+    # fused by reciprocal rank with this constant (tools.search.dense.rrf)
     dense_recall: bool = True
     dense_k: int = DENSE_K  # 50
     rrf_constant: int = RRF_CONSTANT  # 60
@@ -123,7 +123,7 @@ class Policy:
     reference_term_share: float = 0.8
 
     # ---- judge: scoring the grown windows, then answer or refuse
-    # expand first, rerank after: with a rerank endpoint configured (tools.rerank_config), the
+    # expand first, rerank after: with a rerank endpoint configured (tools.models.reranker_config), the
     # rerank_k best grown windows, each cut to rerank_chars, go to it in one request per check
     rerank_k: int = 8
     rerank_chars: int = 1200
@@ -135,25 +135,26 @@ class Policy:
     w_semantic: float = 0.25  # the window's best cosine with the question, on the question's scale
     w_rerank: float = 0.35  # a cross-encoder's 0..1 relevance of the grown window, when one is configured
     gap_penalty: float = 0.25
-    # relevance = recall score / (the query's best + this) (policies.relevance.lexical_relevance)
+    # relevance = recall score / (the query's best + this) (policies.evidence.relevance.lexical_relevance)
     relevance_half_score: float = 5.0
     answer_type_penalty: float = 0.1  # a window that states no value of the kind the question asks for
-    # decision: with vectors and a corpus scale the judge decides (policies.judge), else the coverage rule
+    # decision: with vectors and a corpus scale the judge decides (policies.decision.judge), else the coverage
+    # rule
     judge: JudgeModel | None = DEFAULT_JUDGE
     answer_rate: float = 0.97  # the operating point: this share of answerable questions answered when fitted
     refusal_bias: float = 0.0  # added to the judge's threshold (log-odds): > 0 refuses more
     min_coverage: float = 0.5
     # a question with no content word in either language ("?", "the") is refused with a missing piece
-    # that asks for the subject (policies.question.contentless), never answered
+    # that asks for the subject (policies.question.analysis.contentless), never answered
     refuse_contentless: bool = True
 
     # ---- reading: which windows become evidence, how much of their surroundings, and the answer
     window_keep_ratio: float = 0.8
     fill_ratio: float = 0.5  # a factoid question also reads windows this close to the best ...
-    fill_chars: int = 500  # ... while its evidence is shorter than this (policies.selection.select)
-    # reading as the question's shape needs (policies.shape, policies.reading): a procedure's or a
-    # list's lead windows grow to their whole list within shape_list_chars, and when the lead window
-    # scores shape_sure_score or more to their section (with its intro) within shape_section_chars;
+    fill_chars: int = 500  # ... while its evidence is shorter than this (policies.evidence.selection.select)
+    # reading as the question's shape needs (policies.question.shape, policies.evidence.reading): a
+    # procedure's or a list's lead windows grow to their whole list within shape_list_chars, and when the lead
+    # window scores shape_sure_score or more to their section (with its intro) within shape_section_chars;
     # an explanation reads the best window of up to shape_docs documents scoring within
     # shape_docs_ratio of the best
     shape_reading: bool = True
@@ -164,18 +165,19 @@ class Policy:
     shape_docs_ratio: float = 0.6
     shape_outcome_chars: int = 3000  # a procedure's or list's other windows kept while all fit this
     # evidence: a look-alike identifier ("QUOKKA000X" for "QUOKKA001X") is another subject
-    # (policies.slot_scope), a sentence addressed to an AI system is no evidence (policies.directives)
+    # (policies.evidence.slot_scope), a sentence addressed to an AI system is no evidence
+    # (policies.evidence.directives)
     rival_ids: bool = True
     screen_directives: bool = True
     # ... read as a person reads it: without the characters that print nothing, and a directive cut in
-    # two at a sentence end read as one (policies.directives)
+    # two at a sentence end read as one (policies.evidence.directives)
     screen_hidden: bool = True
-    # a comparison needs evidence for each named side (policies.comparison): a window for a side the
+    # a comparison needs evidence for each named side (policies.evidence.comparison): a window for a side the
     # evidence lacks is pinned, the wider recall searches for that side, a side nothing covers is
     # missing, and the answer quotes each side
     compare_sides: bool = True
     # answer: each window's best units, a weaker window's only when they name this share of the
-    # question's terms the best unit names (policies.answer)
+    # question's terms the best unit names (policies.decision.answer)
     max_answer_sentences: int = 3
     answer_units_per_window: int = 2
     answer_join_share: float = 0.75
@@ -185,9 +187,9 @@ class Policy:
     conflict_pool_ratio: float = 0.3
     conflict_pool_max: int = 8
     # a window's statements about the question: its units naming this share of the terms the best
-    # unit names (policies.selection.statement_span); a disagreement is looked for there
+    # unit names (policies.evidence.selection.statement_span); a disagreement is looked for there
     statement_term_share: float = 0.5
-    # conflict candidates (policies.conflicts.ConflictRules), tuned on counterfactual fact sets and
+    # conflict candidates (policies.conflicts.candidates.ConflictRules), tuned on counterfactual fact sets and
     # their clean controls
     conflict_min_context: int = 8  # aligned atoms around a difference: "the same statement"
     conflict_max_value_atoms: int = 12  # a value is short

@@ -3,7 +3,7 @@
     JudgeModel            features, weights, bias, and the threshold for each answer rate it was fitted at
     DEFAULT_JUDGE         the shipped model (``policies/judge_default.json``, fitted by ``evloop calibrate``)
 
-Each feature enters as a z-score against the corpus's held-out scale (``tools.calibration``), so
+Each feature enters as a z-score against the corpus's held-out scale (``tools.store.calibration``), so
 one model serves Chinese and English knowledge bases; the fit and its sets are recorded in the file.
 """
 

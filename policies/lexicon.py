@@ -123,12 +123,12 @@ QUESTION_WORDS_EN: frozenset[str] = _words(
     "don doesn didn isn aren wasn weren won wouldn couldn shouldn"
 )
 # Greetings and thanks: a question of only these, question words and stop words names nothing to look
-# for (``policies.question.contentless``); in any other question they are ordinary words.
+# for (``policies.question.analysis.contentless``); in any other question they are ordinary words.
 SMALL_TALK: frozenset[str] = _words(
     "hi hello hey thanks thank ok okay 你好 您好 谢谢 多谢 好的 嗯 嗯嗯 在吗 在不在 哈喽 嗨 喂"
 )
-# The asking words left out of a question's subject terms (``policies.question.subject_terms``), which
-# the conflict check compares texts by. The conflict rules were tuned with this shorter list; it also
+# The asking words left out of a question's subject terms (``policies.question.analysis.subject_terms``),
+# which the conflict check compares texts by. The conflict rules were tuned with this shorter list; it also
 # drops "多大" and "时候", which the coverage terms keep.
 ASKING_WORDS_ZH: frozenset[str] = _words(
     "多少 多久 多长 多大 几 几个 几次 什么 哪 哪里 哪个 哪些 哪年 谁 是否 时候 何时 为什么"
@@ -213,7 +213,7 @@ REFERENCE_NOUNS_EN: frozenset[str] = _words(
     "conditions procedure faq appendix"
 )
 
-# The words of a comparison (``policies.comparison``): what joins the named sides, the nouns and
+# The words of a comparison (``policies.evidence.comparison``): what joins the named sides, the nouns and
 # verbs that make joined names a comparison, and the framing a side's name is read without.
 COMPARE_LINKS_ZH: tuple[str, ...] = ("以及", "和", "与", "與", "跟", "及")
 COMPARE_NOUNS_ZH: tuple[str, ...] = tuple(
@@ -247,8 +247,8 @@ SIDE_FILLERS_EN: frozenset[str] = _words(
     "what which how why should would could can will may i we you it its"
 )
 
-# The shape of a question (``policies.shape``): the words that say what kind of answer it wants. English
-# entries are lower-case phrases matched on word boundaries, Chinese ones as substrings. A measure
+# The shape of a question (``policies.question.shape``): the words that say what kind of answer it wants.
+# English entries are lower-case phrases matched on word boundaries, Chinese ones as substrings. A measure
 # ("how many", "多少") asks for one value whatever else the question says, so those come first there.
 SHAPE_COMPARISON_EN: tuple[str, ...] = (
     "difference", "differences", "differ", "differs", "different from", "compare", "compared",
@@ -280,7 +280,7 @@ SHAPE_EXPLANATION_ZH: tuple[str, ...] = tuple(
     "为什么 为何 为啥 原因 介绍 总结 概括 概述 解释 含义 意思 作用 用途 了解 怎么样 怎么回事 怎么会".split()
 )
 
-# --- follow-ups (policies.followup): words that point back at an earlier turn of a conversation ---
+# --- follow-ups (policies.question.followup): words that point back at an earlier turn of a conversation ---
 # Chinese words that stand for what an earlier turn was about (longest first when matched).
 REFER_ZH: tuple[str, ...] = tuple(
     "该产品 该服务 该部门 该型号 这款 那款 这一款 这个 那个 这项 那项 该项 它们 它俩 两者 二者 "

@@ -23,10 +23,12 @@ class Preset:
     """What a mode switches on."""
 
     growth: Growth
-    widens: bool  # a second, wider recall for the gaps a query can name (policies.decision)
-    regrows_runners_up: bool  # windows after the lead ones regrown from their seeds (policies.selection)
+    widens: bool  # a second, wider recall for the gaps a query can name (policies.decision.missing)
+    regrows_runners_up: (
+        bool  # windows after the lead ones regrown from their seeds (policies.evidence.selection)
+    )
     checks_conflicts: bool  # the conflict check reads the evidence (agent.conflict_check)
-    reads_shape: bool = False  # the evidence read as the question's shape needs (policies.reading)
+    reads_shape: bool = False  # the evidence read as the question's shape needs (policies.evidence.reading)
 
 
 _ABLATION = {"widens": False, "regrows_runners_up": False, "checks_conflicts": False}

@@ -15,7 +15,7 @@ from pathlib import Path
 import pydantic_ai.models
 import pytest
 
-from evidence_loop.tools.stores import Location
+from evidence_loop.tools.store.location import Location
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.pg_server import PgServer, missing_reason
 

@@ -11,7 +11,7 @@ import sys
 from contextlib import closing
 from pathlib import Path
 
-from evidence_loop.tools.store import Checkpoint
+from evidence_loop.tools.store.folder import Checkpoint
 
 ROOT = Path(__file__).resolve().parents[1]
 

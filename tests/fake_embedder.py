@@ -1,6 +1,6 @@
 """A small deterministic embedder for tests: bag of words hashed into a few dimensions, synonyms folded.
 
-It is a real implementation of the ``tools.embedder.Embedder`` protocol (no model): texts that share
+It is a real implementation of the ``tools.models.embedding.Embedder`` protocol (no model): texts that share
 words point the same way, and ``SYNONYMS`` lets a test make two different words mean the same, so
 dense recall can find what BM25 cannot. It counts what it was asked to embed.
 """
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from evidence_loop.tools.embedder import EmbedderIdentity, Progress, Vectors
+from evidence_loop.tools.models.embedding import EmbedderIdentity, Progress, Vectors
 
 DIM = 64
 SYNONYMS = {"wireless": "wifi", "wlan": "wifi", "reimbursement": "refund", "退钱": "退款"}

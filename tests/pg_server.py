@@ -104,7 +104,7 @@ class PgServer:
         """A fresh database's URL (``migrated``: with every migration applied, as `evloop migrate` does)."""
         import psycopg
 
-        from evidence_loop.tools.pg_schema import migrate
+        from evidence_loop.tools.store.pg_schema import migrate
 
         name = f"t{next(self._names)}"
         with psycopg.connect(self.url(), autocommit=True) as conn:

@@ -10,6 +10,14 @@ The rules, which this file states and checks (it is their one home):
   ``tools`` module only under ``if TYPE_CHECKING:``, for an annotation;
 - ``traces`` (the audit record) imports neither ``agent`` nor ``policies``;
 - ``agent`` (the loop and its front doors) imports all three;
+- inside ``policies`` and ``tools`` each concept has its wing (a subpackage), and the arrows between
+  wings point one way (``WINGS``): in ``policies``, ``question`` reads only the top (``config``,
+  ``presets``, ``lexicon``, ``types``, ``judge_model``), ``evidence`` reads ``question``, and
+  ``conflicts`` and ``decision`` read both; in ``tools``, ``search`` reads ``models`` and ``store``
+  reads ``search``, ``models`` and ``parse``; the top of each reads no wing. A wing of ``policies``
+  is at most five floors deep;
+- no import circle anywhere in the four packages, counting every import (``TYPE_CHECKING`` and
+  imports inside functions too): a circle is a knot that no layer or wing rule sees;
 - nothing imports a package by its bare folder name (``import agent``), only as
   ``evidence_loop.agent``, and ``evidence_loop/`` holds only the links to the four folders and the
   ``integrations`` subpackage (adapters for other frameworks, which no layer imports).
@@ -37,6 +45,23 @@ ALLOWED: dict[str, set[str]] = {
 # text and window arithmetic over them; any other tools module (a store, an index, a model, the
 # network) only under `if TYPE_CHECKING:`, for an annotation.
 POLICIES_RUNTIME_TOOLS = {"tools.types", "tools.errors", "tools.tokenize", "tools.windows"}
+# The wings of policies and tools, each with the wings it may import (besides its own modules and
+# the top of its package). A module at the top of a package is named in TOPS and imports no wing.
+WINGS: dict[str, set[str]] = {
+    "policies.question": set(),
+    "policies.evidence": {"policies.question"},
+    "policies.conflicts": {"policies.question", "policies.evidence"},
+    "policies.decision": {"policies.question", "policies.evidence"},
+    "tools.parse": set(),
+    "tools.models": set(),
+    "tools.search": {"tools.models"},
+    "tools.store": {"tools.search", "tools.models", "tools.parse"},
+}
+TOPS: dict[str, set[str]] = {
+    "policies": {"config", "presets", "lexicon", "types", "judge_model"},
+    "tools": {"types", "errors", "tokenize", "windows", "settings_file", "disk"},
+}
+WING_FLOORS = 5  # the deepest chain of imports inside one wing of policies, in modules
 
 
 def _sources() -> list[Path]:
@@ -66,8 +91,75 @@ def _imports(path: Path, *, runtime_only: bool = False) -> set[str]:
     return names
 
 
+def _module_of(path: Path) -> str:
+    """``ROOT/tools/store/folder.py`` -> ``tools.store.folder`` (a package's ``__init__`` is the package)."""
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _graph() -> dict[str, set[str]]:
+    """Every module of the four packages with the project modules it imports, by any import at all
+    (``from evidence_loop.tools.store import vectors`` reaches ``tools.store.vectors``)."""
+    modules = {_module_of(path): path for package in PACKAGES for path in (ROOT / package).rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found.update(layer for alias in node.names if (layer := _layer(alias.name)) in modules)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                base = _layer(node.module)
+                for alias in node.names:
+                    if f"{base}.{alias.name}" in modules:
+                        found.add(f"{base}.{alias.name}")
+                    elif base in modules:
+                        found.add(base)
+        graph[name] = found - {name}
+    return graph
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in sorted(graph[node]):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                top = stack.pop()
+                group.append(top)
+                if top == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def _wing(module: str) -> str | None:
+    """``policies.evidence.selection`` (or the package ``policies.evidence``) -> ``policies.evidence``;
+    None at the top of a package."""
+    wing = ".".join(module.split(".")[:2])
+    return wing if wing in WINGS else None
+
+
 def _layer(module: str) -> str | None:
-    """``evidence_loop.tools.store`` -> ``tools.store``; None for a module outside the project."""
+    """``evidence_loop.tools.store.folder`` -> ``tools.store.folder``; None for a module outside the
+    project."""
     head, _, rest = module.partition(".")
     return rest if head == NAMESPACE and rest else None
 
@@ -136,3 +228,57 @@ def test_no_layer_imports_the_integrations() -> None:
         if (layer := _layer(module)) is not None and _within(layer, INTEGRATIONS)
     ]
     assert wrong == []
+
+
+def test_no_import_circle_anywhere() -> None:
+    """A circle ties its modules into one: none may be read, tested or moved without the others."""
+    assert _circles(_graph()) == []
+
+
+def test_every_module_of_policies_and_tools_is_in_a_wing_or_named_at_the_top() -> None:
+    """A new module lands in the wing of its concept (or is added to the top on purpose)."""
+    wrong = [
+        module
+        for module in sorted(_graph())
+        if (package := module.split(".")[0]) in TOPS
+        and module != package
+        and _wing(module) is None
+        and module.removeprefix(package + ".") not in TOPS[package]
+    ]
+    assert wrong == []
+
+
+def test_the_arrows_between_wings_point_one_way() -> None:
+    graph = _graph()
+    wrong = []
+    for module, deps in sorted(graph.items()):
+        package = module.split(".")[0]
+        if package not in TOPS:
+            continue
+        wing = _wing(module)
+        allowed = WINGS.get(wing, set()) if wing else set()
+        for dep in sorted(deps):
+            other = _wing(dep)
+            if dep.split(".")[0] == package and other is not None and other != wing and other not in allowed:
+                wrong.append(f"{module} imports {dep}")
+    assert wrong == []
+
+
+def test_no_wing_of_policies_is_deeper_than_five_floors() -> None:
+    graph = _graph()
+    floors: dict[str, int] = {}
+
+    def floor(module: str) -> int:
+        if module not in floors:
+            inside = [d for d in graph[module] if _wing(d) == _wing(module)]
+            floors[module] = 1 + max((floor(d) for d in inside), default=0)
+        return floors[module]
+
+    deep = {m: floor(m) for m in graph if m.startswith("policies.") and _wing(m) in WINGS}
+    assert {m: n for m, n in deep.items() if n > WING_FLOORS} == {}
+
+
+def test_the_circle_finder_finds_a_circle() -> None:
+    """The rule above can fail: two modules that import each other, and a third on a loop of three."""
+    graph = {"a": {"b"}, "b": {"a"}, "c": {"d"}, "d": {"e"}, "e": {"c"}, "f": {"a"}}
+    assert _circles(graph) == [["a", "b"], ["c", "d", "e"]]

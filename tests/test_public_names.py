@@ -65,9 +65,9 @@ def test_missing_kind_is_a_fixed_set_of_values() -> None:
     ("module", "old", "new"),
     [
         ("evidence_loop.policies.types", "Verdict", "ConflictVerdict"),
-        ("evidence_loop.policies.judge", "Verdict", "JudgeVerdict"),
-        ("evidence_loop.policies.comparison", "compared", "sides_to_cover"),
-        ("evidence_loop.tools.llm_config", "LLMConfig", "ConflictLLMConfig"),
+        ("evidence_loop.policies.decision.judge", "Verdict", "JudgeVerdict"),
+        ("evidence_loop.policies.evidence.comparison", "compared", "sides_to_cover"),
+        ("evidence_loop.tools.models.llm_config", "LLMConfig", "ConflictLLMConfig"),
         ("evidence_loop", "LLMConfig", "ConflictLLMConfig"),
     ],
 )

@@ -5,7 +5,7 @@ their canonical JSON (``traces.hashing.digest``); the documents themselves are k
 every run that shares them:
 
     folder store   ROOT/blobs/<sha256>.json    the canonical JSON, written atomically once, never changed
-    PostgreSQL     trace_documents(hash, body) one row per document, append-only (tools/pg_schema.py)
+    PostgreSQL     trace_documents(hash, body) one row per document, append-only (tools/store/pg_schema.py)
 
 A document is stored before the first run that names it is begun, so a finished run never names a
 document its store lacks. ``verify`` checks that every named document is there and still hashes to

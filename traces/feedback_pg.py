@@ -3,7 +3,7 @@
 Each row holds the very line a folder journal would (``traces.feedback``), so the chain and its
 check are the same. Appending takes a transaction-scoped advisory lock, reads the newest record and
 inserts the next one: replicas posting at once stay in one chain. The table and its append-only
-trigger come from ``evloop migrate`` (tools/pg_schema.py, migration 3).
+trigger come from ``evloop migrate`` (tools/store/pg_schema.py, migration 3).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, time
 from typing import Final
 
-from evidence_loop.tools.pg import connect, unavailable
+from evidence_loop.tools.store.pg import connect, unavailable
 from evidence_loop.traces.feedback import GENESIS, FeedbackEntry, FeedbackRecord, parse_record, sealed
 
 FEEDBACK_LOCK: Final = 0x65766C6F6F71  # one writer of the chain at a time, across replicas

@@ -14,7 +14,7 @@ append-only (a trigger refuses updates and deletes; only ``prune`` may delete wh
 Commits are grouped: one committer thread per store takes every run that finished while the
 previous commit was in flight and writes them all in one transaction, one WAL flush for many runs
 (what databases call group commit); each run's caller waits for the commit that holds its run.
-The tables come from ``evloop migrate`` (tools/pg_schema.py).
+The tables come from ``evloop migrate`` (tools/store/pg_schema.py).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from evidence_loop.tools.errors import (
     TraceError,
     TraceStoreUnavailableError,
 )
-from evidence_loop.tools.pg import connect, redact, unavailable
+from evidence_loop.tools.store.pg import connect, redact, unavailable
 from evidence_loop.traces.blobs import Documents, TableDocuments, encoded, split_documents, with_documents
 from evidence_loop.traces.citations import TextSource, with_citations
 from evidence_loop.traces.feedback import FeedbackLog

@@ -127,7 +127,7 @@ class CarriedRecord(TypedDict):
 
 
 class ResolvedStep(StepModel):
-    """The earlier turns a run was given and what the question took from them (policies.followup).
+    """The earlier turns a run was given and what the question took from them (policies.question.followup).
 
     Recorded only for a run given a history: a run without one records none."""
 
@@ -199,7 +199,8 @@ class SideRecord(TypedDict):
     covered: bool  # whether a selected window speaks for it
 
 
-# the shapes of a question (policies.shape.Shape, which traces may not import; a test keeps them equal)
+# the shapes of a question (policies.question.shape.Shape, which traces may not import; a test keeps them
+# equal)
 ShapeName = Literal["fact", "yes_no", "procedure", "list", "comparison", "explanation"]
 
 
@@ -214,7 +215,9 @@ class CheckedStep(StepModel):
     signals: dict[str, float] | None = optional()  # hybrid recall: the judge's inputs, sat or not
     judge: JudgeRecord | None = optional()  # the judge's verdict, when it sat
     sides: list[SideRecord] | None = optional()  # a comparison's sides, when the question compares
-    shape: ShapeName | None = optional()  # the question's shape (policies.shape), when reading follows it
+    shape: ShapeName | None = (
+        optional()
+    )  # the question's shape (policies.question.shape), when reading follows it
 
 
 # --- the cross-encoder ----------------------------------------------------------------------------
@@ -280,7 +283,7 @@ class HTTPResponseRecord(TypedDict):
 
 
 class LLMRequestStep(StepModel):
-    # these records come whole from tools.llm_client, their step name inside: the data keeps it
+    # these records come whole from tools.models.llm_client, their step name inside: the data keeps it
     step: Literal["llm_request"] = "llm_request"
     call: int
     attempt: int

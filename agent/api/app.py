@@ -31,7 +31,7 @@ from evidence_loop.agent.api.routes_traces import traces_router
 from evidence_loop.agent.api.schemas import DocumentBatch, DocumentIn
 from evidence_loop.agent.tracing import code_version
 from evidence_loop.policies.config import Policy
-from evidence_loop.tools.pg import is_url
+from evidence_loop.tools.store.pg import is_url
 
 TITLE = "evidence-loop"
 DESCRIPTION = """\

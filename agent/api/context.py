@@ -17,10 +17,10 @@ from evidence_loop.agent.outcome import Outcome
 from evidence_loop.agent.replay import ReplayReport
 from evidence_loop.agent.write_access import Writer
 from evidence_loop.policies.config import Policy
-from evidence_loop.policies.followup import Turn
+from evidence_loop.policies.question.followup import Turn
 from evidence_loop.tools.errors import TraceStoreUnavailableError
-from evidence_loop.tools.snapshot import Snapshot
-from evidence_loop.tools.store import DocumentInfo, IngestReport
+from evidence_loop.tools.search.snapshot import Snapshot
+from evidence_loop.tools.store.folder import DocumentInfo, IngestReport
 from evidence_loop.tools.types import DocumentInput
 from evidence_loop.traces import Trace, TraceStore, VerifyResult
 

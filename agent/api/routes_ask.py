@@ -13,7 +13,7 @@ from evidence_loop.agent.api.routes_traces import visible_trace
 from evidence_loop.agent.api.schemas import AskOptions, AskRequest, Health, HistoryTurn, Ready
 from evidence_loop.agent.outcome import Outcome
 from evidence_loop.agent.service import check_question
-from evidence_loop.policies.followup import Turn
+from evidence_loop.policies.question.followup import Turn
 from evidence_loop.tools.errors import EvidenceLoopError, InputError, TraceStoreUnavailableError
 
 READY_PROBE = "ready"

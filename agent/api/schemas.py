@@ -19,7 +19,7 @@ from evidence_loop.traces.schema import RUN_ID_PATTERN, TraceEvent, TraceFooter,
 
 if TYPE_CHECKING:  # the replay and the store's rows are read, never built, here
     from evidence_loop.agent.replay import ReplayReport
-    from evidence_loop.tools.store import DocumentInfo
+    from evidence_loop.tools.store.folder import DocumentInfo
 
 GROUP_NAME = r"^[^\s,]{1,64}$"
 # Deeper than any real document's metadata, shallow enough to be walked, stored and read back safely.
@@ -154,7 +154,7 @@ class Skipped(_Strict):
 
 
 class IngestOut(_Strict):
-    """What one ingest did (see ``tools.store.IngestReport``)."""
+    """What one ingest did (see ``tools.store.folder.IngestReport``)."""
 
     documents: int = Field(description="documents added or updated")
     versions_added: int

@@ -24,7 +24,7 @@ from starlette.datastructures import UploadFile
 from evidence_loop.agent.api.problems import ApiProblem, unreadable_json
 from evidence_loop.agent.api.schemas import DocumentBatch, DocumentIn
 from evidence_loop.tools.errors import DecodeError, UnsupportedFormatError
-from evidence_loop.tools.sources import FILE_FORMATS, html_title, markdown_title
+from evidence_loop.tools.parse.sources import FILE_FORMATS, html_title, markdown_title
 from evidence_loop.tools.types import DocumentInput
 
 JSON_TYPES = ("application/json",)

@@ -32,8 +32,8 @@ from evidence_loop.agent.controller import Controller
 from evidence_loop.agent.evaluate import ingest_set, read_questions
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.judge_model import JudgeModel
-from evidence_loop.tools.embedder import Embedder
 from evidence_loop.tools.errors import InputError
+from evidence_loop.tools.models.embedding import Embedder
 
 DESCRIPTION = """\
 Calibrate the answer-or-refuse decision (the sufficiency judge, see docs/models.md).

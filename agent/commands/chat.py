@@ -1,5 +1,5 @@
 """``evloop chat``: an interactive conversation on the command line; each question is read with the
-turns before it (policies.followup), and each outcome shown as ``evloop ask`` shows it."""
+turns before it (policies.question.followup), and each outcome shown as ``evloop ask`` shows it."""
 
 from __future__ import annotations
 

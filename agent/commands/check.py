@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from evidence_loop.agent.commands.common import Subparsers, add_command, add_index_option, resolve_index
-from evidence_loop.tools.integrity import CheckReport, check_index
+from evidence_loop.tools.store.integrity import CheckReport, check_index
 
 DESCRIPTION = """\
 Check the index folder without changing it. The database: SQLite's integrity_check over every

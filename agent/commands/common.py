@@ -13,13 +13,14 @@ from typing import Any, TypeAlias
 from evidence_loop.agent import settings
 from evidence_loop.policies.config import Policy
 from evidence_loop.tools import windows
-from evidence_loop.tools.embed_config import EmbedConfig
-from evidence_loop.tools.embedder import Embedder, build_embedder
 from evidence_loop.tools.errors import InputError
-from evidence_loop.tools.pg import is_url, redact
-from evidence_loop.tools.snapshot import Snapshot
-from evidence_loop.tools.store import IngestReport, Store
-from evidence_loop.tools.stores import Location, open_store
+from evidence_loop.tools.models.embedder import build_embedder
+from evidence_loop.tools.models.embedder_config import EmbedConfig
+from evidence_loop.tools.models.embedding import Embedder
+from evidence_loop.tools.search.snapshot import Snapshot
+from evidence_loop.tools.store.folder import IngestReport, Store
+from evidence_loop.tools.store.location import Location, open_store
+from evidence_loop.tools.store.pg import is_url, redact
 from evidence_loop.tools.types import Hit
 
 INDEX_ENV = "EVLOOP_INDEX"
@@ -84,7 +85,8 @@ def resolve_location(args: argparse.Namespace, environ: Mapping[str, str] | None
 
 
 def open_location(args: argparse.Namespace, **options: Any) -> Store:
-    """The store a command names (see :func:`resolve_location`), opened with ``tools.stores.open_store``."""
+    """The store a command names (see :func:`resolve_location`), opened with
+    ``tools.store.location.open_store``."""
     return open_store(resolve_location(args), **options)
 
 

@@ -17,8 +17,8 @@ from evidence_loop.agent.render import render_outcome
 from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 from evidence_loop.policies.config import Policy
-from evidence_loop.tools.embedder import Embedder
-from evidence_loop.tools.snapshot import Snapshot
+from evidence_loop.tools.models.embedding import Embedder
+from evidence_loop.tools.search.snapshot import Snapshot
 
 DESCRIPTION = """\
 Ingest the bundled sample knowledge base (a fictional bilingual help centre: course policies,

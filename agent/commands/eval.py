@@ -34,8 +34,8 @@ from evidence_loop.agent.runtime import freeze_heap
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.presets import MODES
 from evidence_loop.tools.errors import InputError
-from evidence_loop.tools.pg import is_url
-from evidence_loop.tools.stores import Location
+from evidence_loop.tools.store.location import Location
+from evidence_loop.tools.store.pg import is_url
 
 DESCRIPTION = """\
 Evaluate on a set folder in the FORMAT.md shape (corpus.jsonl + questions.jsonl): ingest the corpus

@@ -22,7 +22,7 @@ from evidence_loop.agent.commands.common import (
 )
 from evidence_loop.agent.commands.session import measured_line, scale_keeper
 from evidence_loop.tools.errors import InputError
-from evidence_loop.tools.sources import SUPPORTED_SUFFIXES, collect
+from evidence_loop.tools.parse.sources import SUPPORTED_SUFFIXES, collect
 
 DESCRIPTION = """\
 Add documents to the index. Every path is read and checked first; if any input is bad

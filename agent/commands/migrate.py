@@ -7,8 +7,8 @@ import argparse
 from evidence_loop.agent import settings
 from evidence_loop.agent.commands.common import STORE_ENV, Subparsers, add_command, shown
 from evidence_loop.tools.errors import InputError
-from evidence_loop.tools.pg import connect, is_url, unavailable
-from evidence_loop.tools.pg_schema import LATEST, migrate
+from evidence_loop.tools.store.pg import connect, is_url, unavailable
+from evidence_loop.tools.store.pg_schema import LATEST, migrate
 
 DESCRIPTION = f"""\
 Apply the schema migrations a PostgreSQL store lacks, in order, in one transaction, and print

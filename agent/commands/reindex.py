@@ -18,9 +18,9 @@ from evidence_loop.agent.commands.common import (
     warn,
 )
 from evidence_loop.agent.commands.session import measured_line, scale_keeper
-from evidence_loop.tools.embedder import Embedder
 from evidence_loop.tools.errors import EmbedderError
-from evidence_loop.tools.stores import Location
+from evidence_loop.tools.models.embedding import Embedder
+from evidence_loop.tools.store.location import Location
 
 DESCRIPTION = """\
 Rebuild the current generation's index files (BM25 and unit vectors) from the database, for when

@@ -15,9 +15,9 @@ from evidence_loop.agent.commands.common import (
 )
 from evidence_loop.agent.commands.trace import trace_store
 from evidence_loop.agent.replay import ReplayReport, replay
-from evidence_loop.tools.embedder import Embedder
 from evidence_loop.tools.errors import CitedVersionReplacedError, InputError, TraceError
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.models.embedding import Embedder
+from evidence_loop.tools.store.folder import Store
 from evidence_loop.traces import TraceStore
 
 DESCRIPTION = """\

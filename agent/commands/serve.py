@@ -42,7 +42,7 @@ from evidence_loop.agent.commands.session import (
 )
 from evidence_loop.agent.service import WHEN_TRACES_FAIL, Service
 from evidence_loop.tools.errors import InputError
-from evidence_loop.tools.schema import DB_NAME
+from evidence_loop.tools.store.schema import DB_NAME
 
 LOOPBACK = "127.0.0.1"
 ALLOW_HOSTS_ENV, ALLOW_ORIGINS_ENV = "EVLOOP_ALLOW_HOSTS", "EVLOOP_ALLOW_ORIGINS"

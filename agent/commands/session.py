@@ -14,10 +14,10 @@ from evidence_loop.agent.commands.common import embedding_bar, resolve_location,
 from evidence_loop.agent.controller import Controller
 from evidence_loop.agent.service import Service
 from evidence_loop.policies.config import POLICY_ENV, Policy, load_policy_file
-from evidence_loop.tools.embedder import Embedder
 from evidence_loop.tools.errors import InputError, PolicyError
-from evidence_loop.tools.generation import location_flag
-from evidence_loop.tools.stores import Location
+from evidence_loop.tools.models.embedding import Embedder
+from evidence_loop.tools.store.generation import location_flag
+from evidence_loop.tools.store.location import Location
 
 
 def add_trace_options(parser: argparse.ArgumentParser) -> None:

@@ -19,7 +19,7 @@ from evidence_loop.agent.commands.common import (
 )
 from evidence_loop.agent.service import TRACES_SUBDIR
 from evidence_loop.tools.errors import EvidenceLoopError, InputError, TraceError, UnwrittenTraceError
-from evidence_loop.tools.stores import open_store
+from evidence_loop.tools.store.location import open_store
 from evidence_loop.traces import (
     HEADER_SEQ,
     Trace,

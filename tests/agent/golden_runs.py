@@ -14,7 +14,7 @@ from pathlib import Path
 from evidence_loop.agent.runtime import Deps
 from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.agent.service import Service
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.store.folder import Store
 from evidence_loop.tools.types import DocumentInput
 from evidence_loop.traces import TraceStore
 

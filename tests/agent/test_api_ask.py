@@ -14,7 +14,7 @@ from evidence_loop.agent.outcome import Citation, Conflict, ConflictSide, Outcom
 from evidence_loop.agent.runtime import ConflictReport, Recorder
 from evidence_loop.agent.service import Service
 from evidence_loop.policies.config import Policy
-from evidence_loop.policies.question import Question
+from evidence_loop.policies.question.analysis import Question
 from evidence_loop.policies.types import EvidenceView
 from tests.agent.api_support import ADMIN, INGEST_PUBLIC, PUBLIC, STAFF, Key, Reply, api_client, open_sample
 

@@ -13,10 +13,10 @@ import evidence_loop
 from evidence_loop.agent.api import problems
 from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.agent.service import Service
-from evidence_loop.tools.embed_config import EmbedConfig
-from evidence_loop.tools.embedder import build_embedder
 from evidence_loop.tools.errors import EmbedderUnavailableError, EvidenceLoopError
-from evidence_loop.tools.rerank_config import RerankConfig
+from evidence_loop.tools.models.embedder import build_embedder
+from evidence_loop.tools.models.embedder_config import EmbedConfig
+from evidence_loop.tools.models.reranker_config import RerankConfig
 from tests.agent.api_support import PUBLIC, api_client
 from tests.fake_embedder import FakeEmbedder
 from tests.fake_rerank_server import FakeRerankServer

@@ -9,7 +9,7 @@ from fastapi.testclient import TestClient
 
 from evidence_loop.agent.api.app import ENV_INDEX, ENV_KEYS, ENV_TRACES, TRACES_OFF, from_env
 from evidence_loop.agent.sample import load_sample_kb
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.store.folder import Store
 
 
 @pytest.mark.parametrize(("traces", "traced"), [(TRACES_OFF, False), ("", True)])

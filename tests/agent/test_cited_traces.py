@@ -16,7 +16,7 @@ from evidence_loop.agent.cli import main
 from evidence_loop.agent.outcome import Outcome
 from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.agent.service import Service
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.store.folder import Store
 from evidence_loop.traces import SCHEMA_VERSION, Trace, TraceStore
 from evidence_loop.traces.citations import check_citations, resolve, text_sha256, with_citations
 from evidence_loop.traces.verify import verify

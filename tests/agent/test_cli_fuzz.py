@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 
 from evidence_loop.agent.cli import build_parser, main
 from evidence_loop.agent.sample import load_sample_kb
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.store.folder import Store
 
 EXAMPLES = int(os.environ.get("EVLOOP_CLI_FUZZ_EXAMPLES", "120"))
 SEED = int(os.environ.get("EVLOOP_CLI_FUZZ_SEED", "11"))

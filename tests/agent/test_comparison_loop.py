@@ -15,8 +15,8 @@ from evidence_loop.agent.runtime import Deps
 from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 from evidence_loop.policies.config import Policy
-from evidence_loop.tools.snapshot import Snapshot
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.search.snapshot import Snapshot
+from evidence_loop.tools.store.folder import Store
 from evidence_loop.traces.steps import CheckedStep, DecidedStep
 from tests.fake_embedder import FakeEmbedder
 

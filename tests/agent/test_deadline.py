@@ -14,8 +14,8 @@ from evidence_loop.agent.runtime import Deps
 from evidence_loop.agent.service import Service
 from evidence_loop.policies.config import Policy
 from evidence_loop.tools.errors import DeadlineExceeded, InputError
-from evidence_loop.tools.snapshot import Snapshot
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.search.snapshot import Snapshot
+from evidence_loop.tools.store.folder import Store
 from evidence_loop.traces.steps import AbortedStep
 from tests.agent.api_support import PUBLIC, api_client, open_sample
 

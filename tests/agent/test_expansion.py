@@ -9,7 +9,7 @@ from evidence_loop.agent.controller import Controller
 from evidence_loop.agent.evaluate import Asker
 from evidence_loop.agent.expansion import BINS, Growth, bin_of, profile
 from evidence_loop.policies.config import Policy
-from evidence_loop.tools.snapshot import Snapshot
+from evidence_loop.tools.search.snapshot import Snapshot
 
 POLICY = Policy()
 WARRANTY = "How long is the warranty on the tablet?"

@@ -18,7 +18,7 @@ from evidence_loop.agent.cli import main
 from evidence_loop.agent.evaluate import answer_all, read_questions
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.errors import NotFoundError
-from evidence_loop.tools.sources import collect
+from evidence_loop.tools.parse.sources import collect
 from evidence_loop.tools.types import DocumentInput
 from evidence_loop.traces.render import render_timeline
 from evidence_loop.traces.steps import ResolvedStep

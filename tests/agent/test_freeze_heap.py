@@ -9,7 +9,7 @@ from pathlib import Path
 from evidence_loop.agent.cli import main
 from evidence_loop.agent.runtime import freeze_heap
 from evidence_loop.agent.sample import load_sample_kb
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.store.folder import Store
 
 
 def test_freeze_heap_moves_the_live_objects_to_the_permanent_generation() -> None:

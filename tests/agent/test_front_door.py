@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from evidence_loop.agent.service import Service
-from evidence_loop.tools.embed_config import EmbedConfig
-from evidence_loop.tools.llm_config import ConflictLLMConfig
+from evidence_loop.tools.models.embedder_config import EmbedConfig
+from evidence_loop.tools.models.llm_config import ConflictLLMConfig
 from evidence_loop.tools.types import DocumentInput
 
 DOC = DocumentInput(

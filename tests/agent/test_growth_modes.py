@@ -11,9 +11,9 @@ from evidence_loop.agent.growth import Grower
 from evidence_loop.agent.outcome import Evidence, Outcome
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.presets import Mode
-from evidence_loop.policies.question import analyse
-from evidence_loop.tools.snapshot import Snapshot
-from evidence_loop.tools.store import Store
+from evidence_loop.policies.question.analysis import analyse
+from evidence_loop.tools.search.snapshot import Snapshot
+from evidence_loop.tools.store.folder import Store
 from evidence_loop.tools.types import DocumentInput, Hit, ParsedDocument
 from evidence_loop.tools.windows import Step, Window, char_count, section_ordinals, seed_window
 from evidence_loop.traces.steps import SlidStep, TraceStep

@@ -13,8 +13,8 @@ from evidence_loop.agent.controller import Controller
 from evidence_loop.agent.outcome import Outcome
 from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.policies.config import ADDED_LATER, Policy
-from evidence_loop.tools.snapshot import Snapshot
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.search.snapshot import Snapshot
+from evidence_loop.tools.store.folder import Store
 from evidence_loop.tools.types import DocumentInput
 
 QUESTION_EN = "What is the warranty period of the LM-X200 tablet?"

@@ -13,7 +13,7 @@ from evidence_loop.agent.calibrate import self_calibrate
 from evidence_loop.agent.controller import Controller
 from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.agent.service import Service
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.store.folder import Store
 from evidence_loop.traces.steps import CheckedStep, EmbeddedStep, RecalledStep
 from tests.fake_embedder import FakeEmbedder
 

@@ -17,10 +17,11 @@ import pytest
 from evidence_loop.agent.cli import main
 from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.agent.service import Service
-from evidence_loop.tools.embed_config import EmbedConfig
-from evidence_loop.tools.embedder import Embedder, build_embedder
-from evidence_loop.tools.pg_store import PgStore
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.models.embedder import build_embedder
+from evidence_loop.tools.models.embedder_config import EmbedConfig
+from evidence_loop.tools.models.embedding import Embedder
+from evidence_loop.tools.store.folder import Store
+from evidence_loop.tools.store.postgres import PgStore
 from evidence_loop.tools.types import DocumentInput
 from tests.agent.api_support import api_client
 from tests.fake_embedder import FakeEmbedder

@@ -15,7 +15,7 @@ from pydantic_ai.messages import (
 from evidence_loop.agent.conflict_check import rules_adjudicator
 from evidence_loop.agent.llm_adjudicator import SYSTEM_PROMPT, LLMAdjudicator, build_adjudicator
 from evidence_loop.policies.types import ConflictVerdict, EvidenceView
-from evidence_loop.tools.llm_client import replay_model
+from evidence_loop.tools.models.llm_client import replay_model
 from tests.llm_support import (
     CANDIDATE,
     COMPATIBLE,

@@ -18,9 +18,9 @@ from pydantic_ai.models import override_allow_model_requests
 
 from evidence_loop.agent.conflict_check import Adjudication
 from evidence_loop.agent.llm_adjudicator import LLMAdjudicator
-from evidence_loop.tools.llm_client import build_model
-from evidence_loop.tools.llm_config import ConflictLLMConfig
-from evidence_loop.tools.llm_recording import LLMRecorder
+from evidence_loop.tools.models.llm_client import build_model
+from evidence_loop.tools.models.llm_config import ConflictLLMConfig
+from evidence_loop.tools.models.llm_recording import LLMRecorder
 from tests.llm_support import CANDIDATE, QUESTION, VIEWS, records
 
 BASE_URL = os.environ.get("EVLOOP_LIVE_BASE_URL", "")

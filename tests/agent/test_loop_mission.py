@@ -11,8 +11,8 @@ from evidence_loop.agent.controller import Controller
 from evidence_loop.agent.outcome import Outcome
 from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.policies.config import Policy
-from evidence_loop.tools.snapshot import Snapshot
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.search.snapshot import Snapshot
+from evidence_loop.tools.store.folder import Store
 
 RESCHEDULE_ZH = "我的常规班已经开课了，还能免费改期一次吗？"
 SCOPE_ZH = "本节规定仅适用于尚未开课的常规班报名。"

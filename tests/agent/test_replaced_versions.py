@@ -19,7 +19,7 @@ from evidence_loop.agent.cli import main
 from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.errors import CitedVersionReplacedError, TamperedTraceError
-from evidence_loop.tools.schema import DB_NAME
+from evidence_loop.tools.store.schema import DB_NAME
 
 QUESTION = "LM-S10 的整机保修期是多久？"
 

@@ -13,10 +13,10 @@ import pytest
 from evidence_loop.agent.replay import replay
 from evidence_loop.agent.runtime import ConflictReport, Recorder
 from evidence_loop.agent.service import Service
-from evidence_loop.policies.question import Question
+from evidence_loop.policies.question.analysis import Question
 from evidence_loop.policies.types import EvidenceView
 from evidence_loop.tools.errors import TamperedTraceError, TraceError
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.store.folder import Store
 from evidence_loop.traces import TraceStore, read_trace, verify
 from tests.agent.golden_runs import EDITED_SHIPPING, GOLDEN, RUNS, sample_store
 from tests.trace_support import edit_run

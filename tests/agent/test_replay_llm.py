@@ -7,7 +7,7 @@ from pathlib import Path
 from evidence_loop.agent.conflict_check import ConflictChecker
 from evidence_loop.agent.llm_adjudicator import LLMAdjudicator
 from evidence_loop.agent.service import Service
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.store.folder import Store
 from evidence_loop.traces import TraceStore
 from tests.llm_support import REFUND_DOCS, REFUND_QUESTION, Script, answer, config, read, refund_verdict
 

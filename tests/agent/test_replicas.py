@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from evidence_loop.tools.pg_store import PgStore
+from evidence_loop.tools.store.postgres import PgStore
 from tests.agent.test_api_server import Server, add_key
 from tests.agent.test_api_server import start as start_server
 from tests.pg_server import PgServer

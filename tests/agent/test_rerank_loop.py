@@ -18,9 +18,9 @@ from evidence_loop.agent.service import Service
 from evidence_loop.agent.tracing import ListRecorder
 from evidence_loop.policies.config import Policy
 from evidence_loop.tools.errors import RerankerError
-from evidence_loop.tools.rerank_config import RerankConfig
-from evidence_loop.tools.reranker import HTTPReranker
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.models.reranker import HTTPReranker
+from evidence_loop.tools.models.reranker_config import RerankConfig
+from evidence_loop.tools.store.folder import Store
 from evidence_loop.traces import TraceStep, TraceStore
 from evidence_loop.traces.steps import AbortedStep, CheckedStep, RerankReplyStep, RerankRequestStep
 from tests.fake_embedder import FakeEmbedder

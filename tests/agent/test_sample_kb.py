@@ -10,7 +10,7 @@ import pytest
 
 from evidence_loop.agent.sample import SampleEntry, load_sample_kb, sample_kb_dir, sample_manifest
 from evidence_loop.tools.parse import parse_document
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.store.folder import Store
 from evidence_loop.tools.types import DocumentInput
 
 SUFFIX_FORMAT = {".md": "markdown", ".txt": "text", ".html": "html"}

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from evidence_loop.agent.sample import load_sample_kb
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.store.folder import Store
 from tests.agent.test_api_server import Server
 from tests.agent.test_api_server import start as start_server
 from tests.disk_support import SmallDisk, small_disk

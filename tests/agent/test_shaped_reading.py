@@ -16,7 +16,7 @@ from evidence_loop.agent.outcome import Outcome
 from evidence_loop.agent.sample import sample_kb_dir
 from evidence_loop.agent.tracing import ListRecorder
 from evidence_loop.policies.config import Policy
-from evidence_loop.tools.snapshot import Snapshot
+from evidence_loop.tools.search.snapshot import Snapshot
 
 # (question, document, the intro line) per language; the question names one step's words, so the
 # seed lands on that step and the rest of the procedure must be read for it

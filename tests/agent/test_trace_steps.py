@@ -13,7 +13,7 @@ from evidence_loop.agent.controller import Controller
 from evidence_loop.agent.runtime import Deps, PlainRecorder
 from evidence_loop.agent.tracing import ListRecorder, TraceRecorder, header
 from evidence_loop.policies.config import Policy
-from evidence_loop.tools.snapshot import Snapshot
+from evidence_loop.tools.search.snapshot import Snapshot
 from evidence_loop.traces import TraceStep, TraceWriter, parse_trace
 from evidence_loop.traces.steps import AnyStep, Made
 

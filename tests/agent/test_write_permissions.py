@@ -21,7 +21,7 @@ from evidence_loop.agent.cli import main
 from evidence_loop.agent.service import Service
 from evidence_loop.agent.write_access import Writer
 from evidence_loop.tools.errors import DocIdNotWritableError, InputError, NotFoundError, WriteRefusedError
-from evidence_loop.tools.stores import Location
+from evidence_loop.tools.store.location import Location
 from evidence_loop.tools.types import DocumentInput
 from tests.agent.api_support import Key, api_client
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from evidence_loop.tools.stores import Location, open_store
+from evidence_loop.tools.store.location import Location, open_store
 from evidence_loop.tools.types import DocumentInput
 from tests.agent.test_api_server import Server, add_key, start
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from evidence_loop.agent.replay import replay
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.store.folder import Store
 from evidence_loop.traces import STEP_KINDS, canonical_json, read_trace, verify
 from tests.agent.golden_runs import GOLDEN
 from tests.agent.written_runs import WRITTEN, hybrid_service, refund_store

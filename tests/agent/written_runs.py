@@ -24,11 +24,11 @@ from evidence_loop.agent.llm_adjudicator import LLMAdjudicator
 from evidence_loop.agent.runtime import Deps
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.errors import DeadlineExceeded
-from evidence_loop.tools.llm_client import build_model
-from evidence_loop.tools.llm_recording import LLMRecorder
-from evidence_loop.tools.rerank_config import RerankConfig
-from evidence_loop.tools.reranker import HTTPReranker
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.models.llm_client import build_model
+from evidence_loop.tools.models.llm_recording import LLMRecorder
+from evidence_loop.tools.models.reranker import HTTPReranker
+from evidence_loop.tools.models.reranker_config import RerankConfig
+from evidence_loop.tools.store.folder import Store
 from evidence_loop.traces import TraceStore
 from tests.agent.golden_runs import recorded_sample_kb
 from tests.fake_embedder import FakeEmbedder

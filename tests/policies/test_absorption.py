@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from evidence_loop.policies.absorption import absorb
-from evidence_loop.policies.completeness import Checked, check_window
 from evidence_loop.policies.config import Policy
-from evidence_loop.policies.question import analyse
+from evidence_loop.policies.evidence.absorption import absorb
+from evidence_loop.policies.evidence.checked import Checked
+from evidence_loop.policies.evidence.completeness import check_window
+from evidence_loop.policies.question.analysis import analyse
 from evidence_loop.tools.parse import parse_document
 from evidence_loop.tools.types import DocumentInput, Hit, ParsedDocument
 from evidence_loop.tools.windows import Window

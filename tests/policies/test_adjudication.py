@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from evidence_loop.policies.adjudication import adjudicate_by_rules, conflict_outcome
-from evidence_loop.policies.conflicts import find_candidates
-from evidence_loop.policies.question import analyse
+from evidence_loop.policies.conflicts.adjudication import adjudicate_by_rules, conflict_outcome
+from evidence_loop.policies.conflicts.candidates import find_candidates
+from evidence_loop.policies.question.analysis import analyse
 from evidence_loop.policies.types import ConflictCandidate, ConflictVerdict, EvidenceView, ValueMention
 
 QUESTION = "会员每月可以免费退货几次？"

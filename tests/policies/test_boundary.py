@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evidence_loop.policies.boundary import (
+from evidence_loop.policies.evidence.boundary import (
     exception_clause,
     heading_like,
     is_cut_sentence,

@@ -7,13 +7,14 @@ from dataclasses import replace
 
 import pytest
 
-from evidence_loop.policies.answer import answer_units
-from evidence_loop.policies.comparison import comparison_sides, covers, side_query, uncovered_sides
-from evidence_loop.policies.completeness import Checked, WindowCheck
 from evidence_loop.policies.config import Policy
-from evidence_loop.policies.decision import missing_pieces, should_widen, widened_query
-from evidence_loop.policies.question import analyse
-from evidence_loop.policies.selection import select_evidence
+from evidence_loop.policies.decision.answer import answer_units
+from evidence_loop.policies.decision.missing import missing_pieces, should_widen, widened_query
+from evidence_loop.policies.evidence.checked import Checked, WindowCheck
+from evidence_loop.policies.evidence.comparison import covers, side_query, uncovered_sides
+from evidence_loop.policies.evidence.selection import select_evidence
+from evidence_loop.policies.question.analysis import analyse
+from evidence_loop.policies.question.sides import comparison_sides
 from evidence_loop.tools.parse import parse_document
 from evidence_loop.tools.types import DocumentInput, Hit, ParsedDocument
 from evidence_loop.tools.windows import Window

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from evidence_loop.policies.completeness import Gap, check_window, window_gaps
 from evidence_loop.policies.config import Policy
-from evidence_loop.policies.question import analyse
+from evidence_loop.policies.evidence.checked import Gap
+from evidence_loop.policies.evidence.completeness import check_window, window_gaps
+from evidence_loop.policies.question.analysis import analyse
 from evidence_loop.tools.parse import parse_document
 from evidence_loop.tools.types import DocFormat, DocumentInput, Hit, ParsedDocument
 from evidence_loop.tools.windows import Window

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evidence_loop.policies.config import ADDED_LATER, WERE_CONSTANTS, Policy, record_digest
-from evidence_loop.policies.conflicts import ConflictRules
+from evidence_loop.policies.conflicts.candidates import ConflictRules
 from evidence_loop.policies.presets import MODES
 
 # The hashes policies had before their constants became fields (commit dfe228a): every trace

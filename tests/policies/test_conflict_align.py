@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evidence_loop.policies.conflict_align import prepare, regions, share_context, text_pairs
+from evidence_loop.policies.conflicts.align import prepare, regions, share_context, text_pairs
 from evidence_loop.policies.types import EvidenceView
 
 RUN = 4

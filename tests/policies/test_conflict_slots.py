@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from evidence_loop.policies.config import Policy
-from evidence_loop.policies.conflict_slots import unit_of
-from evidence_loop.policies.conflicts import ConflictRules, find_candidates
-from evidence_loop.policies.question import analyse
-from evidence_loop.policies.slots import extract_slots
+from evidence_loop.policies.conflicts.candidates import ConflictRules, find_candidates
+from evidence_loop.policies.conflicts.slots import unit_of
+from evidence_loop.policies.question.analysis import analyse
+from evidence_loop.policies.question.slots import extract_slots
 from evidence_loop.policies.types import EvidenceView
 
 TABLE_EN = (

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import pytest
 
-from evidence_loop.policies.conflicts import find_candidates
-from evidence_loop.policies.question import analyse
+from evidence_loop.policies.conflicts.candidates import find_candidates
+from evidence_loop.policies.question.analysis import analyse
 from evidence_loop.policies.types import EvidenceView
 
 

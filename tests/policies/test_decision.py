@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from evidence_loop.policies.completeness import Checked, check_window
 from evidence_loop.policies.config import Policy
-from evidence_loop.policies.decision import (
+from evidence_loop.policies.decision.missing import (
     missing_pieces,
     should_widen,
     status_of,
     widen,
     widened_query,
 )
-from evidence_loop.policies.question import Question, analyse
-from evidence_loop.policies.selection import pinned_for_references, select_evidence
+from evidence_loop.policies.evidence.checked import Checked
+from evidence_loop.policies.evidence.completeness import check_window
+from evidence_loop.policies.evidence.selection import pinned_for_references, select_evidence
+from evidence_loop.policies.question.analysis import Question, analyse
 from evidence_loop.policies.types import MissingPiece
 from evidence_loop.tools.parse import parse_document
 from evidence_loop.tools.types import DocFormat, DocumentInput, ParsedDocument

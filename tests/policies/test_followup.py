@@ -1,10 +1,11 @@
-"""Follow-ups resolved by rule from earlier turns (policies.followup): one row per pattern, both languages."""
+"""Follow-ups resolved by rule from earlier turns (policies.question.followup): one row per pattern, both
+languages."""
 
 from __future__ import annotations
 
 import pytest
 
-from evidence_loop.policies.followup import (
+from evidence_loop.policies.question.followup import (
     Resolution,
     Turn,
     ambiguous_pieces,
@@ -13,7 +14,7 @@ from evidence_loop.policies.followup import (
     resolved_turns,
     unresolved_candidates,
 )
-from evidence_loop.policies.followup_cues import cue_of, subject_phrase
+from evidence_loop.policies.question.followup_cues import cue_of, subject_phrase
 from evidence_loop.tools.types import Hit, Unit
 
 # (earlier turns, asked, the question run, how it points back)

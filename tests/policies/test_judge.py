@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from evidence_loop.policies.config import Policy, load_policy_file
-from evidence_loop.policies.judge import judge
+from evidence_loop.policies.decision.judge import judge
+from evidence_loop.policies.decision.pseudo import opening, pseudo_questions
 from evidence_loop.policies.judge_model import DEFAULT_JUDGE, JudgeModel
-from evidence_loop.policies.pseudo import opening, pseudo_questions
-from evidence_loop.tools.calibration import CorpusScale
+from evidence_loop.tools.store.calibration import CorpusScale
 from evidence_loop.tools.types import Unit
 
 MODEL = JudgeModel(

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from evidence_loop.policies.question import analyse, asked_kinds, content_terms, contentless, subject_terms
+from evidence_loop.policies.question.analysis import (
+    analyse,
+    asked_kinds,
+    content_terms,
+    contentless,
+    subject_terms,
+)
 
 CONTENT_TERMS = [
     ("如何设置访客扫脸进门？", ("设置", "访客", "扫脸", "进门")),

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from evidence_loop.policies.completeness import Checked, check_window
 from evidence_loop.policies.config import Policy
-from evidence_loop.policies.question import Question, analyse
-from evidence_loop.policies.references import (
+from evidence_loop.policies.evidence.checked import Checked
+from evidence_loop.policies.evidence.completeness import check_window
+from evidence_loop.policies.evidence.references import (
     cross_reference,
     names_a_rule,
     reference_resolved,
     window_references,
 )
+from evidence_loop.policies.question.analysis import Question, analyse
 from evidence_loop.tools.parse import parse_document
 from evidence_loop.tools.types import DocFormat, DocumentInput, ParsedDocument
 from evidence_loop.tools.windows import Window

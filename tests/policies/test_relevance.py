@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 import pytest
 
-from evidence_loop.policies.coverage import covered_terms, term_share
-from evidence_loop.policies.question import analyse
-from evidence_loop.policies.relevance import lexical_relevance
+from evidence_loop.policies.evidence.coverage import covered_terms, term_share
+from evidence_loop.policies.evidence.relevance import lexical_relevance
+from evidence_loop.policies.question.analysis import analyse
 
 COVERAGE = [
     (("退款", "期限"), "退款期限为7天。", 1.0),

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from evidence_loop.policies.completeness import Checked, WindowCheck, with_rerank
 from evidence_loop.policies.config import ADDED_LATER, Policy
-from evidence_loop.policies.rerank import rerank_pool, rerank_text, reranked
+from evidence_loop.policies.decision.rerank import rerank_pool, rerank_text, reranked
+from evidence_loop.policies.evidence.checked import Checked, WindowCheck
+from evidence_loop.policies.evidence.completeness import with_rerank
 from evidence_loop.tools.parse import parse_document
 from evidence_loop.tools.types import DocumentInput, ParsedDocument
 from evidence_loop.tools.windows import Window

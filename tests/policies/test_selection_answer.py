@@ -6,11 +6,18 @@ from dataclasses import replace
 
 import pytest
 
-from evidence_loop.policies.answer import answer_units
-from evidence_loop.policies.completeness import Checked, WindowCheck, check_window, with_rerank
 from evidence_loop.policies.config import Policy
-from evidence_loop.policies.question import Question, analyse
-from evidence_loop.policies.selection import conflict_extras, regrown, select, shortlist, statement_span
+from evidence_loop.policies.decision.answer import answer_units
+from evidence_loop.policies.evidence.checked import Checked, WindowCheck
+from evidence_loop.policies.evidence.completeness import check_window, with_rerank
+from evidence_loop.policies.evidence.selection import (
+    conflict_extras,
+    regrown,
+    select,
+    shortlist,
+    statement_span,
+)
+from evidence_loop.policies.question.analysis import Question, analyse
 from evidence_loop.tools.parse import parse_document
 from evidence_loop.tools.types import DocumentInput, Hit, ParsedDocument
 from evidence_loop.tools.windows import Window

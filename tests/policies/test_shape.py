@@ -1,4 +1,4 @@
-"""The shape of a question, in Chinese and English: what kind of answer it wants (policies.shape)."""
+"""The shape of a question, in Chinese and English: what kind of answer it wants (policies.question.shape)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from typing import get_args
 
 import pytest
 
-from evidence_loop.policies.question import analyse
-from evidence_loop.policies.shape import SHAPES, Shape, classify, shape_of
+from evidence_loop.policies.question.analysis import analyse
+from evidence_loop.policies.question.shape import SHAPES, Shape, classify, shape_of
 from evidence_loop.traces.steps import ShapeName
 
 ENGLISH: list[tuple[str, Shape]] = [
@@ -60,7 +60,7 @@ def test_a_question_has_the_shape_of_the_answer_it_wants(question: str, shape: S
     assert shape_of(analyse(question)) == shape
 
 
-# Questions with cues of two shapes, the shape chosen, and why (policies.shape's order).
+# Questions with cues of two shapes, the shape chosen, and why (policies.question.shape's order).
 AMBIGUOUS: list[tuple[str, Shape, str]] = [
     # a measure is one value, even asked with "how do I" or "怎么"
     ("How do I know how many days the refund takes?", "fact", "a measure is one value"),

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from evidence_loop.policies.completeness import Checked, WindowCheck
-from evidence_loop.policies.judge import JudgeVerdict
-from evidence_loop.policies.question import analyse
-from evidence_loop.policies.signals import EvidenceSignals, evidence_signals
+from evidence_loop.policies.decision.judge import JudgeVerdict
+from evidence_loop.policies.decision.signals import EvidenceSignals, evidence_signals
+from evidence_loop.policies.evidence.checked import Checked, WindowCheck
+from evidence_loop.policies.question.analysis import analyse
 from evidence_loop.tools.parse import parse_document
 from evidence_loop.tools.types import DocumentInput, Hit, ParsedDocument
 from evidence_loop.tools.windows import Window

@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from evidence_loop.policies.completeness import WindowCheck, check_window
 from evidence_loop.policies.config import Policy
-from evidence_loop.policies.question import analyse
-from evidence_loop.policies.sliding import Move, coverage_moves, gap_moves, keep, keep_parent, parent_move
+from evidence_loop.policies.evidence.checked import WindowCheck
+from evidence_loop.policies.evidence.completeness import check_window
+from evidence_loop.policies.evidence.sliding import (
+    Move,
+    coverage_moves,
+    gap_moves,
+    keep,
+    keep_parent,
+    parent_move,
+)
+from evidence_loop.policies.question.analysis import analyse
 from evidence_loop.tools.parse import parse_document
 from evidence_loop.tools.types import DocumentInput, ParsedDocument
 from evidence_loop.tools.windows import Window

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from evidence_loop.policies.config import Policy
-from evidence_loop.policies.conflicts import ConflictRules, find_candidates
-from evidence_loop.policies.question import analyse
-from evidence_loop.policies.slot_scope import about_other, look_alike
+from evidence_loop.policies.conflicts.candidates import ConflictRules, find_candidates
+from evidence_loop.policies.evidence.slot_scope import about_other, look_alike
+from evidence_loop.policies.question.analysis import analyse
 from evidence_loop.policies.types import EvidenceView
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evidence_loop.policies.slots import extract_slots, slot_in_text
+from evidence_loop.policies.question.slots import extract_slots, slot_in_text
 from evidence_loop.policies.types import Slot
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evidence_loop.policies.values import (
+from evidence_loop.policies.question.values import (
     canonical,
     cn_to_int,
     int_to_cn,

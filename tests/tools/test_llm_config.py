@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from evidence_loop.tools.errors import InputError
-from evidence_loop.tools.llm_config import ConflictLLMConfig
+from evidence_loop.tools.models.llm_config import ConflictLLMConfig
 
 ENV = {
     "OPENAI_BASE_URL": "http://127.0.0.1:8000/v1",

@@ -18,10 +18,10 @@ import pytest
 from evidence_loop.agent.cli import main
 from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.tools.errors import EmbedderError, IndexStateError
-from evidence_loop.tools.pg import redact
-from evidence_loop.tools.pg_schema import LATEST, WRITE_LOCK, applied, migrate
-from evidence_loop.tools.pg_store import PgStore
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.store.folder import Store
+from evidence_loop.tools.store.pg import redact
+from evidence_loop.tools.store.pg_schema import LATEST, WRITE_LOCK, applied, migrate
+from evidence_loop.tools.store.postgres import PgStore
 from evidence_loop.tools.types import DocumentInput
 from tests.fake_embedder import FakeEmbedder
 from tests.pg_server import PgServer

@@ -9,8 +9,8 @@ import pytest
 
 from evidence_loop.tools.errors import IndexStateError
 from evidence_loop.tools.parse import parse_document
-from evidence_loop.tools.passages import passage_ids, passage_tokens
-from evidence_loop.tools.store import BM25_DIR, PASSAGES_DIR, Store
+from evidence_loop.tools.search.passages import passage_ids, passage_tokens
+from evidence_loop.tools.store.folder import BM25_DIR, PASSAGES_DIR, Store
 from evidence_loop.tools.tokenize import cjk_bigrams, index_tokens, recall_tokens
 from evidence_loop.tools.types import DocumentInput, Hit
 

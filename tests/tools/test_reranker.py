@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from evidence_loop.tools.errors import InputError, RerankerError
-from evidence_loop.tools.rerank_config import RerankConfig
-from evidence_loop.tools.reranker import HTTPReranker, RecordedReranker, build_reranker
+from evidence_loop.tools.models.reranker import HTTPReranker, RecordedReranker, build_reranker
+from evidence_loop.tools.models.reranker_config import RerankConfig
 from tests.fake_rerank_server import FakeRerankServer
 
 DOCS = ["The LM-S10 has a three-year warranty.", "Lunch is rice.", "Warranty claims go through the app."]

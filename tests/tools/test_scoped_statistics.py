@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from evidence_loop.agent.sample import load_sample_kb
-from evidence_loop.tools.index import RecallIndex, Rows
 from evidence_loop.tools.parse import parse_document
-from evidence_loop.tools.snapshot import Snapshot
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.search.index import RecallIndex, Rows
+from evidence_loop.tools.search.snapshot import Snapshot
+from evidence_loop.tools.store.folder import Store
 from evidence_loop.tools.tokenize import recall_tokens
 from evidence_loop.tools.types import DocumentInput
 

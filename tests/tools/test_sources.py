@@ -16,7 +16,7 @@ from evidence_loop.tools.errors import (
     UnsupportedFormatError,
     VersionClashError,
 )
-from evidence_loop.tools.sources import collect, html_title, markdown_title, read_corpus_jsonl
+from evidence_loop.tools.parse.sources import collect, html_title, markdown_title, read_corpus_jsonl
 
 
 def write(path: Path, text: str) -> Path:

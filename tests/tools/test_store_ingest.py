@@ -9,8 +9,8 @@ import pytest
 
 from evidence_loop.tools.errors import DocumentTooLargeError, InputError, NotFoundError, VersionClashError
 from evidence_loop.tools.parse import parse_document
-from evidence_loop.tools.store import Store
-from evidence_loop.tools.stores import Location, open_store
+from evidence_loop.tools.store.folder import Store
+from evidence_loop.tools.store.location import Location, open_store
 from evidence_loop.tools.types import DocumentInput
 
 REFUND_V1 = "售后说明\n购买后七天内可以申请全额退款。"

@@ -13,7 +13,7 @@ import pytest
 
 from evidence_loop.tools.errors import IndexStateError, NotFoundError
 from evidence_loop.tools.parse import parse_document
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.store.folder import Store
 from evidence_loop.tools.types import DocFormat, DocumentInput
 from tests.damage_support import killed_at
 
@@ -101,7 +101,7 @@ def test_opening_removes_index_folders_of_other_generations(tmp_path: Path) -> N
 
 
 KILLED_INGEST = """
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.store.folder import Store
 from evidence_loop.tools.types import DocumentInput
 with Store.open(sys.argv[1], checkpoint=kill_at(sys.argv[2])) as store:
     store.ingest([

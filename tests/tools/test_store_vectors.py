@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from evidence_loop.tools.errors import EmbedderError, IndexStateError
-from evidence_loop.tools.store import Store, gen_dir
+from evidence_loop.tools.store.folder import Store, gen_dir
 from evidence_loop.tools.types import DocumentInput
 from tests.fake_embedder import FakeEmbedder
 

@@ -1,0 +1,95 @@
+"""The sufficiency judge: does the gathered evidence answer the question, or only sit near its topic?
+
+    judge_signals(question, selected)      the raw signals of the evidence, as named features
+    judge(signals, policy, scale)          a JudgeVerdict: probability, threshold, answer or not
+
+It replaces the lexical "covers half the question's words" rule when the loop has vectors and the
+corpus has its own scale (``tools.store.calibration``); without either, the rule stands. The signals:
+
+    semantic_top     the best cosine of any readable unit with the question, above the corpus mean
+    semantic_window  the best cosine inside the selected evidence, above the corpus mean
+    coverage         IDF-weighted share of the question's terms in the lead window
+    score            the lead window's completeness score (relevance, coverage, slots, boundary)
+    slot_coverage    share of the question's named slots the lead window mentions
+    rerank           a cross-encoder's best 0..1 relevance of the selected windows (only when one
+                     is configured: the shipped model has no weight for it, a fitted one may)
+
+Each becomes a z-score against the corpus's held-out scale, then a logistic model (``JudgeModel``)
+gives the log-odds that the evidence answers; the operating point (``Policy.answer_rate``, moved by
+``Policy.refusal_bias``) sets the threshold.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from evidence_loop.policies.config import Policy
+from evidence_loop.policies.evidence.checked import Checked
+from evidence_loop.policies.question.analysis import Question
+
+if TYPE_CHECKING:
+    from evidence_loop.tools.store.calibration import CorpusScale
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeVerdict:
+    """The judge's reading of one run's evidence."""
+
+    probability: float
+    logit: float
+    threshold: float
+    answer: bool
+
+
+def judge_signals(
+    question: Question, selected: Sequence[Checked], reranked_with: float | None = None
+) -> dict[str, float] | None:
+    """The raw signals the judge reads; None without vectors (lexical recall) or without evidence.
+
+    ``reranked_with``: the weight a reranker's scores entered this check's window scores with, when
+    one scored them; ``score`` is then read as it was without them (the signal a judge is fitted on)
+    and the reranker's own score is the ``rerank`` signal."""
+    if question.cosines is None or not selected:
+        return None
+    sims = question.cosines.similarities
+    lead = selected[0].check
+    signals = {
+        "semantic_top": sims.best - sims.mean,
+        "semantic_window": max(c.check.cosine for c in selected) - sims.mean,
+        "coverage": lead.coverage,
+        "score": lead.score,
+        "slot_coverage": lead.slot_coverage,
+    }
+    if reranked_with is not None:
+        signals["score"] = round(lead.score - reranked_with * (lead.rerank or 0.0), 6)
+        signals["rerank"] = max(c.check.rerank or 0.0 for c in selected)
+    return signals
+
+
+def judge(signals: dict[str, float] | None, policy: Policy, scale: CorpusScale | None) -> JudgeVerdict | None:
+    """The verdict on the evidence's signals, or None when the judge cannot sit (no model, vectors
+    or scale)."""
+    if policy.judge is None or scale is None or signals is None:
+        return None
+    model = policy.judge
+    logit = model.logit({name: scale.z(name, value) for name, value in signals.items()})
+    threshold = model.threshold(policy.answer_rate) + policy.refusal_bias
+    return JudgeVerdict(probability(logit), round(logit, 6), round(threshold, 6), logit >= threshold)
+
+
+def probability(logit: float) -> float:
+    """The probability a log-odds stands for, rounded as outcomes and traces record it."""
+    return round(1.0 / (1.0 + math.exp(-logit)), 6)
+
+
+def __getattr__(name: str) -> object:
+    """Names renamed in 0.2, kept for one release with a DeprecationWarning."""
+    if name == "Verdict":  # deprecated alias
+        message = f"{__name__}.{name} is renamed JudgeVerdict; the old name goes in the next release"
+        warnings.warn(message, DeprecationWarning, stacklevel=2)
+        return JudgeVerdict
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,206 @@
+"""Cross-references: where a unit sends the reader, whether the name is a rule, and whether the
+evidence holds it.
+
+    cross_reference(text)                 the rule, section or document a unit points to ("详见《…》")
+    referenced_rule(text)                 that, or "the X Rules apply"
+    names_a_rule(name)                    a reference the answer may depend on (a rule, a clause)
+    window_references(doc, window)        the rule names a window's units point to
+    unresolved_references(items, policy)  those no other evidence window carries
+
+A reference right after a window is a gap to slide into (``policies.evidence.completeness``); one the
+evidence leaves unresolved is a missing piece and a name for the wider recall (``policies.decision.missing``)
+and pins the window that resolves it (``policies.evidence.selection``).
+Detection is tuned for precision like every boundary signal: pointers within the same text ("请参考
+以下步骤", "See below"), verbs of seeing ("to see the screen") and run-ons after a stripped link
+are no references.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from evidence_loop.policies.config import Policy
+from evidence_loop.policies.evidence.boundary import HEADING_MAX_WORDS
+from evidence_loop.policies.evidence.coverage import term_share
+from evidence_loop.policies.lexicon import (
+    GENERIC_REF_NAMES,
+    INTERNAL_REF_PREFIXES,
+    NOT_IN_REF_NAME_ZH,
+    NOT_REF_NAME_START_ZH,
+    REFERENCE_NOUNS_EN,
+    RULE_NOUNS_ZH,
+    STANDARD_NOUN_ZH,
+)
+from evidence_loop.policies.question.slots import compact
+from evidence_loop.tools.tokenize import index_tokens, words
+from evidence_loop.tools.types import ParsedDocument, Unit
+from evidence_loop.tools.windows import Window, units_of
+
+if TYPE_CHECKING:  # completeness imports this module: Checked is read for its type only
+    from evidence_loop.policies.evidence.checked import Checked
+
+REFERENCE_MAX_CHARS = 30
+
+_REF_VERBS_ZH = "按照?|依照|依据|根据|参照|参见|参阅|参考|详见|见|遵守|遵循|适用|阅读|查阅"
+_REFERRED_NOUNS_ZH = "|".join((*RULE_NOUNS_ZH, STANDARD_NOUN_ZH))  # what a rule or a standard is called
+# 《》 marks a document title; other quotes mark UI labels too ("按照“设置”操作"), so they count
+# only around a name that ends like a rule or a document.
+_REF_QUOTED_ZH = re.compile(
+    rf"(?:(?:{_REF_VERBS_ZH})[^。；;，,\n《“「『]{{0,8}}?|以)(?:《(?P<a>[^》\n]{{1,40}})》|"
+    rf"[“「『](?P<b>[^”」』\n]{{0,38}}(?:{_REFERRED_NOUNS_ZH}|文档|指南|手册|说明|公告))[”」』])"
+)
+_REF_CLAUSE_ZH = re.compile(
+    rf"(?:见|参见|参照|详见|依照|按照|根据|依据|适用)(?:本(?:{_REFERRED_NOUNS_ZH}|合同))?"
+    r"(?P<name>第[0-9零〇一二两三四五六七八九十百]+[条章节款项])"
+)
+_REF_RULE_ZH = re.compile(
+    rf"(?:(?:按照?|依照|依据|根据|参照)(?P<a>[^，。；：,;:\n《》“”]{{2,20}}?(?:{_REFERRED_NOUNS_ZH}))(?:处理|执行|办理|为准)|"
+    rf"适用(?P<b>[^，。；：,;:\n《》“”]{{2,20}}?(?:{_REFERRED_NOUNS_ZH})))"
+)
+_REF_MARKERS_ZH = (
+    "详见|请参见|可参见|参见|请参阅|参阅|请参考|可参考|可以参考|建议参考|具体参考|详细参考|详情参考|"
+    "详情请见|具体请见|请见"
+)
+# The name must end its sentence: with links stripped, "详见由于计算能力的发展，…" is the next
+# sentence running on, not a title.
+_REF_NAMED_ZH = re.compile(
+    rf"(?:{_REF_MARKERS_ZH})[：:]?\s*(?P<name>[^，。；：,;:！？!?\n（(]{{2,40}})(?=[。；！？.;!?：:）)]|\s*$)"
+)
+_LEADING_DETERMINERS_ZH = re.compile(
+    r"^(?:另一份|另外的|另外|相关的?|有关的?|对应的?|具体的?|其他的?|最新的?|的)"
+)
+
+
+def _zh_name(name: str) -> str | None:
+    """The referenced name cleaned, or None when it is a pointer within the text or a run-on clause."""
+    if re.search(_REF_MARKERS_ZH, name):  # "…方法详见…方法详见": link texts stripped, names run together
+        return None
+    name = _LEADING_DETERMINERS_ZH.sub("", name.strip(' "“”《》「」『』'))
+    if not 2 <= len(name) <= REFERENCE_MAX_CHARS or name.startswith(
+        INTERNAL_REF_PREFIXES + NOT_REF_NAME_START_ZH
+    ):
+        return None
+    if name in GENERIC_REF_NAMES or any(w in NOT_IN_REF_NAME_ZH for w in words(name)):
+        return None
+    return name
+
+
+_REF_MARKER_EN = re.compile(
+    r"(?:(?:^|[(,.;:]\s*|\b(?:please|must|should)\s+)see|\brefer\s+to|\b(?:described|set\s+out|defined|explained)\s+in|"
+    r"\bgoverned\s+by|(?P<weak>\bin\s+accordance\s+with|\baccording\s+to|\bsubject\s+to))\s+"
+    r"(?:(?:the|our|your|its|this|that)\s+)?"
+    r"(?P<name>§\s*[0-9.]*[0-9]|(?:[^.;:,!?()\n]|\.(?=[0-9]))+?)"
+    r"(?=\s*(?:\.(?![0-9])|[;:,!?()\n]|$)|\s+for\s+(?:more|further|details|information|instructions)\b|"
+    r"(?-i:\s+(?:to|and\s+then|which|that|if|when|before|after)\b))",
+    re.IGNORECASE,
+)
+
+
+def _en_name(name: str, weak: bool = False) -> str | None:
+    """The referenced name; after a weak marker ("according to the TV settings") only a rule or document."""
+    tokens = name.strip(" \"“”'‘’").split()
+    if len(tokens) > HEADING_MAX_WORDS:  # a run-on after a stripped link: keep its capitalised lead
+        tokens = tokens[: next((i for i, t in enumerate(tokens) if not t[:1].isupper()), len(tokens))]
+    if not tokens:
+        return None
+    if REFERENCE_NOUNS_EN & {t.lower() for t in tokens}:
+        return " ".join(tokens)
+    return " ".join(tokens) if not weak and (tokens[0][0].isupper() or tokens[0].startswith("§")) else None
+
+
+def _zh_references(text: str) -> list[tuple[int, str]]:
+    """Chinese references with their positions: quoted titles, clause ids, rules, named documents."""
+    found = [(m.start(), (m.group("a") or m.group("b")).strip()) for m in _REF_QUOTED_ZH.finditer(text)]
+    found += [(m.start(), m.group("name")) for m in _REF_CLAUSE_ZH.finditer(text)]
+    names = [(m.start(), _zh_name(m.group("a") or m.group("b"))) for m in _REF_RULE_ZH.finditer(text)]
+    names += [(m.start(), _zh_name(m.group("name"))) for m in _REF_NAMED_ZH.finditer(text)]
+    return found + [(start, name) for start, name in names if name]
+
+
+def _en_references(text: str) -> list[tuple[int, str]]:
+    """English references with their positions ("see …", "refer to …", "governed by …")."""
+    names = [
+        (m.start(), _en_name(m.group("name"), m.group("weak") is not None))
+        for m in _REF_MARKER_EN.finditer(text)
+    ]
+    return [(start, name) for start, name in names if name]
+
+
+def cross_reference(text: str) -> str | None:
+    """The rule, section or document the unit sends the reader to, as a searchable name; else None.
+
+    "须按另一份《在读学员改期规则》处理" -> "在读学员改期规则"; "详见第3条" -> "第3条";
+    "see section 3.2 for details" -> "section 3.2"; "See Wireless PowerShare ." -> "Wireless PowerShare".
+    Pointers within the same text ("请参考以下步骤", "See below"), web addresses, verbs of seeing
+    ("to see the screen", "See all") and references whose link text was stripped return None.
+    The first reference in the text wins.
+    """
+    found = _zh_references(text) + _en_references(text)
+    return min(found)[1] if found else None
+
+
+_RULE_NAME_RE = re.compile(
+    rf"(?:{'|'.join(RULE_NOUNS_ZH)}|第[0-9一二三四五六七八九十百]+[条节章款])$"
+    r"|\b(polic(y|ies)|rules?|terms|agreement|terms and conditions"
+    r"|section \d[\d.]*|clause \d[\d.]*|chapter \d+)\b",
+    re.IGNORECASE,
+)
+_RULES_APPLY_RE = re.compile(
+    r"\b(?:[Tt]he\s+)?((?:[A-Z][\w-]*\s+){1,6}(?:Rules|Policy|Terms|Regulations|Conditions))\s+(?:apply|applies)\b"
+)
+
+
+def names_a_rule(name: str) -> bool:
+    """A reference the answer may depend on names a rule, policy, clause or section, not any page or step."""
+    return bool(_RULE_NAME_RE.search(name.strip()))
+
+
+@lru_cache(maxsize=100_000)
+def referenced_rule(text: str) -> str | None:
+    """The rule a unit sends the reader to: a cross-reference, or "the X Rules apply"."""
+    name = cross_reference(text)
+    if name is None and (match := _RULES_APPLY_RE.search(text)):
+        name = match.group(1).strip()
+    return name
+
+
+def window_references(doc: ParsedDocument, window: Window) -> tuple[str, ...]:
+    """Names of the rules, policies or sections the window's units send the reader to."""
+    names = (referenced_rule(u.text) for u in units_of(window, doc))
+    return tuple(dict.fromkeys(n for n in names if n and names_a_rule(n)))
+
+
+def referring_unit(name: str, item: Checked) -> Unit:
+    """The unit of a window that makes the reference (the window's first when none says it alone)."""
+    units = units_of(item.window, item.doc)
+    return next((u for u in units if referenced_rule(u.text) == name), units[0])
+
+
+def reference_resolved(name: str, referrer: Checked, items: Sequence[Checked], policy: Policy) -> bool:
+    """A reference is resolved when another window carries the named rule: in its title, path or
+    text (``policy.reference_term_share`` of the name's terms)."""
+    wanted = compact(name)
+    terms = tuple(dict.fromkeys(index_tokens(name)))
+    for item in items:
+        if item is referrer:
+            continue
+        heads = [item.doc.title, *item.doc.sections[item.doc.units[item.window.first].section_id].path]
+        if any(wanted in compact(h) for h in heads):
+            return True
+        texts = [*heads, *(u.text for u in units_of(item.window, item.doc))]
+        if terms and term_share(terms, texts) >= policy.reference_term_share:
+            return True
+    return False
+
+
+def unresolved_references(items: Sequence[Checked], policy: Policy) -> list[tuple[str, Checked]]:
+    """References made by the evidence that no other evidence window resolves, once each."""
+    out: dict[str, Checked] = {}
+    for item in items:
+        for name in item.check.references:
+            if name not in out and not reference_resolved(name, item, items, policy):
+                out[name] = item
+    return list(out.items())

@@ -1,0 +1,199 @@
+"""What a question asks for, analysed once per run: every check reads the ``Question``, not its text.
+
+- **slots**: what it names that the evidence must contain (``policies.question.slots``), and among them the
+  identifiers (a model, a clause id) whose look-alikes are other subjects (``policies.evidence.slot_scope``);
+- **terms**: its content words as the index tokenizes them, for coverage and sliding: question
+  words ("多久", "explain") and the measure of "how long/many/much" left out;
+- **subject terms**: its content words as compared texts are read (atoms, English stemmed), for the
+  conflict check: single CJK characters left out, since one character of a subject is in every text;
+- **kinds**: the kinds of value it asks for ("when" a date, "多少" a number, "who" a name, a yes/no a
+  polarity; any kind when nothing says); **asks** the numeric ones the answer-type penalty reads;
+  **factoid** whether it asks for a fact (selection reads a few more short passages for one);
+- **own numbers**: the numbers it writes itself (its scope: a year, a model's number);
+- **sides**: the named things a comparison question compares (``policies.question.sides``), each of
+  which the evidence must speak for.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from evidence_loop.policies.lexicon import (
+    ASKING_WORDS_ZH,
+    QUESTION_PREFIXES_ZH,
+    QUESTION_WORDS_EN,
+    QUESTION_WORDS_ZH,
+    SMALL_TALK,
+)
+from evidence_loop.policies.question.sides import Side, comparison_sides
+from evidence_loop.policies.question.slots import extract_slots, identifiers
+from evidence_loop.policies.question.values import ALL_KINDS, NUMERIC_KINDS, ValueKind, atoms, stem
+from evidence_loop.policies.types import Slot
+from evidence_loop.tools.tokenize import CJK_CHARS, STOPWORDS_EN, STOPWORDS_ZH, index_tokens, is_cjk, words
+
+if TYPE_CHECKING:
+    from evidence_loop.tools.search.dense import UnitCosines
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """A question analysed once per run; every check reads it."""
+
+    text: str
+    slots: tuple[Slot, ...]
+    terms: tuple[str, ...]
+    weights: tuple[float, ...] = ()
+    kinds: frozenset[ValueKind] = frozenset()
+    asks: frozenset[ValueKind] = frozenset()
+    factoid: bool = False
+    own_numbers: frozenset[str] = frozenset()
+    subject_terms: frozenset[str] = frozenset()
+    identifiers: tuple[Slot, ...] = ()
+    sides: tuple[Side, ...] = ()  # a comparison's named sides (empty: the question compares nothing)
+    # the question's cosine with each unit the caller may read (None: lexical recall only)
+    cosines: UnitCosines | None = field(default=None, compare=False)
+
+
+Spell = Callable[[Sequence[str]], Sequence[str]]
+Weigh = Callable[[Sequence[str]], Mapping[str, float]]
+
+
+def analyse(
+    text: str, weigh: Weigh | None = None, spell: Spell | None = None, cosines: UnitCosines | None = None
+) -> Question:
+    """Everything a run reads of a question; ``weigh`` gives each term its corpus IDF, ``spell``
+    reads a misspelled term as the corpus word meant ("shedule" as "schedule"), ``cosines`` says
+    how close each unit is to the question's meaning."""
+    terms = content_terms(text)
+    if spell is not None:
+        terms = tuple(dict.fromkeys(spell(terms)))
+    weights = weigh(terms) if weigh is not None else {}
+    slots = extract_slots(text)
+    kinds = asked_kinds(text)
+    return Question(
+        text,
+        slots,
+        terms,
+        tuple(weights.get(t, 1.0) for t in terms) if weights else (),
+        kinds,
+        _numeric_asks(kinds),
+        _is_factoid(kinds),
+        own_numbers(text),
+        subject_terms(text),
+        identifiers(slots),
+        comparison_sides(text),
+        cosines,
+    )
+
+
+_QUESTION_TOKENS_EN: frozenset[str] = frozenset(t for w in QUESTION_WORDS_EN for t in index_tokens(w))
+_HOW_MEASURE_RE = re.compile(r"\bhow\s+(?:long|many|much|often|far|soon|old)\b", re.IGNORECASE)
+
+
+def is_question_word(word: str) -> bool:
+    """True for a Chinese or English word (normalised; English may be stemmed) that only makes a question."""
+    if is_cjk(word):
+        return word in QUESTION_WORDS_ZH or word.startswith(QUESTION_PREFIXES_ZH)
+    return word in QUESTION_WORDS_EN or word in _QUESTION_TOKENS_EN
+
+
+def content_terms(text: str) -> tuple[str, ...]:
+    """The index tokens of a text minus question words, deduplicated in order of appearance.
+
+    "How long/many/much ..." asks for a measure: the measure word is part of the question, not a
+    term the evidence must repeat.
+    """
+    stripped = _HOW_MEASURE_RE.sub(" ", text)
+    terms = (t for t in index_tokens(stripped) if not is_question_word(t))
+    return tuple(dict.fromkeys(terms))
+
+
+_SMALL_TALK_TOKENS: frozenset[str] = frozenset(t for w in SMALL_TALK for t in index_tokens(w)) | SMALL_TALK
+
+
+def contentless(question: Question) -> bool:
+    """True when the question names nothing to look for in either language: no slot, and no content
+    word once question words, stop words and greetings are left out ("?", "the", "what?", "请问？")."""
+    return not question.slots and all(t in _SMALL_TALK_TOKENS for t in question.terms)
+
+
+# Digits and CJK characters written together ("2018年") are two words to the segmenter.
+_SCRIPT_BOUNDARY = re.compile(
+    rf"(?<=[{CJK_CHARS}])(?=[^\W{CJK_CHARS}])|(?<=[^\W{CJK_CHARS}])(?=[{CJK_CHARS}])"
+)
+
+
+def subject_terms(text: str) -> frozenset[str]:
+    """Content words of a question as compared texts are read: segmented CJK words of two or more
+    characters and stemmed English words and numbers; stop words and asking words ("多少", "谁") out."""
+    terms: set[str] = set()
+    for word in words(_SCRIPT_BOUNDARY.sub(" ", text)):
+        if is_cjk(word[0]):
+            if len(word) > 1 and word not in STOPWORDS_ZH and word not in ASKING_WORDS_ZH:
+                terms.add(word)
+        elif word.isalnum() and word not in STOPWORDS_EN:
+            terms.add(stem(word))
+    return frozenset(terms)
+
+
+def own_numbers(text: str) -> frozenset[str]:
+    """The numbers the question itself writes (its scope: a year, a model's number)."""
+    return frozenset(a.norm.replace(",", "") for a in atoms(text) if a.norm[0].isdigit())
+
+
+WHEN: frozenset[ValueKind] = frozenset({"date", "count"})  # what ``asked_kinds`` gives for "when"
+# (the words that ask, the kinds of value they ask for)
+_ASKING: tuple[tuple[str, frozenset[ValueKind]], ...] = (
+    (
+        r"什么时候|何时|哪一?年|哪天|几月|几号|日期|时间|\bwhen\b|\bwhat (?:year|date|day|time)\b"
+        r"|\bwhich year\b|\bdate\b",
+        WHEN,
+    ),
+    (
+        r"多少|几|多[大长久高重远]|比例|比率|[率额]|\bhow (?:many|much|long|old|far|big)\b"
+        r"|\bwhat (?:percentage|amount|number|price|rate)\b|\bcosts?\b",
+        NUMERIC_KINDS,
+    ),
+    (r"谁|哪里|哪儿|在哪|哪个?(?:城市|国家|地方|国)|\b(?:who|whom|whose|where)\b", frozenset({"named"})),
+    (
+        r"是否|能否|可否|能不能|可不可以|是不是|有没有|吗[？?]?$|^(?:can|could|is|are|does|do|will|may|should)\b",
+        frozenset({"polarity"}),
+    ),
+)
+_ASKS = tuple((re.compile(words, re.IGNORECASE), kinds) for words, kinds in _ASKING)
+_HOW_TO_RE = re.compile(r"如何|怎么|怎样|怎麼|\bhow (?:to|do|does|can|should)\b", re.IGNORECASE)
+
+
+def asked_kinds(text: str) -> frozenset[ValueKind]:
+    """The kinds of value a question asks for.
+
+    "When"/"什么时候" asks for a date (or a bare year, read as a count), "how many"/"多少" for a
+    number, "who"/"where"/"谁"/"在哪" for a name, a yes/no question for a polarity; with several
+    cues, all of them. A how-to question with none of these asks for a procedure, no value; any
+    other question ("what"/"什么" alone) may ask for any kind.
+    """
+    text = text.strip()
+    kinds: frozenset[ValueKind] = frozenset()
+    for pattern, asked in _ASKS:
+        if pattern.search(text):
+            kinds |= asked
+    if kinds:
+        return kinds
+    return frozenset() if _HOW_TO_RE.search(text) else ALL_KINDS
+
+
+def _numeric_asks(kinds: frozenset[ValueKind]) -> frozenset[ValueKind]:
+    """The numeric kinds asked for; empty when the question asks for none, or may ask for any."""
+    if kinds == ALL_KINDS:
+        return frozenset()
+    if kinds & NUMERIC_KINDS == WHEN:
+        return frozenset({"date"})  # "when" may be answered by a bare year, which reads as a date too
+    return kinds & NUMERIC_KINDS
+
+
+def _is_factoid(kinds: frozenset[ValueKind]) -> bool:
+    """A question asking for a fact (a number, a date, a name), not a procedure or a yes/no."""
+    return kinds != ALL_KINDS and bool(kinds & (NUMERIC_KINDS | {"named"}))

@@ -1,0 +1,1 @@
+"""One consistent view of a generation for one question: BM25, dense recall, passages."""

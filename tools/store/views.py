@@ -1,0 +1,201 @@
+"""Reading the store's database: the corpus view live at a generation, one stored version parsed.
+
+Everything here reads; callers that need several statements to agree run them inside one
+transaction (``read_transaction``), which in WAL mode sees one committed state throughout.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar, cast
+
+import numpy as np
+
+from evidence_loop.tools.errors import NotFoundError
+from evidence_loop.tools.search.passages import passage_ids
+from evidence_loop.tools.search.snapshot import CorpusView, VersionInfo
+from evidence_loop.tools.store.schema import database_errors
+from evidence_loop.tools.store.sql import Db
+from evidence_loop.tools.types import DocFormat, ParsedDocument, Section, Unit, UnitKind
+
+T = TypeVar("T")
+
+# Spans are half-open: a version is live at g when added_gen <= g < removed_gen (NULL = still live).
+_LIVE = """live AS (SELECT doc_id, version FROM spans
+                    WHERE added_gen <= :g AND (removed_gen IS NULL OR removed_gen > :g))"""
+
+_DOCS_SQL = f"""WITH {_LIVE}
+SELECT v.doc_id, v.version, v.title, v.acl, v.sha256, v.text
+FROM live JOIN versions v ON v.doc_id = live.doc_id AND v.version = live.version
+ORDER BY v.doc_id"""
+
+_UNITS_SQL = f"""WITH {_LIVE}
+SELECT u.doc_id, u.ordinal, u.kind, u.section_id, u.start, u."end", u.link, u.tokens
+FROM live JOIN units u ON u.doc_id = live.doc_id AND u.version = live.version
+ORDER BY u.doc_id, u.ordinal"""
+
+
+@contextmanager
+def read_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One deferred transaction: every statement inside sees the same committed state."""
+    conn.execute("BEGIN")
+    try:
+        yield conn
+    finally:
+        conn.execute("COMMIT")
+
+
+def load_view(conn: Db, generation: int) -> tuple[CorpusView, list[list[str]]]:
+    """The versions live at ``generation``, their units in (doc_id, ordinal) order, and each unit's tokens.
+
+    Run it inside a transaction (a read transaction, or the ingest's write transaction).
+    """
+    docs: list[VersionInfo] = []
+    texts: list[str] = []
+    doc_index: dict[str, int] = {}
+    for doc_id, version, title, acl, sha, text in conn.execute(_DOCS_SQL, {"g": generation}):
+        doc_index[doc_id] = len(docs)
+        docs.append(VersionInfo(doc_id, version, title, tuple(json.loads(acl)), sha))
+        texts.append(text)
+    units: list[Unit] = []
+    owners: list[int] = []
+    tokens: list[list[str]] = []
+    for doc_id, ordinal, kind, section_id, start, end, link, joined in conn.execute(
+        _UNITS_SQL, {"g": generation}
+    ):
+        d = doc_index[doc_id]
+        version = docs[d].version
+        units.append(Unit(doc_id, version, ordinal, kind, section_id, start, end, texts[d][start:end], link))
+        owners.append(d)
+        tokens.append(joined.split())
+    view = CorpusView(
+        generation,
+        tuple(docs),
+        tuple(units),
+        np.array(owners, dtype=np.int32),
+        passage_ids(units),
+        np.array([len(t) for t in tokens], dtype=np.int32),
+    )
+    return view, tokens
+
+
+def _version_row(conn: Db, doc_id: str, version: str, columns: str) -> tuple[Any, ...]:
+    """``columns`` of one stored version's row; NotFoundError if the store has no such version."""
+    row = conn.execute(
+        f"SELECT {columns} FROM versions WHERE doc_id = ? AND version = ?", (doc_id, version)
+    ).fetchone()
+    if row is None:
+        raise NotFoundError(f"no document {doc_id!r} version {version!r} in the store")
+    return tuple(row)
+
+
+def read_version_info(conn: Db, doc_id: str, version: str) -> VersionInfo:
+    """Title, ACL and hash of one stored version; NotFoundError if the store has no such version."""
+    title, acl, sha256 = _version_row(conn, doc_id, version, "title, acl, sha256")
+    return VersionInfo(doc_id, version, title, tuple(json.loads(acl)), sha256)
+
+
+def read_parsed(conn: Db, doc_id: str, version: str) -> ParsedDocument:
+    """A stored version rebuilt from its rows (not re-parsed): exactly what was indexed."""
+    title, fmt, text = _version_row(conn, doc_id, version, "title, format, text")
+    key = (doc_id, version)
+    sections = tuple(
+        Section(sid, parent, level, stitle, start, end, tuple(json.loads(path)))
+        for sid, parent, level, stitle, start, end, path in conn.execute(
+            'SELECT section_id, parent_id, level, title, start, "end", path FROM sections '
+            "WHERE doc_id = ? AND version = ? ORDER BY section_id",
+            key,
+        )
+    )
+    units = tuple(
+        Unit(doc_id, version, ordinal, cast(UnitKind, kind), sid, start, end, text[start:end], link)
+        for ordinal, kind, sid, start, end, link in conn.execute(
+            'SELECT ordinal, kind, section_id, start, "end", link FROM units '
+            "WHERE doc_id = ? AND version = ? ORDER BY ordinal",
+            key,
+        )
+    )
+    return ParsedDocument(doc_id, version, title, cast(DocFormat, fmt), text, sections, units)
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentInfo:
+    """A document with a live version: its current version, every stored version, its unit count."""
+
+    doc_id: str
+    title: str
+    current_version: str
+    versions: tuple[str, ...]
+    units: int
+    acl: tuple[str, ...]
+
+
+def read_documents(conn: Db) -> list[DocumentInfo]:
+    """Every document with a live version, by doc_id."""
+    versions: dict[str, list[str]] = {}
+    for doc_id, version in conn.execute(
+        "SELECT doc_id, version FROM versions ORDER BY doc_id, added_gen, rowid"
+    ):
+        versions.setdefault(doc_id, []).append(version)
+    rows = conn.execute(
+        "SELECT v.doc_id, v.title, v.version, v.acl, "
+        "(SELECT count(*) FROM units u WHERE u.doc_id = v.doc_id AND u.version = v.version) "
+        "FROM versions v WHERE v.is_current = 1 ORDER BY v.doc_id"
+    )
+    return [
+        DocumentInfo(doc_id, title, version, tuple(versions[doc_id]), units, tuple(json.loads(acl)))
+        for doc_id, title, version, acl, units in rows
+    ]
+
+
+class DbSource:
+    """A :class:`~tools.search.snapshot.VersionSource` over one read connection shared by threads.
+
+    A damaged database surfaces as IndexStateError, whichever read meets the damage.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, folder: Path) -> None:
+        self._conn = conn
+        self._folder = folder
+        self._lock = threading.Lock()
+
+    def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn`` inside one read transaction on the shared connection."""
+        with self._lock, database_errors(self._folder), read_transaction(self._conn) as conn:
+            return fn(conn)
+
+    def close(self) -> None:
+        """Close the connection; snapshots that still need it will fail."""
+        with self._lock:
+            self._conn.close()
+
+    def version_info(self, doc_id: str, version: str) -> VersionInfo:
+        """Title, ACL and hash of a stored version."""
+        with self._lock, database_errors(self._folder):
+            return read_version_info(self._conn, doc_id, version)
+
+    def parsed(self, doc_id: str, version: str) -> ParsedDocument:
+        """A stored version's sections and units, read in one transaction."""
+        with self._lock, database_errors(self._folder), read_transaction(self._conn) as conn:
+            return read_parsed(conn, doc_id, version)
+
+
+class WriterSource:
+    """A :class:`~tools.search.snapshot.VersionSource` over a write transaction's connection, its own
+    uncommitted rows included: what the scale of a generation about to be committed is measured on.
+    Only the writing thread may use it, and only until the transaction ends."""
+
+    def __init__(self, conn: Db) -> None:
+        self._conn = conn
+
+    def version_info(self, doc_id: str, version: str) -> VersionInfo:
+        return read_version_info(self._conn, doc_id, version)
+
+    def parsed(self, doc_id: str, version: str) -> ParsedDocument:
+        return read_parsed(self._conn, doc_id, version)
