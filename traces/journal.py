@@ -182,11 +182,20 @@ def scan(data: bytes) -> Iterator[Frame | Damage]:
             yield Damage(at, resume)
             at = resume
             continue
-        following = data.find(b"\n" + _FRAME_START, end)
-        stop = size if following < 0 else following + 1
+        stop = _frame_end(data, end, parsed.packed is not None)
         body = data[end + 1 : stop]
         yield parsed.frame(at, body, stop == size and len(body) < parsed.length, stop - at)
         at = stop
+
+
+def _frame_end(data: bytes, end: int, packed: bool) -> int:
+    """Where the frame whose line ends at ``end`` stops: at the next frame line; a compressed frame (its
+    base64 holds no ``{``) at the next ``{"frame":`` even when the newline before it was changed."""
+    if packed:
+        following = data.find(_FRAME_START, end)
+        return len(data) if following < 0 else following
+    following = data.find(b"\n" + _FRAME_START, end)
+    return len(data) if following < 0 else following + 1
 
 
 def _torn_line(rest: bytes) -> bool:
@@ -207,7 +216,9 @@ def read_frame(path: Path, offset: int, run_id: str) -> Frame | None:
                 return None
             body = file.read(parsed.length)
             after = file.read(len(_FRAME_START))
-            whole = body.endswith(b"\n") and b"\n" + _FRAME_START not in body
+            whole = (
+                body.endswith(b"\n") and (_FRAME_START if parsed.packed else b"\n" + _FRAME_START) not in body
+            )
             if not (whole and after in (b"", _FRAME_START)):
                 file.seek(offset)
                 found = next(_frames(file.read()), None)  # the lines up to the next frame line

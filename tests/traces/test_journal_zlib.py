@@ -62,7 +62,7 @@ def test_a_runs_frame_is_compressed_on_disk_and_reads_back_the_records_a_run_fil
     assert all(verdict.complete for _, verdict in packed.verify_all())
 
 
-@pytest.mark.parametrize("where", ["first", "middle", "last"])
+@pytest.mark.parametrize("where", ["first", "middle", "last", "newline"])
 def test_a_changed_byte_of_a_compressed_frame_fails_that_run_and_the_next_runs_still_verify(
     tmp_path: Path, make_header: HeaderFactory, where: str
 ) -> None:
@@ -71,7 +71,7 @@ def test_a_changed_byte_of_a_compressed_frame_fails_that_run_and_the_next_runs_s
         write(store, make_header, run)
     journal = journal_of(store)
     start, end = payload_span(journal, "r-2")
-    at = {"first": start, "middle": (start + end) // 2, "last": end - 1}[where]
+    at = {"first": start, "middle": (start + end) // 2, "last": end - 1, "newline": end}[where]
     content = bytearray(journal.read_bytes())
     while content[at] == ord("="):  # padding: the last base64 character that carries data
         at -= 1
