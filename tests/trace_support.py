@@ -1,11 +1,13 @@
 """Editing a stored run's records in place, as a tamperer or a cut would: the lines of its own file,
-or of its frame in its day's journal (the frame line left as written)."""
+or of its frame in its day's journal (the frame line left as written); a compressed frame is read,
+edited and compressed again, its frame line saying the new lengths (a tamperer with zlib at hand)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from evidence_loop.traces import TraceStore
+from evidence_loop.traces.journal import Frame, pack, scan
 
 Lines = list[bytes]
 
@@ -15,8 +17,13 @@ def edit_run(store: TraceStore, run_id: str, edit: Callable[[Lines], Lines]) -> 
     path, records = store.path(run_id), store.raw(run_id)
     edited = b"".join(edit(records.splitlines(keepends=True)))
     content = path.read_bytes()
-    at = content.index(records)
-    path.write_bytes(content[:at] + edited + content[at + len(records) :])
+    if records in content:
+        at = content.index(records)
+        path.write_bytes(content[:at] + edited + content[at + len(records) :])
+        return
+    [frame] = [item for item in scan(content) if isinstance(item, Frame) and item.run_id == run_id]
+    end = frame.offset + frame.stored
+    path.write_bytes(content[: frame.offset] + pack(run_id, edited) + content[end:])
 
 
 def keep_lines(store: TraceStore, run_id: str, count: int) -> None:

@@ -9,7 +9,8 @@ Where things are:
     writer.py    TraceWriter: a run's records, hash-chained, durable at finish
     reader.py    read_trace / parse_trace: torn, incomplete and damaged files told apart
     store.py     TraceStore: runs by UTC day (a journal per day and process), list, read, verify_all
-    journal.py   the day journal: a frame per run, one fdatasync per commit group, scan, read_frame
+    journal.py   the day journal: a frame per run (records zlib-compressed), one fdatasync per commit
+                 group, scan, read_frame
     journal_store.py the store's open journals, a run's pending frame, the run ids in use
     day_verify.py verify_day: a day's files and frames against the ends its manifest recorded
     run_index.py index.jsonl (a cache of summaries) and the summary of a run it lacks

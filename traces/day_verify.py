@@ -5,7 +5,8 @@ against the end its day manifest (or the index) recorded.
                                    manifest records as finished that is nowhere to be found
     Ends                           how each run of the day ended, as recorded apart from its trace
 
-A frame cut short at a journal's end whose run is not recorded as finished was *interrupted*: the
+A frame whose compressed records do not read back is *damaged* (a failure of its run alone). A frame
+cut short at a journal's end whose run is not recorded as finished was *interrupted*: the
 writing process stopped mid-write, before the run returned its answer, which is no failure. Bytes
 between frames that hold none are *damage*; a frame or file that does not end where its run's
 recorded end says is *truncated* or *rewritten* (``traces.verify``).
@@ -110,6 +111,8 @@ def _frame_verdict(
 ) -> VerifyResult:
     """The verdict on one frame: its chain, against the end its run recorded (see the module
     docstring for a frame cut short)."""
+    if frame.error is not None:  # compressed records that do not read back: that run fails, alone
+        return VerifyResult(False, False, HEADER_SEQ, frame.error)
     try:
         trace = _with(parse_trace(frame.records, path=journal), documents)
     except UnwrittenTraceError as exc:

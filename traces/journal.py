@@ -1,13 +1,17 @@
 """The day journal: finished runs appended to one file per UTC day and writing process, synced in groups.
 
-A frame is one run: a frame line naming the run and the length of what follows, then the run's records,
-the very bytes a one-file-per-run trace holds (header, events, footer, one JSON line each)::
+A frame is one run: a frame line naming the run and the length of its records, the very bytes a
+one-file-per-run trace holds (header, events, footer, one JSON line each), then those records compressed
+(zlib) as one line of base64, ``zlib`` bytes long with its newline::
 
-    {"frame":"r-0001","bytes":12873}
-    {"type":"header",...}
-    {"type":"event","seq":0,...}
-    ...
-    {"type":"footer",...}
+    {"frame":"r-0001","bytes":12873,"zlib":4285}
+    eJzNWm1v2zgS/iuBP...
+
+A frame written before compression (no ``zlib`` in its frame line) holds the records themselves, and still
+reads: one journal may hold frames of both kinds. Reading a compressed frame gives back exactly its records,
+so hashing, verify, replay and export work on the same bytes whichever way they were stored. Compressed
+records that do not read back (a changed byte: zlib's checksum, or bytes that are no base64) make the frame
+*damaged*, a failure of that run alone.
 
 A run's records are kept in memory while it goes on and written as one frame, with one ``write``, when
 it finishes (or is closed unfinished: then as an incomplete trace). Each process writes its own
@@ -27,11 +31,13 @@ inserted bytes), skipped up to the next frame line so one edit does not hide the
 
 from __future__ import annotations
 
+import binascii
 import dataclasses
 import os
 import re
 import secrets
 import threading
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,13 +47,29 @@ from evidence_loop.tools.disk import check_write
 
 JOURNAL_SUFFIX: Final = ".journal"
 _FRAME_START: Final = b'{"frame":'
-_FRAME_LINE: Final = re.compile(rb'^\{"frame":"([A-Za-z0-9._-]{1,128})","bytes":(\d{1,12})\}$')
+_FRAME_LINE: Final = re.compile(
+    rb'^\{"frame":"([A-Za-z0-9._-]{1,128})","bytes":(\d{1,12})(?:,"zlib":(\d{1,12}))?\}$'
+)
+ZLIB_LEVEL: Final = 1
+"""How hard frames are compressed: level 1 keeps a tara_zh run's records (about 11 KB) to about 4 KB
+on disk at a few tens of microseconds of CPU (see docs/traces.md); None writes them as they are."""
 Fsync = Callable[[int], None]
 
 
-def frame_line(run_id: str, size: int) -> bytes:
-    """The line that opens a frame of ``size`` bytes of records."""
-    return f'{{"frame":"{run_id}","bytes":{size}}}\n'.encode()
+def frame_line(run_id: str, size: int, packed: int | None = None) -> bytes:
+    """The line that opens a frame of ``size`` bytes of records (``packed`` bytes of them compressed)."""
+    if packed is None:
+        return f'{{"frame":"{run_id}","bytes":{size}}}\n'.encode()
+    return f'{{"frame":"{run_id}","bytes":{size},"zlib":{packed}}}\n'.encode()
+
+
+def pack(run_id: str, records: bytes, level: int | None = ZLIB_LEVEL) -> bytes:
+    """The frame of ``records``: its frame line, then the records compressed (or as they are, with
+    ``level`` None)."""
+    if level is None:
+        return frame_line(run_id, len(records)) + records
+    payload = binascii.b2a_base64(zlib.compress(records, level))  # one line, newline included
+    return frame_line(run_id, len(records), len(payload)) + payload
 
 
 def journal_name() -> str:
@@ -72,6 +94,8 @@ class Frame:
     offset: int
     records: bytes
     torn: bool = False
+    stored: int = 0  # its bytes in the journal, frame line included
+    error: str | None = None  # why its compressed records do not read back (then ``records`` is empty)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,9 +106,61 @@ class Damage:
     end: int
 
 
-def _parse_frame_line(line: bytes) -> tuple[str, int] | None:
+@dataclass(frozen=True, slots=True)
+class _Head:
+    """A frame line read: the run, the size of its records, and of their compressed line if any."""
+
+    run_id: str
+    size: int
+    packed: int | None
+
+    @property
+    def length(self) -> int:
+        """The bytes that follow the frame line."""
+        return self.size if self.packed is None else self.packed
+
+    def frame(self, offset: int, body: bytes, torn: bool, stored: int) -> Frame:
+        """The frame of ``body``, the bytes that follow this line, its records read back."""
+        if self.packed is None:
+            return Frame(self.run_id, offset, body, torn, stored)
+        if torn:
+            return Frame(self.run_id, offset, _inflate_torn(body), True, stored)
+        records, error = _inflate(body, self)
+        return Frame(self.run_id, offset, records, False, stored, error)
+
+
+def _parse_frame_line(line: bytes) -> _Head | None:
     match = _FRAME_LINE.match(line)
-    return (match.group(1).decode(), int(match.group(2))) if match else None
+    if match is None:
+        return None
+    packed = match.group(3)
+    return _Head(match.group(1).decode(), int(match.group(2)), None if packed is None else int(packed))
+
+
+def _inflate(body: bytes, head: _Head) -> tuple[bytes, str | None]:
+    """The records a whole compressed frame holds, or why they cannot be read back (damage)."""
+    damaged = "damaged: the compressed records of its frame do not read back"
+    if len(body) != head.length or not body.endswith(b"\n"):
+        return b"", f"{damaged} ({len(body)} bytes where its frame line says {head.length})"
+    try:
+        compressed = binascii.a2b_base64(body)
+        records = zlib.decompress(compressed)
+    except (binascii.Error, zlib.error) as exc:
+        return b"", f"{damaged} ({exc})"
+    if binascii.b2a_base64(compressed) != body:  # a stray or changed byte base64 reading skips
+        return b"", f"{damaged} (bytes that are not the base64 written)"
+    if len(records) != head.size:
+        return b"", f"{damaged} ({len(records)} bytes of records where its frame line says {head.size})"
+    return records, None
+
+
+def _inflate_torn(body: bytes) -> bytes:
+    """What can be read of compressed records cut short (the lines up to the cut, the last one torn)."""
+    text = body.rstrip(b"\n")
+    try:
+        return zlib.decompressobj().decompress(binascii.a2b_base64(text[: len(text) // 4 * 4]))
+    except (binascii.Error, zlib.error):
+        return b""
 
 
 def scan(data: bytes) -> Iterator[Frame | Damage]:
@@ -106,12 +182,20 @@ def scan(data: bytes) -> Iterator[Frame | Damage]:
             yield Damage(at, resume)
             at = resume
             continue
-        run_id, length = parsed
-        following = data.find(b"\n" + _FRAME_START, end)
-        stop = size if following < 0 else following + 1
-        records = data[end + 1 : stop]
-        yield Frame(run_id, at, records, torn=stop == size and len(records) < length)
+        stop = _frame_end(data, end, parsed.packed is not None)
+        body = data[end + 1 : stop]
+        yield parsed.frame(at, body, stop == size and len(body) < parsed.length, stop - at)
         at = stop
+
+
+def _frame_end(data: bytes, end: int, packed: bool) -> int:
+    """Where the frame whose line ends at ``end`` stops: at the next frame line; a compressed frame (its
+    base64 holds no ``{``) at the next ``{"frame":`` even when the newline before it was changed."""
+    if packed:
+        following = data.find(_FRAME_START, end)
+        return len(data) if following < 0 else following
+    following = data.find(b"\n" + _FRAME_START, end)
+    return len(data) if following < 0 else following + 1
 
 
 def _torn_line(rest: bytes) -> bool:
@@ -128,18 +212,20 @@ def read_frame(path: Path, offset: int, run_id: str) -> Frame | None:
             file.seek(offset)
             line = file.readline()
             parsed = _parse_frame_line(line.rstrip(b"\n"))
-            if parsed is None or parsed[0] != run_id:
+            if parsed is None or parsed.run_id != run_id:
                 return None
-            records = file.read(parsed[1])
+            body = file.read(parsed.length)
             after = file.read(len(_FRAME_START))
-            whole = records.endswith(b"\n") and b"\n" + _FRAME_START not in records
+            whole = (
+                body.endswith(b"\n") and (_FRAME_START if parsed.packed else b"\n" + _FRAME_START) not in body
+            )
             if not (whole and after in (b"", _FRAME_START)):
                 file.seek(offset)
                 found = next(_frames(file.read()), None)  # the lines up to the next frame line
                 return dataclasses.replace(found, offset=offset) if found is not None else None
     except (FileNotFoundError, NotADirectoryError):
         return None
-    return Frame(run_id, offset, records, torn=len(records) < parsed[1] and not after)
+    return parsed.frame(offset, body, len(body) < parsed.length and not after, len(line) + len(body))
 
 
 def _frames(data: bytes) -> Iterator[Frame]:
@@ -155,9 +241,10 @@ class JournalBrokenError(OSError):
 class Journal:
     """One process's journal of one day: frames appended under a lock, synced in groups."""
 
-    def __init__(self, path: Path, fsync: Fsync) -> None:
+    def __init__(self, path: Path, fsync: Fsync, level: int | None = ZLIB_LEVEL) -> None:
         self.path = path
         self._fsync = fsync
+        self._level = level  # zlib's level for the frames' records; None: as they are
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
         self._changed = threading.Condition()
         self._end = 0  # bytes written so far (the file is ours alone)
@@ -173,7 +260,7 @@ class Journal:
 
     def append(self, run_id: str, records: bytes) -> tuple[int, int]:
         """Write one frame; return its offset and its number (what ``wait_durable`` waits on)."""
-        frame = frame_line(run_id, len(records)) + records
+        frame = pack(run_id, records, self._level)  # outside the lock: runs compress side by side
         with self._changed:
             if self._broken is not None:
                 raise JournalBrokenError(self._broken.errno or 0, f"journal failed earlier: {self._broken}")
@@ -248,8 +335,8 @@ def frame_index(path: Path) -> list[tuple[str, int, int]]:
                 parsed = _parse_frame_line(line[:-1])
                 if parsed is None:
                     break
-                frames.append((parsed[0], file.tell() - len(line), parsed[1]))
-                file.seek(parsed[1], os.SEEK_CUR)
+                frames.append((parsed.run_id, file.tell() - len(line), parsed.size))
+                file.seek(parsed.length, os.SEEK_CUR)
             else:
                 return frames
     except FileNotFoundError:

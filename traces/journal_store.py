@@ -20,7 +20,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Final
 
+from evidence_loop.tools.errors import TraceError
 from evidence_loop.traces.journal import (
+    ZLIB_LEVEL,
     Frame,
     Fsync,
     Journal,
@@ -38,8 +40,9 @@ _RUN_ID: Final = re.compile(rb'\{"run_id": ?"([A-Za-z0-9._-]+)"')
 class Journals:
     """The journal this process appends to, one per day folder."""
 
-    def __init__(self, fsync: Fsync) -> None:
+    def __init__(self, fsync: Fsync, level: int | None = ZLIB_LEVEL) -> None:
         self._fsync = fsync
+        self._level = level
         self._open: dict[Path, Journal] = {}
         self._lock = threading.Lock()
 
@@ -52,7 +55,7 @@ class Journals:
                 return journal
             if journal is not None:
                 journal.close()  # broken: its runs have failed already
-            journal = Journal(day / journal_name(), self._fsync)
+            journal = Journal(day / journal_name(), self._fsync, self._level)
             try:
                 self._sync_folders(sorted({day, *(d.parent for d in new_dirs)}))
             except OSError:
@@ -179,6 +182,13 @@ def locate(run_id: str, days: list[Path], placed: Placed) -> tuple[Path, Frame |
                 if isinstance(item, Frame) and item.run_id == run_id:
                     return journal, item
     return None
+
+
+def frame_records(path: Path, frame: Frame) -> bytes:
+    """The records of a journal frame; ``TraceError`` when its compressed records do not read back."""
+    if frame.error is not None:
+        raise TraceError(f"trace of run {frame.run_id} in {path.name}@{frame.offset}: {frame.error}")
+    return frame.records
 
 
 class TakenIds:

@@ -49,8 +49,8 @@ from evidence_loop.traces.citations import TextSource
 from evidence_loop.traces.day_verify import Ends, against, unwritten, verify_day
 from evidence_loop.traces.feedback import FeedbackLog, FolderFeedback
 from evidence_loop.traces.group_sync import GroupSync
-from evidence_loop.traces.journal import Frame, frame_index, journal_files
-from evidence_loop.traces.journal_store import Journals, PendingFrame, Placed, TakenIds, locate
+from evidence_loop.traces.journal import ZLIB_LEVEL, Frame, frame_index, journal_files
+from evidence_loop.traces.journal_store import Journals, PendingFrame, Placed, TakenIds, frame_records, locate
 from evidence_loop.traces.manifest import FinishedRun, append_finished, read_manifest
 from evidence_loop.traces.reader import parse_trace, read_trace
 from evidence_loop.traces.run_index import (
@@ -104,6 +104,7 @@ class TraceStore:
         fsync_each: bool = False,
         fsync: Fsync = os.fsync,
         layout: Layout = "journal",
+        compress: int | None = ZLIB_LEVEL,
     ) -> None:
         self.root = Path(root)
         self.index_path = self.root / "index.jsonl"
@@ -115,7 +116,7 @@ class TraceStore:
         self._days_seen: builtins.list[Path] | None = None
         self._folder_syncs: dict[Path, GroupSync] = {}
         self._folder_syncs_lock = threading.Lock()
-        self._journals = Journals(fsync)
+        self._journals = Journals(fsync, compress)  # zlib's level of the frames; None: plain
         self._taken = TakenIds()
         self._placed = Placed()
         self.documents: Documents = FolderDocuments(self.root)  # written once: always synced
@@ -239,14 +240,20 @@ class TraceStore:
         """Read a trace by run id, or by file path (a ``Path``, or a string ending in ``.jsonl``)."""
         if isinstance(run, str) and not run.endswith(".jsonl"):
             path, frame = self._locate(_check_run_id(run))
-            trace = read_trace(path) if frame is None else parse_trace(frame.records, path=path)
+            trace = read_trace(path) if frame is None else parse_trace(frame_records(path, frame), path=path)
             return with_documents(trace, self.documents)
         return with_documents(read_trace(Path(run)), self.documents)
 
     def raw(self, run_id: str) -> bytes:
         """The records of ``run_id`` as written: the bytes of its own file, or of its journal frame."""
         path, frame = self._locate(_check_run_id(run_id))
-        return path.read_bytes() if frame is None else frame.records
+        return path.read_bytes() if frame is None else frame_records(path, frame)
+
+    def stored_size(self, run_id: str) -> int:
+        """The bytes ``run_id`` takes where it is kept: its own file, or its journal frame as written
+        (compressed, frame line included); ``raw`` gives the records themselves."""
+        path, frame = self._locate(_check_run_id(run_id))
+        return path.stat().st_size if frame is None else frame.stored
 
     def _locate(self, run_id: str) -> tuple[Path, Frame | None]:
         """Where the trace of ``run_id`` is (``journal_store.locate``); ``NotFoundError`` if nowhere."""

@@ -116,6 +116,28 @@ def test_replay_all_names_a_tampered_trace_and_replays_the_rest(capsys: Capture,
     assert "replayed 1 runs: 1 identical, 0 differ, 1 tampered or unreadable (not replayed)" in out
 
 
+def test_a_changed_byte_of_a_compressed_frame_is_a_failure_naming_its_run_never_a_crash(
+    capsys: Capture, index: Path
+) -> None:
+    runs = [ask(capsys, index, q) for q in QUESTIONS]
+    journal = traces(index).path(runs[1])
+    content = bytearray(journal.read_bytes())
+    frame = content.index(b'{"frame":"' + runs[1].encode())
+    at = content.index(b"\n", frame) + 40  # inside its compressed line
+    content[at] = ord("B") if content[at] == ord("A") else ord("A")
+    journal.write_bytes(bytes(content))
+
+    code, out, err = run(capsys, "trace", "verify", "--all", "--index", str(index))
+    assert code == 1 and "2 of 3 traces verify" in out
+    [failed] = [line for line in out.splitlines() if "FAILED" in line]
+    assert failed.startswith(f"{runs[1]}: FAILED - damaged: the compressed records of its frame")
+    for argv in (["trace", "verify", runs[1]], ["trace", "show", runs[1]], ["replay", runs[1]]):
+        code, out, err = run(capsys, *argv, "--index", str(index))
+        assert code == 1 and f"trace of run {runs[1]} in runs-" in out + err, argv
+    code, out, _ = run(capsys, "trace", "verify", runs[2], "--index", str(index))
+    assert code == 0 and "complete" in out
+
+
 @pytest.mark.parametrize("run_id", [r for r, _, _ in RUNS if r.startswith("golden-")])
 def test_a_committed_golden_trace_verifies_and_replays_from_the_cli(
     capsys: Capture, recorded_index: Path, run_id: str

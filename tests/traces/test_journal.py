@@ -34,6 +34,13 @@ def journal_store(tmp_path: Path) -> TraceStore:
     return TraceStore(tmp_path / "traces")
 
 
+@pytest.fixture
+def plain_store(tmp_path: Path) -> TraceStore:
+    """Frames as written before they were compressed: the tests that edit a frame's records do so here
+    (``test_journal_zlib`` edits compressed ones)."""
+    return TraceStore(tmp_path / "plain", compress=None)
+
+
 def write(
     store: TraceStore, make_header: HeaderFactory, run_id: str, *, finish: bool = True, **header: object
 ) -> str:
@@ -143,15 +150,15 @@ def test_a_frame_torn_at_the_end_of_the_journal_verifies_as_interrupted_not_tamp
 
 
 def test_a_frame_cut_short_of_the_end_its_manifest_recorded_is_truncated(
-    journal_store: TraceStore, make_header: HeaderFactory
+    plain_store: TraceStore, make_header: HeaderFactory
 ) -> None:
-    write(journal_store, make_header, "r-done")
-    final = write(journal_store, make_header, "r-cut")
-    [journal] = journals(journal_store)
+    write(plain_store, make_header, "r-done")
+    final = write(plain_store, make_header, "r-cut")
+    [journal] = journals(plain_store)
     with journal.open("r+b") as file:
         file.truncate(journal.stat().st_size - 200)  # into the footer
 
-    verdict = dict(journal_store.verify_all())["r-cut"]
+    verdict = dict(plain_store.verify_all())["r-cut"]
     assert (verdict.ok, verdict.first_bad_seq) == (False, 8)
     assert (
         verdict.reason
@@ -160,36 +167,36 @@ def test_a_frame_cut_short_of_the_end_its_manifest_recorded_is_truncated(
 
 
 def test_a_changed_byte_in_a_frame_is_tampering_at_its_event_and_the_other_runs_still_verify(
-    journal_store: TraceStore, make_header: HeaderFactory
+    plain_store: TraceStore, make_header: HeaderFactory
 ) -> None:
     for run in ("r-1", "r-2", "r-3"):
-        write(journal_store, make_header, run)
-    [journal] = journals(journal_store)
+        write(plain_store, make_header, run)
+    [journal] = journals(plain_store)
     content = journal.read_bytes()
     second = read_manifest(journal.parent)["r-2"].offset
     at = content.index(b'"move":"left"', second)
     journal.write_bytes(content[:at] + b'"move":"lefT"' + content[at + 13 :])
 
-    verdicts = dict(journal_store.verify_all())
+    verdicts = dict(plain_store.verify_all())
     assert (verdicts["r-2"].ok, verdicts["r-2"].first_bad_seq) == (False, 2)
     assert "event 2 (slid) changed" in verdicts["r-2"].reason
     assert verdicts["r-1"].complete and verdicts["r-3"].complete
 
 
 def test_bytes_inserted_into_a_frame_fail_it_at_that_event_and_the_frames_after_it_still_verify(
-    journal_store: TraceStore, make_header: HeaderFactory
+    plain_store: TraceStore, make_header: HeaderFactory
 ) -> None:
     for run in ("r-1", "r-2", "r-3"):
-        write(journal_store, make_header, run)
-    [journal] = journals(journal_store)
+        write(plain_store, make_header, run)
+    [journal] = journals(plain_store)
     content = journal.read_bytes()
     at = content.index(b"different scopes", read_manifest(journal.parent)["r-2"].offset or 0)
     journal.write_bytes(content[:at] + b"quite " + content[at:])
 
-    verdicts = dict(journal_store.verify_all())
+    verdicts = dict(plain_store.verify_all())
     assert (verdicts["r-2"].ok, verdicts["r-2"].first_bad_seq) == (False, 5)
     assert verdicts["r-1"].complete and verdicts["r-3"].complete and len(verdicts) == 3
-    assert journal_store.verify("r-2").first_bad_seq == 5, "read by id too, though its length changed"
+    assert plain_store.verify("r-2").first_bad_seq == 5, "read by id too, though its length changed"
 
 
 def test_bytes_that_are_no_frame_are_damage_and_the_frames_after_them_still_verify(
