@@ -219,6 +219,6 @@ class TakenIds:
                 manifest.seek(done)
                 fresh = manifest.read(size - done)
             whole = fresh.rfind(b"\n") + 1
-            ids = ids | {m.decode() for m in _RUN_ID.findall(fresh, 0, whole)}
+            ids.update(m.decode() for m in _RUN_ID.findall(fresh, 0, whole))  # not a copy per run
             self._read[day] = (done + whole, ids)
         return ids

@@ -32,6 +32,11 @@ def _line(summary: TraceSummary) -> bytes:
     return summary.model_dump_json().encode("utf-8") + b"\n"
 
 
+def summary_line(summary: TraceSummary) -> bytes:
+    """The index's line for ``summary``."""
+    return _line(summary)
+
+
 def append_summary(index_path: Path, summary: TraceSummary) -> None:
     """Append one run's line (every writing process appends to the one index)."""
     line = _line(summary)

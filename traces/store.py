@@ -44,6 +44,7 @@ from evidence_loop.tools.errors import (
     NotFoundError,
     TraceStoreUnavailableError,
 )
+from evidence_loop.traces.appends import Appends
 from evidence_loop.traces.blobs import Documents, FolderDocuments, split_documents, with_documents
 from evidence_loop.traces.citations import TextSource
 from evidence_loop.traces.day_verify import Ends, against, unwritten, verify_day
@@ -51,14 +52,20 @@ from evidence_loop.traces.feedback import FeedbackLog, FolderFeedback
 from evidence_loop.traces.group_sync import GroupSync
 from evidence_loop.traces.journal import Frame, frame_index, journal_files
 from evidence_loop.traces.journal_store import Journals, PendingFrame, Placed, TakenIds, locate
-from evidence_loop.traces.manifest import FinishedRun, append_finished, read_manifest
+from evidence_loop.traces.manifest import (
+    MANIFEST_NAME,
+    FinishedRun,
+    append_finished,
+    manifest_line,
+    read_manifest,
+)
 from evidence_loop.traces.reader import parse_trace, read_trace
 from evidence_loop.traces.run_index import (
-    append_summary,
     read_index,
     rewrite_index,
     short_question,
     summarize,
+    summary_line,
 )
 from evidence_loop.traces.schema import (
     RUN_ID_PATTERN,
@@ -68,7 +75,8 @@ from evidence_loop.traces.schema import (
     TraceSummary,
 )
 from evidence_loop.traces.verify import VerifyResult, verify
-from evidence_loop.traces.writer import Fsync, TraceWriter, probe_folder, seal_header, unwritable
+from evidence_loop.traces.encode import sealed_header
+from evidence_loop.traces.writer import Fsync, TraceWriter, probe_folder, unwritable
 
 _RUN_ID = re.compile(RUN_ID_PATTERN)
 _short_question = short_question  # the PostgreSQL store's name for it
@@ -118,6 +126,8 @@ class TraceStore:
         self._journals = Journals(fsync)
         self._taken = TakenIds()
         self._placed = Placed()
+        self._appends = Appends()  # the manifest and index lines of finished runs
+        self._relatives: dict[Path, str] = {}
         self.documents: Documents = FolderDocuments(self.root)  # written once: always synced
 
     def begin(self, header: TraceHeader) -> TraceWriter:
@@ -128,7 +138,7 @@ class TraceStore:
             self.documents.put(documents)  # before the first run that names them: none names a missing one
         except OSError as exc:
             raise unwritable(self.root / "blobs", exc) from exc
-        sealed = seal_header(header)  # a bad header fails here, before anything is written
+        sealed, line = sealed_header(header)  # a bad header fails here, before anything is written
         created = sealed.created
         day = self.root / f"{created.year:04d}" / f"{created.month:02d}" / f"{created.day:02d}"
         days = self._known_days(day)
@@ -136,18 +146,18 @@ class TraceStore:
         if existing is not None:
             raise InputError(f"run {run_id} already has a trace at {existing}")
         if self.layout == "files":
-            return self._begin_file(sealed, day)
+            return self._begin_file(sealed, line, day)
         # a journal run's id is checked against its own day and the day before (runs crossing
         # midnight); the service's run ids are random, and a run file of any day is checked above
         if not self._taken.take(run_id, {day, *days[:2]}):
             raise InputError(f"run {run_id} already has a trace in {day}")
         try:
-            return self._begin_frame(sealed, day)
+            return self._begin_frame(sealed, line, day)
         except BaseException:
             self._taken.release(run_id)
             raise
 
-    def _begin_frame(self, sealed: TraceHeader, day: Path) -> TraceWriter:
+    def _begin_frame(self, sealed: TraceHeader, line: bytes, day: Path) -> TraceWriter:
         """A writer whose records become one frame of the day's journal when the run ends."""
         try:
             journal = self._journals.for_day(day, self._make_dirs(day))
@@ -166,11 +176,12 @@ class TraceStore:
             journal.path,
             sealed,
             sealed=True,
+            line=line,
             fsync=lambda _fd: pending.commit(),
             on_finish=finished,
         )
 
-    def _begin_file(self, sealed: TraceHeader, day: Path) -> TraceWriter:
+    def _begin_file(self, sealed: TraceHeader, line: bytes, day: Path) -> TraceWriter:
         """A writer of one file per run, each line flushed (and with ``fsync_each``, synced)."""
         run_id = sealed.run_id
         path = day / f"{run_id}.jsonl"
@@ -189,6 +200,7 @@ class TraceStore:
                 path,
                 sealed,
                 sealed=True,
+                line=line,
                 sync_dirs=sync_dirs,
                 fsync_each=self._fsync_each,
                 fsync=self._fsync,
@@ -224,6 +236,7 @@ class TraceStore:
     def close(self) -> None:
         """Close this process's journals (call once no run is going on)."""
         self._journals.close()
+        self._appends.close()
 
     @property
     def feedback(self) -> FeedbackLog:
@@ -388,7 +401,13 @@ class TraceStore:
         return missing
 
     def _relative(self, path: Path) -> str:
-        return path.relative_to(self.root).as_posix()
+        known = self._relatives.get(path)
+        if known is None:  # a journal's path is asked for by each of its runs
+            known = path.relative_to(self.root).as_posix()
+            if len(self._relatives) > 64:
+                self._relatives.clear()
+            self._relatives[path] = known
+        return known
 
     def _record_finished(
         self,
@@ -404,9 +423,12 @@ class TraceStore:
         place = (None, None) if frame is None or frame.journal is None else (frame.journal.path, frame.offset)
         path = place[0] or path
         finished = FinishedRun(header.run_id, footer.hash, footer.events, *_named(place), at=_now(place))
-        append_finished(path.parent, finished, fsync=self._fsync if self._fsync_each else None)
+        if self._fsync_each:
+            append_finished(path.parent, finished, fsync=self._fsync)
+        else:
+            self._appends.append(path.parent / MANIFEST_NAME, manifest_line(finished))
         self._taken.release(header.run_id)
-        summary = TraceSummary(
+        summary = TraceSummary.model_construct(  # what a reader validates: made of checked values
             run_id=header.run_id,
             created_at=header.created_at,
             status="complete",
@@ -417,7 +439,7 @@ class TraceStore:
             events=footer.events,
             bytes=size,
         )
-        append_summary(self.index_path, summary)
+        self._appends.append(self.index_path, summary_line(summary), fresh_line=True)
 
     def rewrite_index(self, keep: Callable[[TraceSummary], bool]) -> None:
         """Rewrite the index with only the runs ``keep`` accepts: a new file, fsynced, renamed over the

@@ -1,0 +1,78 @@
+"""Lines appended to a store's shared files (the day manifests, the index) through descriptors kept
+open: a finished run's two lines cost a ``stat`` and a ``write`` each, not an open, a seek, a read and
+a close.
+
+Every line is one ``write`` to a descriptor opened in append mode, so lines from threads and other
+processes stay whole, as before. Before each write the path is looked up again: a file replaced
+(``rewrite_index``), or removed with its day folder (retention), is opened anew (or the write fails
+as an open of a removed folder did), never written through a descriptor of a file nobody reads.
+With ``fresh_line`` a line follows a torn one (a process killed mid-write) on a line of its own: the
+last byte is read only when the file does not end where this process's last line left it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+KEPT: Final = 8  # descriptors kept: the index and the manifests of the days being written
+
+
+@dataclass(slots=True)
+class _Open:
+    fd: int
+    inode: tuple[int, int]
+    end: int  # where this process's last line ended (-1: unknown)
+
+
+class Appends:
+    """The shared files this store appends lines to, each kept open."""
+
+    def __init__(self) -> None:
+        self._open: dict[Path, _Open] = {}
+        self._lock = threading.Lock()
+
+    def append(self, path: Path, line: bytes, *, fresh_line: bool = False) -> None:
+        """Append ``line`` (ending in a newline) to ``path``, created if missing; ``OSError`` when the
+        file cannot be opened or written."""
+        with self._lock:
+            held, size = self._held(path)
+            if fresh_line and 0 < size != held.end and _last_byte(held.fd, size) != b"\n":
+                line = b"\n" + line
+            os.write(held.fd, line)
+            held.end = size + len(line)  # another process's line written meanwhile only costs a read
+
+    def close(self) -> None:
+        with self._lock:
+            for held in self._open.values():
+                os.close(held.fd)
+            self._open.clear()
+
+    def _held(self, path: Path) -> tuple[_Open, int]:
+        """The open descriptor of ``path`` and the file's size, (re)opened when the file there is not
+        the one held."""
+        held = self._open.get(path)
+        try:
+            now = os.stat(path)
+        except FileNotFoundError:
+            now = None
+        if held is not None and now is not None and (now.st_dev, now.st_ino) == held.inode:
+            return held, now.st_size
+        if held is not None:
+            del self._open[path]
+            os.close(held.fd)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        info = os.fstat(fd)
+        held = _Open(fd, (info.st_dev, info.st_ino), -1)
+        self._open[path] = held
+        while len(self._open) > KEPT:
+            os.close(self._open.pop(next(iter(self._open))).fd)
+        return held, info.st_size
+
+
+def _last_byte(fd: int, size: int) -> bytes:
+    os.lseek(fd, size - 1, os.SEEK_SET)  # a write in append mode goes to the end all the same
+    return os.read(fd, 1)
