@@ -35,15 +35,16 @@ class Appends:
         self._open: dict[Path, _Open] = {}
         self._lock = threading.Lock()
 
-    def append(self, path: Path, line: bytes, *, fresh_line: bool = False) -> None:
-        """Append ``line`` (ending in a newline) to ``path``, created if missing; ``OSError`` when the
-        file cannot be opened or written."""
+    def append(self, path: Path, line: bytes, *, fresh_line: bool = False) -> tuple[int, int]:
+        """Append ``line`` (ending in a newline) to ``path``, created if missing, and return where it
+        went (start, end); ``OSError`` when the file cannot be opened or written."""
         with self._lock:
             held, size = self._held(path)
             if fresh_line and 0 < size != held.end and _last_byte(held.fd, size) != b"\n":
                 line = b"\n" + line
-            os.write(held.fd, line)
-            held.end = size + len(line)  # another process's line written meanwhile only costs a read
+            os.write(held.fd, line)  # whole: a regular file's write is not cut short but by a full disk
+            held.end = os.lseek(held.fd, 0, os.SEEK_CUR)  # in append mode: the end of this very line
+            return held.end - len(line), held.end
 
     def close(self) -> None:
         with self._lock:

@@ -208,6 +208,16 @@ class TakenIds:
         with self._lock:
             self._own.discard(run_id)
 
+    def finished(self, run_id: str, day: Path, line: tuple[int, int]) -> None:
+        """The run ended, named by the manifest line of ``day`` this store wrote at ``line`` (start,
+        end): that line need not be read back when it follows what was read (no other line between)."""
+        with self._lock:
+            self._own.discard(run_id)
+            done, ids = self._read.get(day, (-1, set()))
+            if done == line[0]:
+                ids.add(run_id)
+                self._read[day] = (line[1], ids)
+
     def _named(self, day: Path) -> set[str]:
         done, ids = self._read.get(day, (0, set()))
         try:

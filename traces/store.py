@@ -48,6 +48,7 @@ from evidence_loop.traces.appends import Appends
 from evidence_loop.traces.blobs import Documents, FolderDocuments, split_documents, with_documents
 from evidence_loop.traces.citations import TextSource
 from evidence_loop.traces.day_verify import Ends, against, unwritten, verify_day
+from evidence_loop.traces.encode import sealed_header
 from evidence_loop.traces.feedback import FeedbackLog, FolderFeedback
 from evidence_loop.traces.group_sync import GroupSync
 from evidence_loop.traces.journal import Frame, frame_index, journal_files
@@ -73,9 +74,9 @@ from evidence_loop.traces.schema import (
     TraceFooter,
     TraceHeader,
     TraceSummary,
+    parse_utc,
 )
 from evidence_loop.traces.verify import VerifyResult, verify
-from evidence_loop.traces.encode import sealed_header
 from evidence_loop.traces.writer import Fsync, TraceWriter, probe_folder, unwritable
 
 _RUN_ID = re.compile(RUN_ID_PATTERN)
@@ -128,6 +129,8 @@ class TraceStore:
         self._placed = Placed()
         self._appends = Appends()  # the manifest and index lines of finished runs
         self._relatives: dict[Path, str] = {}
+        self._day_folders: dict[str, Path] = {}
+        self._manifests: dict[Path, Path] = {}  # a few days: one a day
         self.documents: Documents = FolderDocuments(self.root)  # written once: always synced
 
     def begin(self, header: TraceHeader) -> TraceWriter:
@@ -139,8 +142,7 @@ class TraceStore:
         except OSError as exc:
             raise unwritable(self.root / "blobs", exc) from exc
         sealed, line = sealed_header(header)  # a bad header fails here, before anything is written
-        created = sealed.created
-        day = self.root / f"{created.year:04d}" / f"{created.month:02d}" / f"{created.day:02d}"
+        day = self._day(sealed.created_at)
         days = self._known_days(day)
         existing = self._find(run_id, days)
         if existing is not None:
@@ -349,6 +351,18 @@ class TraceStore:
             out.append((date(int(year), int(month), int(day)), folder))
         return out
 
+    def _day(self, created_at: str) -> Path:
+        """The day folder of a run created at ``created_at`` (a UTC timestamp ``YYYY-MM-DDT...``)."""
+        name = created_at[:10]
+        day = self._day_folders.get(name)
+        if day is None:
+            created = parse_utc(created_at)
+            day = self.root / f"{created.year:04d}" / f"{created.month:02d}" / f"{created.day:02d}"
+            if len(self._day_folders) > 8:
+                self._day_folders.clear()
+            self._day_folders[name] = day
+        return day
+
     def _known_days(self, day: Path) -> builtins.list[Path]:
         """The day folders, listed once and again only when ``day`` is not among them, so a new run's
         id is checked against every day without listing the folders each time. Within its own day
@@ -400,6 +414,9 @@ class TraceStore:
         self._made_day = day
         return missing
 
+    def _manifest(self, day: Path) -> Path:
+        return self._manifests.get(day) or self._manifests.setdefault(day, day / MANIFEST_NAME)
+
     def _relative(self, path: Path) -> str:
         known = self._relatives.get(path)
         if known is None:  # a journal's path is asked for by each of its runs
@@ -426,7 +443,8 @@ class TraceStore:
         if self._fsync_each:
             append_finished(path.parent, finished, fsync=self._fsync)
         else:
-            self._appends.append(path.parent / MANIFEST_NAME, manifest_line(finished))
+            written = self._appends.append(self._manifest(path.parent), manifest_line(finished))
+            self._taken.finished(header.run_id, path.parent, written)
         self._taken.release(header.run_id)
         summary = TraceSummary.model_construct(  # what a reader validates: made of checked values
             run_id=header.run_id,
