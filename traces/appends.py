@@ -3,9 +3,10 @@ open: a finished run's two lines cost a ``stat`` and a ``write`` each, not an op
 a close.
 
 Every line is one ``write`` to a descriptor opened in append mode, so lines from threads and other
-processes stay whole, as before. Before each write the path is looked up again: a file replaced
-(``rewrite_index``), or removed with its day folder (retention), is opened anew (or the write fails
-as an open of a removed folder did), never written through a descriptor of a file nobody reads.
+processes stay whole, as before. Before each write the file held is asked whether a folder still
+names it (its link count): a file replaced (``rewrite_index``), or removed with its day folder
+(retention), is opened anew at its path (or the write fails as an open of a removed folder did),
+not written through a descriptor of a file nobody reads.
 With ``fresh_line`` a line follows a torn one (a process killed mid-write) on a line of its own: the
 last byte is read only when the file does not end where this process's last line left it.
 """
@@ -24,7 +25,6 @@ KEPT: Final = 8  # descriptors kept: the index and the manifests of the days bei
 @dataclass(slots=True)
 class _Open:
     fd: int
-    inode: tuple[int, int]
     end: int  # where this process's last line ended (-1: unknown)
 
 
@@ -53,25 +53,21 @@ class Appends:
             self._open.clear()
 
     def _held(self, path: Path) -> tuple[_Open, int]:
-        """The open descriptor of ``path`` and the file's size, (re)opened when the file there is not
-        the one held."""
+        """The open descriptor of ``path`` and the file's size, opened anew when the file held is no
+        longer in any folder (replaced by a rename, or removed)."""
         held = self._open.get(path)
-        try:
-            now = os.stat(path)
-        except FileNotFoundError:
-            now = None
-        if held is not None and now is not None and (now.st_dev, now.st_ino) == held.inode:
-            return held, now.st_size
         if held is not None:
+            now = os.fstat(held.fd)
+            if now.st_nlink > 0:
+                return held, now.st_size
             del self._open[path]
             os.close(held.fd)
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-        info = os.fstat(fd)
-        held = _Open(fd, (info.st_dev, info.st_ino), -1)
+        held = _Open(fd, -1)
         self._open[path] = held
         while len(self._open) > KEPT:
             os.close(self._open.pop(next(iter(self._open))).fd)
-        return held, info.st_size
+        return held, os.fstat(fd).st_size
 
 
 def _last_byte(fd: int, size: int) -> bytes:
