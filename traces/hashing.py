@@ -117,6 +117,9 @@ def _float(value: object) -> float:
     raise TypeError(f"a {type(value).__name__} is not a JSON value")
 
 
+_NO_NAN: Final = json.JSONEncoder(allow_nan=False, check_circular=False)
+
+
 def compact_canonical(value: object, path: str = "value") -> bytes:
     """Schema 3's canonical JSON of a value, as UTF-8: orjson with sorted keys, one pass in C. The
     encoder writes NaN and the infinities as null, so a text holding a null is checked as plain JSON
@@ -126,8 +129,11 @@ def compact_canonical(value: object, path: str = "value") -> bytes:
     except TypeError:
         check_json(value, path)
         raise
-    if b"null" in text:
-        check_json(value, path)
+    if b"null" in text:  # None, or NaN or an infinity: the C encoder tells them apart in one pass
+        try:
+            _NO_NAN.encode(value)
+        except (TypeError, ValueError):
+            check_json(value, path)  # names the value at fault (a float subclass it refused passes)
     return text
 
 

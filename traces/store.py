@@ -375,9 +375,8 @@ class TraceStore:
     def _find(self, run_id: str, days: Iterable[Path] | None = None) -> Path | None:
         name = f"{run_id}.jsonl"
         for day in self._days(None) if days is None else days:
-            candidate = day / name
-            if candidate.is_file():
-                return candidate
+            if os.path.isfile(os.path.join(day, name)):  # a stat; a Path is made only for a run found
+                return day / name
         return None
 
     def _days(self, since: date | None) -> Iterator[Path]:
