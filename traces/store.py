@@ -33,7 +33,6 @@ import builtins
 import os
 import re
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -44,29 +43,22 @@ from evidence_loop.tools.errors import (
     NotFoundError,
     TraceStoreUnavailableError,
 )
-from evidence_loop.traces.appends import Appends
 from evidence_loop.traces.blobs import Documents, FolderDocuments, split_documents, with_documents
 from evidence_loop.traces.citations import TextSource
 from evidence_loop.traces.day_verify import Ends, against, unwritten, verify_day
 from evidence_loop.traces.encode import sealed_header
 from evidence_loop.traces.feedback import FeedbackLog, FolderFeedback
+from evidence_loop.traces.finished_lines import FinishedLines
 from evidence_loop.traces.group_sync import GroupSync
 from evidence_loop.traces.journal import Frame, frame_index, journal_files
 from evidence_loop.traces.journal_store import Journals, PendingFrame, Placed, TakenIds, locate
-from evidence_loop.traces.manifest import (
-    MANIFEST_NAME,
-    FinishedRun,
-    append_finished,
-    manifest_line,
-    read_manifest,
-)
+from evidence_loop.traces.manifest import FinishedRun, read_manifest
 from evidence_loop.traces.reader import parse_trace, read_trace
 from evidence_loop.traces.run_index import (
     read_index,
     rewrite_index,
     short_question,
     summarize,
-    summary_line,
 )
 from evidence_loop.traces.schema import (
     RUN_ID_PATTERN,
@@ -127,10 +119,10 @@ class TraceStore:
         self._journals = Journals(fsync)
         self._taken = TakenIds()
         self._placed = Placed()
-        self._appends = Appends()  # the manifest and index lines of finished runs
-        self._relatives: dict[Path, str] = {}
+        self._finished = FinishedLines(
+            self.root, self.index_path, self._taken, fsync=fsync if fsync_each else None
+        )
         self._day_folders: dict[str, Path] = {}
-        self._manifests: dict[Path, Path] = {}  # a few days: one a day
         self.documents: Documents = FolderDocuments(self.root)  # written once: always synced
 
     def begin(self, header: TraceHeader) -> TraceWriter:
@@ -238,7 +230,7 @@ class TraceStore:
     def close(self) -> None:
         """Close this process's journals (call once no run is going on)."""
         self._journals.close()
-        self._appends.close()
+        self._finished.close()
 
     @property
     def feedback(self) -> FeedbackLog:
@@ -413,18 +405,6 @@ class TraceStore:
         self._made_day = day
         return missing
 
-    def _manifest(self, day: Path) -> Path:
-        return self._manifests.get(day) or self._manifests.setdefault(day, day / MANIFEST_NAME)
-
-    def _relative(self, path: Path) -> str:
-        known = self._relatives.get(path)
-        if known is None:  # a journal's path is asked for by each of its runs
-            known = path.relative_to(self.root).as_posix()
-            if len(self._relatives) > 64:
-                self._relatives.clear()
-            self._relatives[path] = known
-        return known
-
     def _record_finished(
         self,
         path: Path,
@@ -434,29 +414,9 @@ class TraceStore:
         *,
         frame: PendingFrame | None = None,
     ) -> None:
-        """Called once the trace (and its folder entry) is durable: the manifest line, then the index
-        line; a journal run's say where its frame is (the index's path ends ``#offset``)."""
+        """Called once the trace (and its folder entry) is durable: its manifest and index lines."""
         place = (None, None) if frame is None or frame.journal is None else (frame.journal.path, frame.offset)
-        path = place[0] or path
-        finished = FinishedRun(header.run_id, footer.hash, footer.events, *_named(place), at=_now(place))
-        if self._fsync_each:
-            append_finished(path.parent, finished, fsync=self._fsync)
-        else:
-            written = self._appends.append(self._manifest(path.parent), manifest_line(finished))
-            self._taken.finished(header.run_id, path.parent, written)
-        self._taken.release(header.run_id)
-        summary = TraceSummary.model_construct(  # what a reader validates: made of checked values
-            run_id=header.run_id,
-            created_at=header.created_at,
-            status="complete",
-            outcome_status=footer.outcome_status,
-            question=short_question(header.question),
-            path=self._relative(path) + (f"#{place[1]}" if place[0] is not None else ""),
-            final_hash=footer.hash,
-            events=footer.events,
-            bytes=size,
-        )
-        self._appends.append(self.index_path, summary_line(summary), fresh_line=True)
+        self._finished.record(path, header, footer, size, place)
 
     def rewrite_index(self, keep: Callable[[TraceSummary], bool]) -> None:
         """Rewrite the index with only the runs ``keep`` accepts: a new file, fsynced, renamed over the
@@ -465,13 +425,3 @@ class TraceStore:
 
     def _read_index(self, only: str | None = None) -> dict[str, TraceSummary]:
         return read_index(self.index_path, only)
-
-
-def _now(place: tuple[Path | None, int | None]) -> float | None:
-    """When a journal run was durable (a run's own file has its modification time for that)."""
-    return round(time.time(), 3) if place[0] is not None else None
-
-
-def _named(place: tuple[Path | None, int | None]) -> tuple[str | None, int | None]:
-    """A frame's place as its manifest line names it: the journal's file name and the offset."""
-    return (place[0].name, place[1]) if place[0] is not None else (None, None)
