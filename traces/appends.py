@@ -1,6 +1,6 @@
 """Lines appended to a store's shared files (the day manifests, the index) through descriptors kept
-open: a finished run's two lines cost a ``stat`` and a ``write`` each, not an open, a seek, a read and
-a close.
+open: a finished run's two lines cost an ``fstat``, a ``write`` and an ``lseek`` each, not an open, a
+seek, a read and a close.
 
 Every line is one ``write`` to a descriptor opened in append mode, so lines from threads and other
 processes stay whole, as before. Before each write the file held is asked whether a folder still
