@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -57,8 +58,15 @@ def _hit(h: Hit, inline_text: bool) -> HitRecord:
     if h.similarity is not None:  # hybrid recall only: lexical traces read as they were written
         record["similarity"] = _r(h.similarity)
     if not inline_text:
-        record["sha256"] = text_sha256(unit.text)
+        record["sha256"] = _unit_sha256(unit.text)
     return record
+
+
+@lru_cache(maxsize=8192)
+def _unit_sha256(text: str) -> str:
+    """A recalled unit's digest: the same units come back run after run (the text is the index's,
+    its hash kept by the string)."""
+    return text_sha256(text)
 
 
 def recalled(query: str, k: int, round_no: int, hits: Sequence[Hit], *, inline_text: bool = False) -> Made:

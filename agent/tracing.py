@@ -6,6 +6,7 @@ step, written and flushed as the run happens.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Collection, Mapping
 from functools import lru_cache
@@ -51,6 +52,22 @@ def as_json(data: Mapping[str, object]) -> dict[str, Any]:
     """Data exactly as it reads back from a trace file (tuples become lists, keys strings)."""
     loaded: dict[str, Any] = json.loads(canonical_json(dict(data)))
     return loaded
+
+
+_SETTINGS: dict[int, tuple[dict[str, object], dict[str, Any]]] = {}
+
+
+def _settings_json(settings: Mapping[str, object]) -> dict[str, Any]:
+    """``as_json`` of settings passed for every run (the service's LLM settings): made again only when
+    the mapping handed in is another one or no longer equal to the one it was made of."""
+    known = _SETTINGS.get(id(settings))
+    if known is not None and known[0] == settings:
+        return known[1]
+    plain = as_json(settings)
+    if len(_SETTINGS) > 32:
+        _SETTINGS.clear()
+    _SETTINGS[id(settings)] = (copy.deepcopy(dict(settings)), plain)
+    return plain
 
 
 @lru_cache(maxsize=32)
@@ -108,7 +125,7 @@ def header(
         question=question,
         groups=sorted(set(groups)),
         caller=caller,
-        llm=as_json(llm or {}),
+        llm=_settings_json(llm) if llm else {},  # validation copies it, as the policy
         embedder=as_json(embedder.as_dict()) if embedder is not None else {},
         reranker=as_json(reranker.as_dict()) if reranker is not None else {},
         judge=as_json({"scale": scale.as_dict()}) if scale is not None else {},

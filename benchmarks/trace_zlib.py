@@ -25,8 +25,8 @@ from pathlib import Path
 from common import EVAL_DIR, print_table, set_questions
 
 from evidence_loop.agent.service import Service
-from evidence_loop.tools.sources import collect
-from evidence_loop.tools.store import Store
+from evidence_loop.tools.parse.sources import collect
+from evidence_loop.tools.store.folder import Store
 from evidence_loop.traces import TraceStore
 from evidence_loop.traces.journal import Frame, pack, scan
 

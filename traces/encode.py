@@ -38,11 +38,16 @@ def line(record: Mapping[str, Any]) -> bytes:
 
 def seal_header(header: TraceHeader) -> TraceHeader:
     """The header as it will read back (plain JSON values), with its hash filled in."""
+    return sealed_header(header)[0]
+
+
+def sealed_header(header: TraceHeader) -> tuple[TraceHeader, bytes]:
+    """The header with its hash filled in, and its line (``header_line``): dumped once for both."""
     if header.schema_version != SCHEMA_VERSION:
         raise TraceError(f"new traces are written in schema {SCHEMA_VERSION}, not {header.schema_version}")
     raw = header.model_dump(mode="json")  # strict fields: what is dumped is what a reader validates
-    raw.pop("hash", None)
-    return header.model_copy(update={"hash": sha256_hex(plain_canonical_json(raw, "header"))})
+    raw["hash"] = sha256_hex(plain_canonical_json({k: v for k, v in raw.items() if k != "hash"}, "header"))
+    return header.model_copy(update={"hash": raw["hash"]}), line(raw)
 
 
 def header_line(header: TraceHeader) -> bytes:

@@ -218,6 +218,16 @@ class TakenIds:
         with self._lock:
             self._own.discard(run_id)
 
+    def finished(self, run_id: str, day: Path, line: tuple[int, int]) -> None:
+        """The run ended, named by the manifest line of ``day`` this store wrote at ``line`` (start,
+        end): that line need not be read back when it follows what was read (no other line between)."""
+        with self._lock:
+            self._own.discard(run_id)
+            done, ids = self._read.get(day, (-1, set()))
+            if done == line[0]:
+                ids.add(run_id)
+                self._read[day] = (line[1], ids)
+
     def _named(self, day: Path) -> set[str]:
         done, ids = self._read.get(day, (0, set()))
         try:
@@ -229,6 +239,6 @@ class TakenIds:
                 manifest.seek(done)
                 fresh = manifest.read(size - done)
             whole = fresh.rfind(b"\n") + 1
-            ids = ids | {m.decode() for m in _RUN_ID.findall(fresh, 0, whole)}
+            ids.update(m.decode() for m in _RUN_ID.findall(fresh, 0, whole))  # not a copy per run
             self._read[day] = (done + whole, ids)
         return ids

@@ -32,6 +32,7 @@ from typing import Final
 
 MANIFEST_NAME: Final = "finished.manifest"
 _START: Final = b'{"run_id":'
+_ENCODER: Final = json.JSONEncoder(separators=(",", ":"))  # what json.dumps builds for every call
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,13 +47,18 @@ class FinishedRun:
     at: float | None = None  # when it was durable (seconds since the epoch): the console's latency
 
 
-def append_finished(day: Path, run: FinishedRun, *, fsync: Callable[[int], None] | None = None) -> None:
-    """Append one line for ``run`` to the manifest of ``day``; ``fsync`` makes it durable at once (and
-    the folder entry of a manifest this line created)."""
+def manifest_line(run: FinishedRun) -> bytes:
+    """The manifest's line for ``run``."""
     record: dict[str, object] = {"run_id": run.run_id, "final_hash": run.final_hash, "events": run.events}
     if run.journal is not None:
         record.update(journal=run.journal, offset=run.offset, at=run.at)
-    line = json.dumps(record, separators=(",", ":")).encode("utf-8") + b"\n"
+    return _ENCODER.encode(record).encode("utf-8") + b"\n"
+
+
+def append_finished(day: Path, run: FinishedRun, *, fsync: Callable[[int], None] | None = None) -> None:
+    """Append one line for ``run`` to the manifest of ``day``; ``fsync`` makes it durable at once (and
+    the folder entry of a manifest this line created)."""
+    line = manifest_line(run)
     fd = os.open(day / MANIFEST_NAME, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, line)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import builtins
 import io
-import json
 import queue
 import threading
 import uuid
@@ -30,6 +29,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from evidence_loop.tools.errors import (
     DiskError,
@@ -68,8 +69,8 @@ runs AS (INSERT INTO trace_runs (run_id, created_at, question, status, outcome_s
     events, bytes) SELECT * FROM unnest(%s::text[], %s::timestamptz[], %s::text[], %s::text[], %s::text[],
     %s::text[], %s::int[], %s::bigint[]) ON CONFLICT (run_id) DO NOTHING RETURNING run_id),
 records AS (INSERT INTO trace_records (run_id, n, line)
-    SELECT t.run_id, t.n, t.line FROM unnest(%s::text[], %s::int[], %s::text[]) AS t(run_id, n, line)
-    JOIN runs USING (run_id))
+    SELECT t.run_id, (r.n - 1)::int, r.line FROM unnest(%s::text[], %s::text[]) AS t(run_id, body)
+    JOIN runs USING (run_id), unnest(string_to_array(t.body, E'\n')) WITH ORDINALITY AS r(line, n))
 SELECT run_id FROM runs"""
 _SUMMARY = "run_id, created_at, status, outcome_status, question, final_hash, events, bytes"
 # The readiness probe's run: one record of hex digits (as incompressible as a trace line), never committed.
@@ -84,16 +85,17 @@ class _Run:
     """One run's records on their way to the database, and the signal that they are there."""
 
     header: TraceHeader
-    lines: builtins.list[str]
+    body: str  # the run's records, one line each, without the last newline (split in the statement)
     size: int
+    lines: int
     documents: dict[str, Any] = field(default_factory=dict)  # hash -> document the header names
     done: threading.Event = field(default_factory=threading.Event)
     error: BaseException | None = None
 
     def row(self) -> tuple[Any, ...]:
-        last = json.loads(self.lines[-1]) if len(self.lines) > 1 else {}
+        last = orjson.loads(self.body[self.body.rfind("\n") + 1 :]) if self.lines > 1 else {}
         footer = last if last.get("type") == "footer" else None
-        events = len(self.lines) - 1 - (footer is not None)
+        events = self.lines - 1 - (footer is not None)
         return (
             self.header.run_id,
             self.header.created_at,
@@ -126,11 +128,10 @@ class _Pending(io.BytesIO):
             return
         self._sent = True
         data = self.getvalue()
-        committed = data[: data.rfind(b"\n") + 1].decode("utf-8")
-        lines = committed.splitlines()
-        if lines:
-            size = len(committed.encode("utf-8"))
-            self._store._commit(_Run(self._header, lines, size, self._documents))
+        size = data.rfind(b"\n") + 1
+        if size:  # the records split at their newlines only (a text may hold U+2028, say)
+            body = data[: size - 1].decode("utf-8")
+            self._store._commit(_Run(self._header, body, size, data.count(b"\n", 0, size), self._documents))
 
     def close(self) -> None:
         if not self.closed:
@@ -324,16 +325,9 @@ class PgTraceStore(TraceStore):
                     conn = connect(self.url)
                 bodies = [encoded(document)[1].decode("utf-8") for document in documents.values()]
                 runs_columns = [list(column) for column in zip(*(run.row() for run in first), strict=True)]
-                ids: builtins.list[str] = []
-                numbers: builtins.list[int] = []
-                lines: builtins.list[str] = []
-                for run in first:
-                    ids += [run.header.run_id] * len(run.lines)
-                    numbers += range(len(run.lines))
-                    lines += run.lines
-                cursor = conn.execute(
-                    _INSERT_GROUP, [list(documents), bodies, *runs_columns, ids, numbers, lines]
-                )
+                ids = [run.header.run_id for run in first]
+                records = [run.body for run in first]  # one text a run: split into its lines by the statement
+                cursor = conn.execute(_INSERT_GROUP, [list(documents), bodies, *runs_columns, ids, records])
                 stored = {row[0] for row in cursor.fetchall()}
                 new = [run for run in first if run.header.run_id in stored]
                 self._stored_documents.update(documents)
@@ -357,7 +351,7 @@ class PgTraceStore(TraceStore):
             return self._reader.execute(sql, params).fetchall()
 
 
-_STOP = _Run(TraceHeader.model_construct(run_id=""), [], 0)
+_STOP = _Run(TraceHeader.model_construct(run_id=""), "", 0, 0)
 
 
 def _nowhere() -> Path:

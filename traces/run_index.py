@@ -15,12 +15,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
+import orjson
+
 from evidence_loop.tools.errors import TraceError
 from evidence_loop.traces.journal import read_frame
 from evidence_loop.traces.reader import parse_trace
 from evidence_loop.traces.schema import TraceSummary, utc_timestamp
 
 QUESTION_CHARS: Final = 80
+_FIELDS: Final = tuple(TraceSummary.model_fields)
 
 
 def short_question(question: str) -> str:
@@ -30,6 +33,12 @@ def short_question(question: str) -> str:
 
 def _line(summary: TraceSummary) -> bytes:
     return summary.model_dump_json().encode("utf-8") + b"\n"
+
+
+def summary_line(summary: TraceSummary) -> bytes:
+    """The index's line for ``summary``: its fields in order, as ``model_dump_json`` writes them, by
+    orjson (a finished run's line, written on the request path)."""
+    return orjson.dumps({name: getattr(summary, name) for name in _FIELDS}, option=orjson.OPT_APPEND_NEWLINE)
 
 
 def append_summary(index_path: Path, summary: TraceSummary) -> None:

@@ -33,7 +33,6 @@ import builtins
 import os
 import re
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -47,14 +46,15 @@ from evidence_loop.tools.errors import (
 from evidence_loop.traces.blobs import Documents, FolderDocuments, split_documents, with_documents
 from evidence_loop.traces.citations import TextSource
 from evidence_loop.traces.day_verify import Ends, against, unwritten, verify_day
+from evidence_loop.traces.encode import sealed_header
 from evidence_loop.traces.feedback import FeedbackLog, FolderFeedback
+from evidence_loop.traces.finished_lines import FinishedLines
 from evidence_loop.traces.group_sync import GroupSync
 from evidence_loop.traces.journal import ZLIB_LEVEL, Frame, frame_index, journal_files
 from evidence_loop.traces.journal_store import Journals, PendingFrame, Placed, TakenIds, frame_records, locate
-from evidence_loop.traces.manifest import FinishedRun, append_finished, read_manifest
+from evidence_loop.traces.manifest import FinishedRun, read_manifest
 from evidence_loop.traces.reader import parse_trace, read_trace
 from evidence_loop.traces.run_index import (
-    append_summary,
     read_index,
     rewrite_index,
     short_question,
@@ -66,9 +66,10 @@ from evidence_loop.traces.schema import (
     TraceFooter,
     TraceHeader,
     TraceSummary,
+    parse_utc,
 )
 from evidence_loop.traces.verify import VerifyResult, verify
-from evidence_loop.traces.writer import Fsync, TraceWriter, probe_folder, seal_header, unwritable
+from evidence_loop.traces.writer import Fsync, TraceWriter, probe_folder, unwritable
 
 _RUN_ID = re.compile(RUN_ID_PATTERN)
 _short_question = short_question  # the PostgreSQL store's name for it
@@ -119,6 +120,10 @@ class TraceStore:
         self._journals = Journals(fsync, compress)  # zlib's level of the frames; None: plain
         self._taken = TakenIds()
         self._placed = Placed()
+        self._finished = FinishedLines(
+            self.root, self.index_path, self._taken, fsync=fsync if fsync_each else None
+        )
+        self._day_folders: dict[str, Path] = {}
         self.documents: Documents = FolderDocuments(self.root)  # written once: always synced
 
     def begin(self, header: TraceHeader) -> TraceWriter:
@@ -129,26 +134,25 @@ class TraceStore:
             self.documents.put(documents)  # before the first run that names them: none names a missing one
         except OSError as exc:
             raise unwritable(self.root / "blobs", exc) from exc
-        sealed = seal_header(header)  # a bad header fails here, before anything is written
-        created = sealed.created
-        day = self.root / f"{created.year:04d}" / f"{created.month:02d}" / f"{created.day:02d}"
+        sealed, line = sealed_header(header)  # a bad header fails here, before anything is written
+        day = self._day(sealed.created_at)
         days = self._known_days(day)
         existing = self._find(run_id, days)
         if existing is not None:
             raise InputError(f"run {run_id} already has a trace at {existing}")
         if self.layout == "files":
-            return self._begin_file(sealed, day)
+            return self._begin_file(sealed, line, day)
         # a journal run's id is checked against its own day and the day before (runs crossing
         # midnight); the service's run ids are random, and a run file of any day is checked above
         if not self._taken.take(run_id, {day, *days[:2]}):
             raise InputError(f"run {run_id} already has a trace in {day}")
         try:
-            return self._begin_frame(sealed, day)
+            return self._begin_frame(sealed, line, day)
         except BaseException:
             self._taken.release(run_id)
             raise
 
-    def _begin_frame(self, sealed: TraceHeader, day: Path) -> TraceWriter:
+    def _begin_frame(self, sealed: TraceHeader, line: bytes, day: Path) -> TraceWriter:
         """A writer whose records become one frame of the day's journal when the run ends."""
         try:
             journal = self._journals.for_day(day, self._make_dirs(day))
@@ -167,11 +171,12 @@ class TraceStore:
             journal.path,
             sealed,
             sealed=True,
+            line=line,
             fsync=lambda _fd: pending.commit(),
             on_finish=finished,
         )
 
-    def _begin_file(self, sealed: TraceHeader, day: Path) -> TraceWriter:
+    def _begin_file(self, sealed: TraceHeader, line: bytes, day: Path) -> TraceWriter:
         """A writer of one file per run, each line flushed (and with ``fsync_each``, synced)."""
         run_id = sealed.run_id
         path = day / f"{run_id}.jsonl"
@@ -190,6 +195,7 @@ class TraceStore:
                 path,
                 sealed,
                 sealed=True,
+                line=line,
                 sync_dirs=sync_dirs,
                 fsync_each=self._fsync_each,
                 fsync=self._fsync,
@@ -225,6 +231,7 @@ class TraceStore:
     def close(self) -> None:
         """Close this process's journals (call once no run is going on)."""
         self._journals.close()
+        self._finished.close()
 
     @property
     def feedback(self) -> FeedbackLog:
@@ -343,6 +350,18 @@ class TraceStore:
             out.append((date(int(year), int(month), int(day)), folder))
         return out
 
+    def _day(self, created_at: str) -> Path:
+        """The day folder of a run created at ``created_at`` (a UTC timestamp ``YYYY-MM-DDT...``)."""
+        name = created_at[:10]
+        day = self._day_folders.get(name)
+        if day is None:
+            created = parse_utc(created_at)
+            day = self.root / f"{created.year:04d}" / f"{created.month:02d}" / f"{created.day:02d}"
+            if len(self._day_folders) > 8:
+                self._day_folders.clear()
+            self._day_folders[name] = day
+        return day
+
     def _known_days(self, day: Path) -> builtins.list[Path]:
         """The day folders, listed once and again only when ``day`` is not among them, so a new run's
         id is checked against every day without listing the folders each time. Within its own day
@@ -355,9 +374,8 @@ class TraceStore:
     def _find(self, run_id: str, days: Iterable[Path] | None = None) -> Path | None:
         name = f"{run_id}.jsonl"
         for day in self._days(None) if days is None else days:
-            candidate = day / name
-            if candidate.is_file():
-                return candidate
+            if os.path.isfile(os.path.join(day, name)):  # a stat; a Path is made only for a run found
+                return day / name
         return None
 
     def _days(self, since: date | None) -> Iterator[Path]:
@@ -394,9 +412,6 @@ class TraceStore:
         self._made_day = day
         return missing
 
-    def _relative(self, path: Path) -> str:
-        return path.relative_to(self.root).as_posix()
-
     def _record_finished(
         self,
         path: Path,
@@ -406,25 +421,9 @@ class TraceStore:
         *,
         frame: PendingFrame | None = None,
     ) -> None:
-        """Called once the trace (and its folder entry) is durable: the manifest line, then the index
-        line; a journal run's say where its frame is (the index's path ends ``#offset``)."""
+        """Called once the trace (and its folder entry) is durable: its manifest and index lines."""
         place = (None, None) if frame is None or frame.journal is None else (frame.journal.path, frame.offset)
-        path = place[0] or path
-        finished = FinishedRun(header.run_id, footer.hash, footer.events, *_named(place), at=_now(place))
-        append_finished(path.parent, finished, fsync=self._fsync if self._fsync_each else None)
-        self._taken.release(header.run_id)
-        summary = TraceSummary(
-            run_id=header.run_id,
-            created_at=header.created_at,
-            status="complete",
-            outcome_status=footer.outcome_status,
-            question=short_question(header.question),
-            path=self._relative(path) + (f"#{place[1]}" if place[0] is not None else ""),
-            final_hash=footer.hash,
-            events=footer.events,
-            bytes=size,
-        )
-        append_summary(self.index_path, summary)
+        self._finished.record(path, header, footer, size, place)
 
     def rewrite_index(self, keep: Callable[[TraceSummary], bool]) -> None:
         """Rewrite the index with only the runs ``keep`` accepts: a new file, fsynced, renamed over the
@@ -433,13 +432,3 @@ class TraceStore:
 
     def _read_index(self, only: str | None = None) -> dict[str, TraceSummary]:
         return read_index(self.index_path, only)
-
-
-def _now(place: tuple[Path | None, int | None]) -> float | None:
-    """When a journal run was durable (a run's own file has its modification time for that)."""
-    return round(time.time(), 3) if place[0] is not None else None
-
-
-def _named(place: tuple[Path | None, int | None]) -> tuple[str | None, int | None]:
-    """A frame's place as its manifest line names it: the journal's file name and the offset."""
-    return (place[0].name, place[1]) if place[0] is not None else (None, None)

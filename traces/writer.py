@@ -81,6 +81,7 @@ class TraceWriter:
         header: TraceHeader,
         *,
         sealed: bool = False,
+        line: bytes | None = None,
         sync_dirs: Sequence[Path] = (),
         fsync_each: bool = False,
         fsync: Fsync = os.fsync,
@@ -99,7 +100,8 @@ class TraceWriter:
         self._last_hash = self._header.hash
         self._bytes = 0
         self._footer: TraceFooter | None = None
-        self._write_bytes(header_line(self._header))
+        # a sealed header comes with its line (``encode.sealed_header``) when the store made both
+        self._write_bytes(line if sealed and line is not None else header_line(self._header))
         if fsync_each:
             self._sync_directories()
 

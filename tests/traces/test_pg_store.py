@@ -43,6 +43,23 @@ def test_a_run_reads_back_as_the_file_store_writes_it(
     assert (verdict.ok, verdict.complete) == (True, True)
 
 
+def test_a_run_whose_text_holds_unicode_line_separators_is_stored_line_for_line(
+    pg_traces: PgTraceStore, make_header: HeaderFactory, tmp_path: Path
+) -> None:
+    files = TraceStore(tmp_path / "traces")
+    question = "退款\u2028规则\u2029 and\x85 more"  # JSON leaves them as they are: a record's line holds them
+    for store in (pg_traces, files):
+        with store.begin(make_header(run_id="r-sep", question=question)) as writer:
+            for step in SAMPLE_STEPS:
+                writer.append(step)
+            writer.finish("answered")
+    stored = pg_traces.read("r-sep")
+    assert stored.records == files.read("r-sep").records and stored.header.question == question
+    assert pg_traces.verify("r-sep").ok
+    [summary] = pg_traces.list()
+    assert (summary.events, summary.bytes) == (len(SAMPLE_STEPS), len(files.raw("r-sep")))
+
+
 def test_an_unfinished_run_is_stored_as_incomplete(
     pg_traces: PgTraceStore, make_header: HeaderFactory
 ) -> None:
