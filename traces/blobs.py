@@ -28,7 +28,7 @@ from typing import Any, Protocol
 import orjson
 
 from evidence_loop.tools.errors import TraceError
-from evidence_loop.traces.hashing import canonical_json, digest, sha256_hex
+from evidence_loop.traces.hashing import canonical_json, plain_canonical_json, sha256_hex
 from evidence_loop.traces.reader import parse_trace
 from evidence_loop.traces.schema import BY_HASH_SCHEMA, Trace, TraceHeader
 
@@ -179,7 +179,7 @@ def split_documents(header: TraceHeader) -> tuple[TraceHeader, dict[str, Any]]:
 
 
 def _digest(value: Mapping[str, Any]) -> str:
-    return _cached_digest(canonical_json(value))
+    return _cached_digest(plain_canonical_json(value))  # a header's values: plain JSON already
 
 
 @lru_cache(maxsize=64)
@@ -208,8 +208,8 @@ def document_problem(header: Mapping[str, Any], documents: Mapping[str, Any] | N
     for name, digest_hex in names.items():
         if digest_hex not in documents:
             return f"document missing: the {name} document {str(digest_hex)[:12]} is not in the store"
-        try:
-            actual = digest(documents[digest_hex])
+        try:  # read back from JSON: plain values, hashed in one pass of the encoder (no walk first)
+            actual = _cached_digest(plain_canonical_json(documents[digest_hex]))
         except (TypeError, ValueError):
             actual = ""
         if actual != digest_hex:

@@ -4,6 +4,7 @@ documents over POST /v1/documents and answers from them, with one worker process
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import httpx
@@ -43,10 +44,23 @@ def answers(server: Server, count: int) -> list[dict[str, object]]:
     return [r.json() for r in replies]
 
 
+def settled(server: Server, workers: int) -> None:
+    """Wait until the question is answered ``2 * workers`` times in a row: a worker that did not take
+    the write follows the store's new generation in the background (PostgreSQL replicas are
+    eventually consistent), so the first questions after the POST may still see the empty corpus."""
+    deadline, in_a_row = time.monotonic() + REQUEST_SECONDS, 0
+    while in_a_row < 2 * workers and time.monotonic() < deadline:
+        [outcome] = answers(server, 1)
+        in_a_row = in_a_row + 1 if outcome["status"] == "answered" else 0
+        if in_a_row == 0:
+            time.sleep(0.2)
+
+
 def serve_and_ask(tmp_path: Path, location: list[str], workers: int) -> list[dict[str, object]]:
     for server in start(tmp_path, *location, workers=workers, env=DEFAULT_EMBEDDER):
         posted = httpx.post(f"{server.url}/v1/documents", json=DOCUMENTS, timeout=REQUEST_SECONDS)
         assert posted.status_code == 200, posted.text
+        settled(server, workers)
         return answers(server, 3 * workers)
     raise AssertionError("the server did not start")
 
