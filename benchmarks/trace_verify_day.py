@@ -41,9 +41,15 @@ def make_day(folder: Path, set_dir: Path, runs: int, docs: int) -> None:
     from evidence_loop.agent.evaluate import read_questions
     from evidence_loop.agent.runtime import Deps
     from evidence_loop.agent.service import Service
-    from evidence_loop.tools.parse.sources import read_corpus_jsonl
-    from evidence_loop.tools.store.folder import Store
     from evidence_loop.traces import TraceStore
+
+    try:
+        from evidence_loop.tools.parse.sources import read_corpus_jsonl
+        from evidence_loop.tools.store.folder import Store
+    except ModuleNotFoundError:  # a tree from before the wings (issue 26)
+        from evidence_loop.tools.sources import read_corpus_jsonl  # type: ignore[no-redef]
+
+        from evidence_loop.tools.store import Store  # type: ignore[no-redef,attr-defined]
 
     store = Store.open(folder / "index", create=True)
     store.ingest(list(read_corpus_jsonl(set_dir / "corpus.jsonl"))[:docs])
