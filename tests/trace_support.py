@@ -4,7 +4,11 @@ edited and compressed again, its frame line saying the new lengths (a tamperer w
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 from evidence_loop.traces import TraceStore
 from evidence_loop.traces.journal import Frame, pack, scan
@@ -29,3 +33,19 @@ def edit_run(store: TraceStore, run_id: str, edit: Callable[[Lines], Lines]) -> 
 def keep_lines(store: TraceStore, run_id: str, count: int) -> None:
     """Cut the run's records after their first ``count`` lines."""
     edit_run(store, run_id, lambda lines: lines[:count])
+
+
+def run_killed_writer(
+    script: str, root: Path, kill_at: int, timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """Run a writer ``script`` (Python source taking the trace root and where to kill itself) in a
+    child process from the repository's root, as the crash tests do; its output as text."""
+    repo = Path(__file__).resolve().parents[1]
+    return subprocess.run(
+        [sys.executable, "-c", script, str(root), str(kill_at)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=repo,
+        env={**os.environ, "PYTHONPATH": str(repo)},
+    )

@@ -4,8 +4,6 @@ a sync that covers its own file has completed, and a crash leaves no half-writte
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -16,6 +14,7 @@ from evidence_loop.tools.errors import InputError
 from evidence_loop.traces.group_sync import GroupSync
 from evidence_loop.traces.store import TraceStore
 from evidence_loop.traces.writer import TraceWriter
+from tests.trace_support import run_killed_writer
 from tests.traces.conftest import SAMPLE_STEPS, HeaderFactory
 
 RUNS = 16
@@ -163,15 +162,7 @@ def test_a_crash_mid_group_leaves_every_returned_run_complete_and_no_half_trace_
     tmp_path: Path, kill_at: int
 ) -> None:
     root = tmp_path / "traces"
-    repo = Path(__file__).resolve().parents[2]
-    child = subprocess.run(
-        [sys.executable, "-c", CRASHING_WRITER, str(root), str(kill_at)],
-        capture_output=True,
-        text=True,
-        timeout=WAIT_S,
-        cwd=repo,
-        env={**os.environ, "PYTHONPATH": str(repo)},
-    )
+    child = run_killed_writer(CRASHING_WRITER, root, kill_at, WAIT_S)
     assert child.returncode == 9, child.stderr
     returned = {line.split()[1] for line in child.stdout.splitlines()}
     store = TraceStore(root)

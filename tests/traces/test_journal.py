@@ -23,6 +23,7 @@ from evidence_loop.traces.journal import JOURNAL_SUFFIX, frame_index
 from evidence_loop.traces.listing import RunLister
 from evidence_loop.traces.store import TraceStore
 from tests.disk_support import small_disk
+from tests.trace_support import run_killed_writer
 from tests.traces.conftest import SAMPLE_STEPS, HeaderFactory
 
 WAIT_S = 60.0  # bound on a wait on a busy machine
@@ -355,15 +356,7 @@ def test_a_kill_mid_group_leaves_every_returned_run_complete_and_nothing_failing
     tmp_path: Path, kill_at: int
 ) -> None:
     root = tmp_path / "traces"
-    repo = Path(__file__).resolve().parents[2]
-    child = subprocess.run(
-        [sys.executable, "-c", CRASHING_WRITER, str(root), str(kill_at)],
-        capture_output=True,
-        text=True,
-        timeout=WAIT_S,
-        cwd=repo,
-        env={**os.environ, "PYTHONPATH": str(repo)},
-    )
+    child = run_killed_writer(CRASHING_WRITER, root, kill_at, WAIT_S)
     assert child.returncode == 9, child.stderr
     returned = {line.split()[1] for line in child.stdout.splitlines()}
     store = TraceStore(root)
