@@ -36,11 +36,6 @@ def line(record: Mapping[str, Any]) -> bytes:
     return orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
 
 
-def seal_header(header: TraceHeader) -> TraceHeader:
-    """The header as it will read back (plain JSON values), with its hash filled in."""
-    return sealed_header(header)[0]
-
-
 def sealed_header(header: TraceHeader) -> tuple[TraceHeader, bytes]:
     """The header with its hash filled in, and its line (``header_line``): dumped once for both."""
     if header.schema_version != SCHEMA_VERSION:
@@ -75,6 +70,6 @@ def sealed_footer(
         "versions_read": dict(versions_read),
         "prev_hash": prev_hash,
     }
-    raw["hash"] = sha256_hex(plain_canonical_json({k: v for k, v in raw.items()}, "footer"))
+    raw["hash"] = sha256_hex(plain_canonical_json(raw, "footer"))
     footer = TraceFooter.model_validate(raw)
     return footer, line(raw)

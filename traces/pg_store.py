@@ -45,6 +45,7 @@ from evidence_loop.tools.errors import (
 from evidence_loop.tools.store.pg import connect, redact, unavailable
 from evidence_loop.traces.blobs import Documents, TableDocuments, encoded, split_documents, with_documents
 from evidence_loop.traces.citations import TextSource, with_citations
+from evidence_loop.traces.encode import sealed_header
 from evidence_loop.traces.feedback import FeedbackLog
 from evidence_loop.traces.feedback_pg import PgFeedback
 from evidence_loop.traces.reader import parse_trace
@@ -52,7 +53,7 @@ from evidence_loop.traces.retention import PruneReport
 from evidence_loop.traces.schema import Trace, TraceHeader, TraceSummary
 from evidence_loop.traces.store import TraceStore, _check_run_id, _short_question
 from evidence_loop.traces.verify import HEADER_SEQ, VerifyResult, verify
-from evidence_loop.traces.writer import PROBE_BYTES, TraceWriter, seal_header
+from evidence_loop.traces.writer import PROBE_BYTES, TraceWriter
 
 if TYPE_CHECKING:
     import psycopg
@@ -159,9 +160,11 @@ class PgTraceStore(TraceStore):
         """A writer for ``header.run_id``; a run id already stored is refused when the run is written."""
         _check_run_id(header.run_id)
         header, documents = split_documents(header)
-        sealed = seal_header(header)
+        sealed, line = sealed_header(header)  # dumped once for its hash and its line
         pending = _Pending(self, sealed, documents)
-        return TraceWriter(pending, _nowhere(), sealed, sealed=True, fsync=lambda _fd: pending.send())
+        return TraceWriter(
+            pending, _nowhere(), sealed, sealed=True, line=line, fsync=lambda _fd: pending.send()
+        )
 
     @property
     def feedback(self) -> FeedbackLog:

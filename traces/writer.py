@@ -22,8 +22,7 @@ from typing import BinaryIO, Self
 
 from evidence_loop.tools.disk import check_write, disk_error, is_full
 from evidence_loop.tools.errors import TraceError, TraceStoreUnavailableError
-from evidence_loop.traces.encode import event_line, header_line, sealed_footer
-from evidence_loop.traces.encode import seal_header as seal_header  # where the stores import it from
+from evidence_loop.traces.encode import event_line, header_line, sealed_footer, sealed_header
 from evidence_loop.traces.schema import TraceFooter, TraceHeader
 from evidence_loop.traces.steps import AbortedStep, AnyStep
 
@@ -90,7 +89,9 @@ class TraceWriter:
     ) -> None:
         self._file = file
         self._path = path
-        self._header = header if sealed and header.hash else seal_header(header)
+        if not (sealed and header.hash):
+            header, line = sealed_header(header)  # dumped once for its hash and its line
+        self._header = header
         self._sync_dirs = tuple(sync_dirs)
         self._fsync_each = fsync_each
         self._fsync = fsync
@@ -100,8 +101,8 @@ class TraceWriter:
         self._last_hash = self._header.hash
         self._bytes = 0
         self._footer: TraceFooter | None = None
-        # a sealed header comes with its line (``encode.sealed_header``) when the store made both
-        self._write_bytes(line if sealed and line is not None else header_line(self._header))
+        # a store that sealed the header hands in its line too (``encode.sealed_header``)
+        self._write_bytes(line if line is not None else header_line(self._header))
         if fsync_each:
             self._sync_directories()
 
