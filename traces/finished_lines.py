@@ -8,7 +8,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final, TypeVar
 
 from evidence_loop.traces.appends import Appends
 from evidence_loop.traces.journal_store import TakenIds
@@ -16,8 +15,6 @@ from evidence_loop.traces.manifest import MANIFEST_NAME, FinishedRun, append_fin
 from evidence_loop.traces.run_index import short_question, summary_line
 from evidence_loop.traces.schema import TraceFooter, TraceHeader, TraceSummary
 
-KEPT_NAMES: Final = 64  # paths named again run after run (journals, manifests): a few days' worth
-T = TypeVar("T")
 Place = tuple[Path | None, int | None]
 """A journal run's frame: the journal and the offset; (None, None) for a run's own file."""
 
@@ -38,8 +35,6 @@ class FinishedLines:
         self._taken = taken
         self._fsync = fsync  # given (fsync_each): the manifest line is synced as it is written
         self._appends = Appends()
-        self._relatives: dict[Path, str] = {}
-        self._manifests: dict[Path, Path] = {}
 
     def record(self, path: Path, header: TraceHeader, footer: TraceFooter, size: int, place: Place) -> None:
         """The lines of a run whose trace (at ``path``, or in the frame at ``place``) is durable."""
@@ -50,7 +45,7 @@ class FinishedLines:
         if self._fsync is not None:
             append_finished(path.parent, finished, fsync=self._fsync)
         else:
-            written = self._appends.append(self._manifest(path.parent), manifest_line(finished))
+            written = self._appends.append(path.parent / MANIFEST_NAME, manifest_line(finished))
             self._taken.finished(header.run_id, path.parent, written)
         self._taken.release(header.run_id)
         summary = TraceSummary.model_construct(  # what a reader validates: made of checked values
@@ -59,7 +54,7 @@ class FinishedLines:
             status="complete",
             outcome_status=footer.outcome_status,
             question=short_question(header.question),
-            path=self._relative(path) + (f"#{place[1]}" if place[0] is not None else ""),
+            path=path.relative_to(self._root).as_posix() + (f"#{place[1]}" if place[0] is not None else ""),
             final_hash=footer.hash,
             events=footer.events,
             bytes=size,
@@ -68,18 +63,3 @@ class FinishedLines:
 
     def close(self) -> None:
         self._appends.close()
-
-    def _manifest(self, day: Path) -> Path:
-        return self._remembered(self._manifests, day, lambda: day / MANIFEST_NAME)
-
-    def _relative(self, path: Path) -> str:
-        return self._remembered(self._relatives, path, lambda: path.relative_to(self._root).as_posix())
-
-    @staticmethod
-    def _remembered(known: dict[Path, T], key: Path, make: Callable[[], T]) -> T:
-        value = known.get(key)
-        if value is None:
-            if len(known) >= KEPT_NAMES:
-                known.clear()
-            value = known[key] = make()
-        return value

@@ -31,26 +31,10 @@ def short_question(question: str) -> str:
     return flat if len(flat) <= QUESTION_CHARS else flat[: QUESTION_CHARS - 1] + "…"
 
 
-def _line(summary: TraceSummary) -> bytes:
-    return summary.model_dump_json().encode("utf-8") + b"\n"
-
-
 def summary_line(summary: TraceSummary) -> bytes:
     """The index's line for ``summary``: its fields in order, as ``model_dump_json`` writes them, by
     orjson (a finished run's line, written on the request path)."""
     return orjson.dumps({name: getattr(summary, name) for name in _FIELDS}, option=orjson.OPT_APPEND_NEWLINE)
-
-
-def append_summary(index_path: Path, summary: TraceSummary) -> None:
-    """Append one run's line (every writing process appends to the one index)."""
-    line = _line(summary)
-    with index_path.open("ab+") as index:
-        # A kill may have torn the previous line: start on a fresh line so only that one is lost.
-        if index.seek(0, os.SEEK_END) > 0:
-            index.seek(-1, os.SEEK_END)
-            if index.read(1) != b"\n":
-                line = b"\n" + line
-        index.write(line)
 
 
 def rewrite_index(index_path: Path, kept: Sequence[TraceSummary]) -> None:
@@ -58,7 +42,7 @@ def rewrite_index(index_path: Path, kept: Sequence[TraceSummary]) -> None:
     process appends meanwhile may be lost; ``list`` then reads its run."""
     temporary = index_path.with_suffix(".jsonl.tmp")
     with temporary.open("wb") as out:
-        out.writelines(_line(summary) for summary in kept)
+        out.writelines(summary_line(summary) for summary in kept)
         out.flush()
         os.fsync(out.fileno())
     os.replace(temporary, index_path)
