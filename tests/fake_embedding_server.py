@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from tests.fake_embedder import FakeEmbedder
-from tests.loopback import LoopbackServer
+from tests.loopback import JsonHandler, LoopbackServer
 
 MODEL = "fake-e5"
 PREFIXES = ("query: ", "passage: ")
@@ -67,7 +67,11 @@ class FakeEmbeddingServer(LoopbackServer):
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(JsonHandler):
+            # No kept-alive sockets: an embedder a command builds in the test's process is never
+            # closed, and its pooled connection would be reported as an unclosed socket.
+            keep_alive = False
+
             protocol_version = "HTTP/1.1"
             disable_nagle_algorithm = True
             close_connection = True
@@ -88,22 +92,5 @@ class FakeEmbeddingServer(LoopbackServer):
                     self._send(400, {"error": {"message": "not a JSON object"}})
                     return
                 self._send(*server.reply(body))
-
-            def _send(self, status: int, body: Any) -> None:
-                data = json.dumps(body).encode()
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    # No kept-alive sockets: an embedder a command builds in the test's process is never
-                    # closed, and its pooled connection would be reported as an unclosed socket.
-                    self.send_header("Connection", "close")
-                    self.end_headers()
-                    self.wfile.write(data)
-                except OSError:
-                    pass  # the client gave up
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass  # quiet test output
 
         return Handler

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.loopback import LoopbackServer
+from tests.loopback import JsonHandler, LoopbackServer
 
 Score = Callable[[str, str], float]
 
@@ -91,7 +91,7 @@ class FakeRerankServer(LoopbackServer):
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(JsonHandler):
             protocol_version = "HTTP/1.1"
             disable_nagle_algorithm = True  # headers and body go out at once: no 40 ms delayed-ACK stall
 
@@ -110,19 +110,5 @@ class FakeRerankServer(LoopbackServer):
                     self._send(404, {"error": "not found"})
                     return
                 self._send(*server.reply(received))
-
-            def _send(self, status: int, body: Any) -> None:
-                data = json.dumps(body).encode()
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except OSError:
-                    pass  # the client gave up
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass  # quiet test output
 
         return Handler

@@ -6,11 +6,34 @@ machine is slow to schedule a thread), ``stop`` shuts it down.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Self
+from typing import Any, Self
+
+
+class JsonHandler(BaseHTTPRequestHandler):
+    """A fake endpoint's handler: JSON replies (``_send``), no request log."""
+
+    keep_alive = True  # False: every reply closes its connection
+
+    def _send(self, status: int, body: Any) -> None:
+        data = json.dumps(body).encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            if not self.keep_alive:
+                self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(data)
+        except OSError:
+            pass  # the client gave up
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # quiet test output
 
 
 class LoopbackServer:
