@@ -135,7 +135,7 @@ class Service:
         self.deps = deps or Deps()
         self.controller = Controller(self.policy, conflict_check, self.deps, embedder, reranker)
         self.replay_conflicts = replay_conflicts
-        self.llm_info = dict(llm_info or {})
+        self.llm_info = tracing.as_json(llm_info or {})  # as a trace header holds it: made once
         self._write_lock = threading.Lock()
         self._scale: tuple[int, CorpusScale | None] | None = None
         self._runs = RunCache()  # earlier turns read back by run id (agent.history)

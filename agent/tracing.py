@@ -6,7 +6,6 @@ step, written and flushed as the run happens.
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Collection, Mapping
 from functools import lru_cache
@@ -54,22 +53,6 @@ def as_json(data: Mapping[str, object]) -> dict[str, Any]:
     return loaded
 
 
-_SETTINGS: dict[int, tuple[dict[str, object], dict[str, Any]]] = {}
-
-
-def _settings_json(settings: Mapping[str, object]) -> dict[str, Any]:
-    """``as_json`` of settings passed for every run (the service's LLM settings): made again only when
-    the mapping handed in is another one or no longer equal to the one it was made of."""
-    known = _SETTINGS.get(id(settings))
-    if known is not None and known[0] == settings:
-        return known[1]
-    plain = as_json(settings)
-    if len(_SETTINGS) > 32:
-        _SETTINGS.clear()
-    _SETTINGS[id(settings)] = (copy.deepcopy(dict(settings)), plain)
-    return plain
-
-
 @lru_cache(maxsize=32)
 def _policy_record(policy: Policy) -> tuple[dict[str, Any], str]:
     """A policy as a trace holds it, and its hash: computed once per policy, not once per run."""
@@ -111,7 +94,8 @@ def header(
     scale: CorpusScale | None = None,
     reranker: RerankerIdentity | None = None,
 ) -> TraceHeader:
-    """Who asked what, under which code, policy, corpus generation, model, embedder and reranker."""
+    """Who asked what, under which code, policy, corpus generation, model, embedder and reranker.
+    ``llm`` is plain JSON already (``as_json``: the service converts its settings once)."""
     policy_json, policy_hash = _policy_record(policy)
     return TraceHeader(
         run_id=run_id,
@@ -125,7 +109,7 @@ def header(
         question=question,
         groups=sorted(set(groups)),
         caller=caller,
-        llm=_settings_json(llm) if llm else {},  # validation copies it, as the policy
+        llm=dict(llm or {}),  # plain JSON already (the service's, made once); validation copies it
         embedder=as_json(embedder.as_dict()) if embedder is not None else {},
         reranker=as_json(reranker.as_dict()) if reranker is not None else {},
         judge=as_json({"scale": scale.as_dict()}) if scale is not None else {},
