@@ -44,6 +44,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import httpx
 from common import percentile
@@ -375,12 +376,12 @@ def measure(
 ) -> list[dict[str, object]]:
     """Set up the index, key and server in ``work``; run both phases; always stop the server."""
     location: Path | str = args.store or work / "index"
-    embedder: EmbedConfig | str = "configured"
+    embedder: EmbedConfig | Literal["configured"] = "configured"
     if args.ingest_embed_cache:  # vectors of earlier runs for the ingest only; the servers compute theirs
         embedder = dataclasses.replace(
             EmbedConfig.from_env(settings.current().environ()), cache=str(args.ingest_embed_cache)
         )
-    service = Service.open(location, create=True, embedder=embedder)  # type: ignore[arg-type]
+    service = Service.open(location, create=True, embedder=embedder)
     service.ingest(base)
     service.close()
     key = new_key()
