@@ -99,7 +99,12 @@ def kind_lines(rows: Sequence[KindRow]) -> list[str]:
     head = "".join(h.rjust(11) for h in ("n", "correct", "answer hit", "conflicts", "false conf"))
     lines = ["kind".ljust(width) + head]
     for r in rows:
-        cells = (str(r.n), rate(r.correct), rate(r.answer_hit), rate(r.conflict_recall))
-        cells += (str(r.false_conflicts),)
+        cells = [
+            str(r.n),
+            rate(r.correct),
+            rate(r.answer_hit),
+            rate(r.conflict_recall),
+            str(r.false_conflicts),
+        ]
         lines.append(r.kind.ljust(width) + "".join(c.rjust(11) for c in cells))
     return lines
