@@ -17,7 +17,7 @@ the main content is chosen here by what the page says about itself:
   ``<h1>``, an ``<aside>`` outside any ``<main>``/``<article>``, ``<dialog>``, elements whose
   ``role`` is navigation, banner, contentinfo, search, dialog or alertdialog, and elements whose
   ``class``, ``id`` or ``aria-label`` holds a furniture word (breadcrumb, cookie, consent, sidebar,
-  related, feedback, vote, helpful, share, pagination, ...: ``FURNITURE_TOKENS``);
+  related, feedback, vote, helpful, share, pagination, meta, ...: ``FURNITURE_TOKENS``);
 - never content: ``<head>`` (``<title>`` included), scripts, styles, templates, forms' controls
   (buttons, inputs, selects), images, media and embedded frames;
 - a page whose main content comes out empty is read again from ``<body>``, then from ``<body>``
@@ -50,7 +50,7 @@ FURNITURE_TOKENS = frozenset({
     "navigation", "menu", "sidebar", "footer", "masthead", "topbar", "related", "relatives", "feedback",
     "vote", "votes", "voting", "helpful", "rating", "share", "sharing", "social", "pagination", "pager",
     "skip", "toc", "comments", "newsletter", "subscribe", "signup", "promo", "advert", "ads", "recent",
-    "recently",
+    "recently", "meta", "byline",
 })  # fmt: skip
 _HEADER_TOKENS = frozenset({"header"})
 _TOKEN_RE = re.compile(r"[^a-z]+")
