@@ -31,13 +31,15 @@ HEAD = """<!DOCTYPE html>
 </div>
 <header class="site-header">
   <a class="logo" href="/">Acme Help Centre</a>
-  <nav class="main-nav"><a href="/">Home</a> <a href="/community">Community</a> <a href="/signin">Sign in</a></nav>
+  <nav class="main-nav"><a href="/">Home</a> <a href="/community">Community</a>
+    <a href="/signin">Sign in</a></nav>
   <form role="search" action="/search"><input type="search" placeholder="Search articles"></form>
 </header>
 """
 
 ARTICLE = """<main id="main-content">
-<nav class="breadcrumbs" aria-label="Breadcrumb"><a href="/">Home</a> &gt; <a href="/account">Account</a> &gt; {title}</nav>
+<nav class="breadcrumbs" aria-label="Breadcrumb"><a href="/">Home</a> &gt;
+  <a href="/account">Account</a> &gt; {title}</nav>
 <article class="article">
 <header class="article-header">
 <h1>{title}</h1>
@@ -68,12 +70,14 @@ It&#8217;s free &amp; takes about&nbsp;2&nbsp;minutes.</p>
 <ul><li>Links work once.</li><li>Use <code>--force</code> to resend.</li></ul>
 </div>
 <footer class="article-footer">
-<div class="article-votes"><span>Was this article helpful?</span> <button>Yes</button> <button>No</button></div>
+<div class="article-votes"><span>Was this article helpful?</span>
+  <button>Yes</button> <button>No</button></div>
 <p>3 out of 5 found this helpful</p>
 </footer>
 </article>
 <section class="related-articles"><h3>Related articles</h3>
-<ul><li><a href="/a/2">Change your e-mail address</a></li><li><a href="/a/3">Two-step verification</a></li></ul>
+<ul><li><a href="/a/2">Change your e-mail address</a></li>
+  <li><a href="/a/3">Two-step verification</a></li></ul>
 </section>
 </main>
 """
@@ -113,7 +117,8 @@ def furnished_page(
     business: int = 45,
 ) -> str:  # fmt: skip
     """A help article with a help-centre theme's furniture around it."""
-    fields = {"title": title, "product": product, "minutes": minutes, "starter": starter, "business": business}
+    fields = {"title": title, "product": product, "minutes": minutes}
+    fields |= {"starter": starter, "business": business}
     return HEAD.format(**fields) + ARTICLE.format(**fields) + TAIL.format()
 
 
@@ -121,7 +126,8 @@ def div_page() -> str:
     """An article in plain ``<div>`` blocks: no ``<main>``, no ``<article>``, furniture around it."""
     return (
         "<html><head><title>Delivery times - Acme Help</title></head><body>"
-        "<div class='header'><a href='/'>Acme</a> <ul class='menu'><li><a href='/shop'>Shop</a></li></ul></div>"
+        "<div class='header'><a href='/'>Acme</a>"
+        "<ul class='menu'><li><a href='/shop'>Shop</a></li></ul></div>"
         "<div class='breadcrumb'><a href='/'>Home</a> / Delivery</div>"
         "<div class='content'><h1>Delivery times</h1>"
         "<div>Orders placed before 2 pm ship the same day.</div>"
@@ -142,10 +148,10 @@ def generated_pages(count: int, seed: int = 7) -> list[str]:
     """``count`` furnished pages with varied titles, products and values."""
     rng = random.Random(seed)
     titles = ("Reset your password", "Change your plan", "Export your data", "Cancel a subscription")
-    return [
-        furnished_page(
-            f"{rng.choice(titles)} ({n})", rng.choice(("Acme", "Acme Cloud", "Acme Pro")), rng.randint(5, 90),
-            rng.randint(5, 20), rng.randint(30, 90),
-        )  # fmt: skip
-        for n in range(count)
-    ]
+    products = ("Acme", "Acme Cloud", "Acme Pro")
+    pages = []
+    for n in range(count):
+        title, product = f"{rng.choice(titles)} ({n})", rng.choice(products)
+        values = rng.randint(5, 90), rng.randint(5, 20), rng.randint(30, 90)
+        pages.append(furnished_page(title, product, *values))
+    return pages
