@@ -117,10 +117,6 @@ def test_replace_rewrites_a_page_stored_as_its_source_to_clean_text(
 
 def test_a_page_with_no_text_is_skipped_with_the_reason(store: Store) -> None:
     report = store.ingest(
-        [
-            page(
-                "<html><head><title>Soon | Acme</title><script>x()</script></head><body><img src=a></body></html>"
-            )
-        ]
+        [page("<head><title>Soon | Acme</title><script>x()</script></head><body><img src=a></body>")]
     )
     assert report.skipped == (("account/reset", "no text once its markup and page furniture are dropped"),)
