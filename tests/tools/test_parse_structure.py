@@ -195,4 +195,25 @@ def test_an_indented_block_is_one_code_unit() -> None:
     ]
 
 
+# -- raw HTML in Markdown ------------------------------------------------------------------------
+
+
+def test_a_markdown_line_of_html_comments_or_tags_is_no_unit() -> None:
+    text = "# Prices\n\n<!-- check with sales -->\nPlans start at $10.\n\n<div align='center'>\n\n<br>\n"
+    assert kinds(parse(text)) == [("heading", "# Prices"), ("sentence", "Plans start at $10.")]
+
+
+def test_a_markdown_comment_over_several_lines_is_no_unit() -> None:
+    parsed = parse("Before.\n\n<!--\nTODO: new prices\n-->\n\nAfter.\n")
+    assert kinds(parsed) == [("sentence", "Before."), ("sentence", "After.")]
+
+
+def test_a_markdown_comment_line_between_items_does_not_join_them() -> None:
+    assert kinds(parse("- one\n<!-- c -->\n- two\n")) == [("list_item", "- one"), ("list_item", "- two")]
+
+
+def test_a_tag_inside_a_markdown_line_of_text_stays_in_its_unit() -> None:
+    assert kinds(parse("Press <b>Power</b>.\n")) == [("sentence", "Press <b>Power</b>.")]
+
+
 # HTML pages, their clean text and their furniture: tests/tools/test_parse_html.py
