@@ -29,14 +29,17 @@ from evidence_loop.tools.parse import parse_document
 from evidence_loop.tools.parse.html import read_html
 from evidence_loop.tools.parse.sources import read_corpus_jsonl
 from evidence_loop.tools.types import DocumentInput, ParsedDocument
-from tests.html_pages import CONTENT, FURNITURE, div_page, furnished_page, generated_pages, table_page
+from tests.html_pages import (
+    CONTENT,
+    FURNITURE,
+    MARKUP_RE,
+    div_page,
+    furnished_page,
+    generated_pages,
+    table_page,
+)
 from tests.legacy_parse import legacy_parse
 
-MARKUP_RE = re.compile(
-    r"</?(?:html|head|body|title|meta|script|style|div|span|p|a|b|i|em|strong|code|pre|ul|ol|li|table|tr|td|th"
-    r"|h[1-6]|br|nav|header|footer|main|article|section|button|form|input)\b[^>]*>|<!--"
-    r"|&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]{1,31});"
-)
 Extract = Callable[[str], str]
 
 

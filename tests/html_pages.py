@@ -13,6 +13,7 @@ a page that is only a table, ``generated_pages`` varied furnished pages for timi
 from __future__ import annotations
 
 import random
+import re
 
 HEAD = """<!DOCTYPE html>
 <html lang="en">
@@ -109,6 +110,14 @@ CONTENT = (
     "Call the endpoint with your token:",
     'curl -X POST https://api.acme.example/v1/reset \\\n  -H "Authorization: Bearer <token>"',
     "- Use --force to resend.",
+)
+
+
+# A tag of the elements these pages use, a comment or an entity: markup a unit must not hold.
+MARKUP_RE = re.compile(
+    r"</?(?:html|head|body|title|meta|script|style|div|span|p|a|b|i|em|strong|code|pre|ul|ol|li|table|tr|td|th"
+    r"|h[1-6]|br|nav|header|footer|main|article|section|button|form|input)\b[^>]*>|<!--"
+    r"|&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]{1,31});"
 )
 
 

@@ -3,21 +3,13 @@ and nothing of the page's furniture, markup, scripts or styles."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from evidence_loop.tools.parse import parse_document
 from evidence_loop.tools.parse.html import html_title
 from evidence_loop.tools.parse.sources import collect
 from evidence_loop.tools.types import DocumentInput, ParsedDocument, Unit
-from tests.html_pages import CONTENT, FURNITURE, div_page, furnished_page, table_page
-
-MARKUP_RE = re.compile(
-    r"</?(?:html|head|body|title|meta|script|style|div|span|p|a|b|i|em|strong|code|pre|ul|ol|li|table|tr|td|th"
-    r"|h[1-6]|br|nav|header|footer|main|article|section|button|form|input)\b[^>]*>|<!--"
-    r"|&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]{1,31});"
-)
+from tests.html_pages import CONTENT, FURNITURE, MARKUP_RE, div_page, furnished_page, table_page
 
 
 def parse(text: str, title: str = "") -> ParsedDocument:
