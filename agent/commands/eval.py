@@ -87,19 +87,10 @@ def register(subparsers: Subparsers) -> None:
         description=DESCRIPTION,
         epilog=EPILOG,
     )
-    parser.add_argument(
-        "set_dir",
-        type=Path,
-        metavar="SET_DIR",
-        help="folder with questions.jsonl and corpus.jsonl or a kb/ folder of articles",
-    )
-    parser.add_argument(
-        "--scorer",
-        type=Path,
-        metavar="SCORE_PY",
-        default=None,
-        help="the score.py to score with (default: the one beside the set folder)",
-    )
+    where = "folder with questions.jsonl and corpus.jsonl or a kb/ folder of articles"
+    parser.add_argument("set_dir", type=Path, metavar="SET_DIR", help=where)
+    scorer = "the score.py to score with (default: the one beside the set folder)"
+    parser.add_argument("--scorer", type=Path, metavar="SCORE_PY", default=None, help=scorer)
     parser.add_argument(
         "--mode",
         action="append",
@@ -159,14 +150,9 @@ def run(args: argparse.Namespace) -> int:
         scored_on = scoring_set(args.set_dir, snapshot, args.out_dir)
         freeze_heap()  # the loaded set stays put: the collector need not walk it again
         for mode, policy in variants:
-            controller = Controller(policy, deps=None, embedder=embedder)
+            ask = Asker(Controller(policy, deps=None, embedder=embedder), snapshot, scale)
             out = args.out_dir / f"{args.set_dir.name}-{mode}.jsonl"
-            enabled = want_progress(len(questions), args.no_progress)
-            with progress_bar(len(questions), enabled=enabled) as advance:
-                ask = Asker(controller, snapshot, scale)
-                answers = answer_all(ask, questions, advance, ask.extra, with_history=not args.no_history)
-                write_jsonl(out, answers)
-            results = _results(out)
+            results = _answer(args, questions, ask, out)
             causes[mode] = _attribution(questions, results, out)
             profiles[mode] = profile(results, policy)
             kinds[mode] = by_kind(questions, results)
@@ -177,13 +163,23 @@ def run(args: argparse.Namespace) -> int:
         print(f"offsets point into the stored texts: {scored_on / 'corpus.jsonl'}")
     if any(s is None for s in scores.values()):
         print("score.py not found beside the set folder (--scorer names one); results written, not scored")
-    else:
-        _print_scores(args.set_dir.name, scores, modes)
+        _print_kinds(kinds, modes)
+        return 0
+    _print_scores(args.set_dir.name, scores, modes)
     _print_kinds(kinds, modes)
-    if all(s is not None for s in scores.values()):
-        _print_attribution(causes, modes)
-        _print_profile(profiles, modes)
+    _print_attribution(causes, modes)
+    _print_profile(profiles, modes)
     return 0
+
+
+def _answer(
+    args: argparse.Namespace, questions: list[dict[str, object]], ask: Asker, out: Path
+) -> list[dict[str, object]]:
+    """Every question asked, its result lines written to ``out`` and read back."""
+    with progress_bar(len(questions), enabled=want_progress(len(questions), args.no_progress)) as advance:
+        answers = answer_all(ask, questions, advance, ask.extra, with_history=not args.no_history)
+        write_jsonl(out, answers)
+    return _results(out)
 
 
 def _scorer(args: argparse.Namespace) -> Path | None:
