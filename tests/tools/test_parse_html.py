@@ -190,3 +190,13 @@ def test_a_page_with_no_text_has_no_units() -> None:
 def test_a_page_that_declares_its_encoding_reads() -> None:
     page = '<?xml version="1.0" encoding="iso-8859-1"?><html><body><p>Café opens at 9.</p></body></html>'
     assert [u.text for u in parse(page).units] == ["Café opens at 9."]
+
+
+def test_a_chinese_page_keeps_its_article_and_drops_its_furniture() -> None:
+    page = (
+        "<html><head><title>退款说明 - 帮助中心</title></head><body>"
+        "<div class='breadcrumb'>首页 &gt; 售后</div><main><h1>退款说明</h1>"
+        "<p>退款将在3个工作日内原路退回。</p><div class='feedback'>这篇文章有帮助吗？</div></main>"
+        "<footer>&copy; 2026 某公司</footer></body></html>"
+    )
+    assert [u.text for u in parse(page).units] == ["退款说明", "退款将在3个工作日内原路退回。"]
