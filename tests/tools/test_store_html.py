@@ -120,3 +120,14 @@ def test_a_page_with_no_text_is_skipped_with_the_reason(store: Store) -> None:
         [page("<head><title>Soon | Acme</title><script>x()</script></head><body><img src=a></body>")]
     )
     assert report.skipped == (("account/reset", "no text once its markup and page furniture are dropped"),)
+
+
+def test_new_metadata_for_a_page_stored_as_its_source_names_no_parsed_from(
+    store: Store, store_location: Location
+) -> None:
+    store.ingest([page()], parse=legacy_parse)
+    retitled = DocumentInput(
+        "account/reset", PAGE, title="Reset your password", format="html", metadata={"team": "accounts"}
+    )
+    store.ingest([retitled])
+    assert json.loads(stored_row(store_location, "account/reset")[3]) == {"team": "accounts"}

@@ -21,11 +21,10 @@ The rules, per incoming document (applied in batch order, so a later line sees a
         or a deleted document)              -> becomes current again (a new live span)
 
 "Text" is the text stored (``tools.parse``): a document's own text, or an HTML page's clean text,
-stored with format "text" and, in its metadata, ``parsed_from`` = the source's format, size in
-bytes and sha256. Two sources whose clean text is the same are the same text: re-ingesting a page
-whose markup or furniture changed but not what it says changes nothing (``parsed_from`` keeps the
-source first stored). A version stored as its raw HTML source (before clean text) is unchanged by
-the same source; with replace=True it is rewritten to clean text.
+stored with format "text", its source named in metadata (``parsed_from``, ``tools.store.provenance``,
+never compared). Two sources with the same clean text are the same text: re-ingesting a page whose
+markup or furniture changed but not what it says changes nothing. A version stored as its raw HTML
+source (before clean text) is unchanged by that source and names none; replace=True rewrites it.
 
 A version that stops being current keeps its rows: it stays readable for replay.
 
@@ -45,6 +44,7 @@ from typing import Literal
 
 from evidence_loop.tools.errors import DocumentTooLargeError, InputError, VersionClashError
 from evidence_loop.tools.parse import parse_document
+from evidence_loop.tools.store.provenance import own_json, own_metadata, sha256_of, with_provenance
 from evidence_loop.tools.store.sql import Db
 from evidence_loop.tools.store.vectors import drop_versions
 from evidence_loop.tools.tokenize import recall_tokens
@@ -92,9 +92,6 @@ class Tally:
     def changed(self) -> bool:
         """True when the batch changed anything, so that a new generation is needed."""
         return self.added + self.updated > 0
-
-
-PARSED_FROM = "parsed_from"  # metadata: the source a stored text was made from, when it is not the source
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,11 +155,9 @@ def _screen(doc: DocumentInput, max_bytes: int, parse: Parse) -> _Incoming | str
     if not parsed.text.strip():
         return "no text once its markup and page furniture are dropped"
     source_sha = hashlib.sha256(data).hexdigest()
-    stored_sha = source_sha if parsed.text == doc.text else hashlib.sha256(parsed.text.encode()).hexdigest()
-    metadata = dict(doc.metadata)
-    if (parsed.text, parsed.format) != (doc.text, doc.format):
-        metadata[PARSED_FROM] = {"format": doc.format, "bytes": len(data), "sha256": source_sha}
-    incoming = _Incoming(doc, parsed, stored_sha, source_sha, _acl_json(doc), _metadata_json(doc, metadata))
+    stored_sha = source_sha if parsed.text == doc.text else sha256_of(parsed.text)
+    metadata = _metadata_json(doc, with_provenance(doc, parsed, data))
+    incoming = _Incoming(doc, parsed, stored_sha, source_sha, _acl_json(doc), metadata)
     stored = (("title", doc.title), ("version", doc.version), ("acl", incoming.acl_json))
     for name, value in (*stored, ("metadata", incoming.metadata_json)):
         _encoded(doc, name, value)
@@ -203,14 +198,14 @@ def _write_version(conn: Db, incoming: _Incoming, generation: int, *, replace: b
         _replace_content(conn, incoming, tally)
     elif stored_raw and replace:
         _replace_content(conn, incoming, tally)
-    elif is_current and (title, acl, _own(metadata)) == (
+    elif is_current and (title, acl, own_metadata(metadata)) == (
         doc.title,
         incoming.acl_json,
-        _own(incoming.metadata_json),
+        own_metadata(incoming.metadata_json),
     ):
         return False
-    else:
-        _update_fields(conn, incoming)
+    else:  # a version kept as its raw source gets no parsed_from: its text is that source
+        _update_fields(conn, incoming, own_json(incoming.metadata_json) if stored_raw else None)
     _make_current(conn, incoming, generation, is_current=bool(is_current))
     return True
 
@@ -239,12 +234,6 @@ def _target(conn: Db, doc_id: str, version: str | None, new_acl: tuple[str, ...]
 
 def _acl_json(doc: DocumentInput) -> str:
     return json.dumps(sorted(set(doc.acl)), ensure_ascii=False)
-
-
-def _own(metadata_json: str) -> object:
-    """A version's metadata without ``parsed_from``: what its writer gave."""
-    metadata = json.loads(metadata_json)
-    return {k: v for k, v in metadata.items() if k != PARSED_FROM} if isinstance(metadata, dict) else metadata
 
 
 def _metadata_json(doc: DocumentInput, metadata: Mapping[str, object]) -> str:
@@ -311,13 +300,13 @@ def _replace_content(conn: Db, incoming: _Incoming, tally: Tally) -> None:
     _insert_content(conn, incoming.parsed, tally)
 
 
-def _update_fields(conn: Db, incoming: _Incoming) -> None:
-    """Title, ACL and metadata of a stored version, in place."""
+def _update_fields(conn: Db, incoming: _Incoming, metadata_json: str | None = None) -> None:
+    """Title, ACL and metadata (``metadata_json``, else the incoming one) of a stored version, in place."""
     doc = incoming.doc
     key = (doc.doc_id, doc.version)
     conn.execute(
         "UPDATE versions SET title = ?, acl = ?, metadata = ? WHERE doc_id = ? AND version = ?",
-        (doc.title, incoming.acl_json, incoming.metadata_json, *key),
+        (doc.title, incoming.acl_json, metadata_json or incoming.metadata_json, *key),
     )
     conn.execute("DELETE FROM acl WHERE doc_id = ? AND version = ?", key)
     _insert_acl(conn, doc)
