@@ -50,7 +50,7 @@ FURNITURE_TOKENS = frozenset({
     "navigation", "menu", "sidebar", "footer", "masthead", "topbar", "related", "relatives", "feedback",
     "vote", "votes", "voting", "helpful", "rating", "share", "sharing", "social", "pagination", "pager",
     "skip", "toc", "comments", "newsletter", "subscribe", "signup", "promo", "advert", "ads", "recent",
-    "recently", "meta", "byline",
+    "recently", "meta", "byline", "author", "search",
 })  # fmt: skip
 _HEADER_TOKENS = frozenset({"header"})
 _TOKEN_RE = re.compile(r"[^a-z]+")
