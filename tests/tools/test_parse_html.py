@@ -200,3 +200,8 @@ def test_a_chinese_page_keeps_its_article_and_drops_its_furniture() -> None:
         "<footer>&copy; 2026 某公司</footer></body></html>"
     )
     assert [u.text for u in parse(page).units] == ["退款说明", "退款将在3个工作日内原路退回。"]
+
+
+def test_an_aria_label_that_mentions_a_furniture_word_keeps_its_content() -> None:
+    page = "<main><ol aria-label='Steps to search your inbox'><li>Open Mail.</li></ol></main>"
+    assert [u.text for u in parse(page).units] == ["1. Open Mail."]

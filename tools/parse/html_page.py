@@ -16,7 +16,7 @@ the main content is chosen here by what the page says about itself:
 - page furniture under it is dropped: ``<nav>``, ``<footer>``, a ``<header>`` that holds no
   ``<h1>``, an ``<aside>`` outside any ``<main>``/``<article>``, ``<dialog>``, elements whose
   ``role`` is navigation, banner, contentinfo, search, dialog or alertdialog, and elements whose
-  ``class``, ``id`` or ``aria-label`` holds a furniture word (breadcrumb, cookie, consent, sidebar,
+  ``class`` or ``id`` holds a furniture word (breadcrumb, cookie, consent, sidebar,
   related, feedback, vote, helpful, share, pagination, meta, ...: ``FURNITURE_TOKENS``);
 - never content: ``<head>`` (``<title>`` included), scripts, styles, templates, forms' controls
   (buttons, inputs, selects), images, media and embedded frames;
@@ -44,7 +44,7 @@ NEVER_CONTENT = frozenset({
     "input", "select", "option", "optgroup", "textarea", "datalist", "output", "progress", "meter",
 })  # fmt: skip
 FURNITURE_ROLES = frozenset({"navigation", "banner", "contentinfo", "search", "dialog", "alertdialog"})
-# Words of class, id and aria-label values that name page furniture (split at anything not a letter).
+# Words of class and id values that name page furniture (split at anything not a letter).
 FURNITURE_TOKENS = frozenset({
     "breadcrumb", "breadcrumbs", "crumbs", "cookie", "cookies", "consent", "gdpr", "navbar", "nav",
     "navigation", "menu", "sidebar", "footer", "masthead", "topbar", "related", "relatives", "feedback",
@@ -96,7 +96,8 @@ def never_content(el: HtmlElement) -> bool:
 
 
 def _tokens(el: HtmlElement) -> set[str]:
-    words = " ".join(el.get(name) or "" for name in ("class", "id", "aria-label")).lower()
+    # class and id name what an element is; aria-label is prose ("Steps to search your inbox")
+    words = " ".join(el.get(name) or "" for name in ("class", "id")).lower()
     return set(_TOKEN_RE.split(words)) - {""}
 
 
