@@ -205,3 +205,15 @@ def test_a_chinese_page_keeps_its_article_and_drops_its_furniture() -> None:
 def test_an_aria_label_that_mentions_a_furniture_word_keeps_its_content() -> None:
     page = "<main><ol aria-label='Steps to search your inbox'><li>Open Mail.</li></ol></main>"
     assert [u.text for u in parse(page).units] == ["1. Open Mail."]
+
+
+def test_a_related_article_card_does_not_take_the_place_of_a_div_article() -> None:
+    page = (
+        "<body><div class='content'><h1>Refunds</h1><p>Refunds are paid within 5 working days.</p>"
+        "<p>Gift cards are final and cannot be refunded.</p></div>"
+        "<div class='cards'><article><a href='/a/9'>Exchanges</a></article></div></body>"
+    )
+    assert [u.text for u in parse(page).units][:2] == [
+        "Refunds",
+        "Refunds are paid within 5 working days of the return.",
+    ]

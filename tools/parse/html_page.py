@@ -11,8 +11,8 @@ the structure the units need (headings, list items, table rows with their cells)
 faster still but gives no element tails, which a walk that keeps inline text in order needs. So
 the main content is chosen here by what the page says about itself:
 
-- the root is the page's ``<main>`` (or ``role="main"``), else its largest ``<article>``, else
-  ``<body>``;
+- the root is the page's ``<main>`` (or ``role="main"``), else its largest ``<article>`` if that
+  holds at least half the page's text, else ``<body>``;
 - page furniture under it is dropped: ``<nav>``, ``<footer>``, a ``<header>`` that holds no
   ``<h1>``, an ``<aside>`` outside any ``<main>``/``<article>``, ``<dialog>``, elements whose
   ``role`` is navigation, banner, contentinfo, search, dialog or alertdialog, and elements whose
@@ -56,6 +56,7 @@ _HEADER_TOKENS = frozenset({"header"})
 _TOKEN_RE = re.compile(r"[^a-z]+")
 _SEPARATORS = (" | ", " – ", " — ", " - ", " · ", " :: ", " » ")
 _SPACE_RE = re.compile(r"[ \t\n\r\f\v\xa0]+")
+_ARTICLE_SHARE = 0.5  # of the page's text, for an <article> to be taken as its main content
 
 
 def collapse_space(text: str) -> str:
@@ -80,14 +81,19 @@ def body_of(page: HtmlElement) -> HtmlElement:
 
 
 def content_root(page: HtmlElement) -> HtmlElement:
-    """The element holding the main content: ``<main>``, else the largest ``<article>``, else ``<body>``."""
+    """The element holding the main content: ``<main>``, else the largest ``<article>`` when it holds
+    at least half the page's text (not a related-article card beside a ``<div>`` article), else ``<body>``."""
     mains = page.xpath("//main | //*[@role='main']")
     if mains:
         return mains[0]  # type: ignore[no-any-return]
-    articles = page.xpath("//article")
+    body = body_of(page)
+    articles: list[HtmlElement] = page.xpath("//article")
     if articles:
-        return max(articles, key=lambda a: len(collapse_space(a.text_content())))  # type: ignore[no-any-return]
-    return body_of(page)
+        sizes = [(len(element_text(a, furniture_skip)), a) for a in articles]
+        size, largest = max(sizes, key=lambda pair: pair[0])
+        if size >= _ARTICLE_SHARE * len(element_text(body, furniture_skip)):
+            return largest
+    return body
 
 
 def never_content(el: HtmlElement) -> bool:
