@@ -215,5 +215,5 @@ def test_a_related_article_card_does_not_take_the_place_of_a_div_article() -> No
     )
     assert [u.text for u in parse(page).units][:2] == [
         "Refunds",
-        "Refunds are paid within 5 working days of the return.",
+        "Refunds are paid within 5 working days.",
     ]
