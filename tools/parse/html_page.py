@@ -4,11 +4,12 @@ furniture, and its title.
 Why lxml (``lxml.html``, libxml2's HTML parser): it reads any real page (unclosed tags, stray end
 tags, entities, a ``<meta charset>``) into a tree the way browsers recover, it is fast (a help
 article in well under a millisecond, ``benchmarks/bench_html.py``), typed (``types-lxml``) and
-maintained for twenty years. The content extractors built on it (trafilatura, readability-lxml,
-jusText) were measured on the same furnished pages and rejected: they decide by text density, so
-they drop a short article's intro, a table-only page or a list of steps, and hand back text without
-the structure the units need (headings, list items, table rows with their cells). selectolax is
-faster still but gives no element tails, which a walk that keeps inline text in order needs. So
+maintained for twenty years. The content extractors were measured on the same furnished pages
+(``benchmarks/bench_html.py``, ``docs/formats.md``) and not taken: trafilatura and readability-lxml
+find the main content too, but drop the article's ``<h1>``, number no list and hand back text
+without the offsets or the structure the units need (headings, list items, table rows with their
+cells), at 6 to 14 times the cost; jusText drops a short article whole. selectolax is faster but its
+nodes carry no tail text, which a walk that keeps inline text in order needs. So
 the main content is chosen here by what the page says about itself:
 
 - the root is the page's ``<main>`` (or ``role="main"``), else its largest ``<article>`` if that
