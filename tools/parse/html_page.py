@@ -8,9 +8,10 @@ maintained for twenty years. The content extractors were measured on the same fu
 (``benchmarks/bench_html.py``, ``docs/formats.md``) and not taken: trafilatura and readability-lxml
 find the main content too, but drop the article's ``<h1>``, number no list and hand back text
 without the offsets or the structure the units need (headings, list items, table rows with their
-cells), at 6 to 14 times the cost; jusText drops a short article whole. selectolax is faster but its
-nodes carry no tail text, which a walk that keeps inline text in order needs. So
-the main content is chosen here by what the page says about itself:
+cells), at 6 to 14 times the cost; jusText drops a short article whole. selectolax (faster) and
+BeautifulSoup (far slower) only parse: choosing the content would be the same work on top of them,
+and lxml, which the extractors themselves build on, has XPath and typed stubs. So the main content
+is chosen here by what the page says about itself:
 
 - the root is the page's ``<main>`` (or ``role="main"``), else its largest ``<article>`` if that
   holds at least half the page's text, else ``<body>``;
