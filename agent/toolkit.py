@@ -18,6 +18,7 @@ from evidence_loop.agent.api.auth import LOCAL_CALLER, SCOPES, Caller, GroupsNot
 from evidence_loop.agent.api.routes_traces import may_see
 from evidence_loop.agent.api.schemas import DocumentOut, ReplayOut
 from evidence_loop.agent.commands.common import recall, section_path
+from evidence_loop.agent.history import MAX_HISTORY_TURNS
 from evidence_loop.agent.outcome import Outcome
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.errors import InputError, NotFoundError, TamperedTraceError
@@ -43,7 +44,9 @@ class AskArguments(BaseModel):
     )
     history: list[str] | None = Field(
         default=None,
-        description="the conversation's earlier turns, oldest first, when the question follows up",
+        json_schema_extra={"maxItems": MAX_HISTORY_TURNS},
+        description=f"the conversation's earlier turns, oldest first (at most {MAX_HISTORY_TURNS}), when "
+        "the question follows up",
     )
 
 

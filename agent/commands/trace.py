@@ -19,6 +19,7 @@ from evidence_loop.agent.commands.common import (
 )
 from evidence_loop.agent.service import TRACES_SUBDIR
 from evidence_loop.tools.errors import EvidenceLoopError, InputError, TraceError, UnwrittenTraceError
+from evidence_loop.tools.inputs import JsonInputError, parse_json
 from evidence_loop.tools.store.location import open_store
 from evidence_loop.traces import (
     HEADER_SEQ,
@@ -160,9 +161,13 @@ def _read(args: argparse.Namespace, run: str) -> object:
 def exported(path: Path) -> Trace:
     """The trace of an export file (``trace export --as-written``), with the documents it carries."""
     try:
-        records = json.loads(path.read_bytes())
-    except (OSError, ValueError) as exc:
+        data = path.read_bytes()
+    except OSError as exc:
         raise TraceError(f"{path}: not an export of a trace ({exc})") from exc
+    try:  # not UTF-8, not JSON, nested too deeply, a lone surrogate: not a trace, the input's fault
+        records = parse_json(data)
+    except JsonInputError as exc:
+        raise InputError(f"{path}: not an export of a trace ({exc})") from None
     if not isinstance(records, list):
         raise TraceError(f"{path}: an export is a JSON list of trace records")
     return read_export(records)
