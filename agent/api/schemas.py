@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # the replay and the store's rows are read, never built, here
     from evidence_loop.tools.store.folder import DocumentInfo
 
 GROUP_NAME = r"^[^\s,]{1,64}$"
+DOC_ID_CHARS = 512  # the longest doc_id the API takes (a document's, a review's)
 # Deeper than any real document's metadata, shallow enough to be walked, stored and read back safely.
 METADATA_DEPTH = 32
 
@@ -122,7 +123,7 @@ class AskRequest(_Strict):
 class DocumentIn(_Strict):
     """One document in the corpus.jsonl shape (FORMAT.md)."""
 
-    doc_id: Text = Field(min_length=1, max_length=512, pattern=r"\S")
+    doc_id: Text = Field(min_length=1, max_length=DOC_ID_CHARS, pattern=r"\S")
     text: Text
     title: Text = ""
     version: Text = Field(default="1", min_length=1, max_length=128)
