@@ -43,7 +43,6 @@ from evidence_loop.agent.commands import (
 )
 from evidence_loop.agent.commands import eval as evaluate
 from evidence_loop.agent.commands.common import error_line
-from evidence_loop.tools.printable import printable
 from evidence_loop.tools.errors import (
     DecodeError,
     DocumentTooLargeError,
@@ -59,6 +58,7 @@ from evidence_loop.tools.errors import (
     UnsupportedFormatError,
     VersionClashError,
 )
+from evidence_loop.tools.printable import printable
 
 COMMANDS: tuple[ModuleType, ...] = (
     ingest,

@@ -14,10 +14,10 @@ from evidence_loop.agent import settings
 from evidence_loop.policies.config import Policy
 from evidence_loop.tools import windows
 from evidence_loop.tools.errors import InputError
-from evidence_loop.tools.printable import printable
 from evidence_loop.tools.models.embedder import build_embedder
 from evidence_loop.tools.models.embedder_config import EmbedConfig
 from evidence_loop.tools.models.embedding import Embedder
+from evidence_loop.tools.printable import printable
 from evidence_loop.tools.search.snapshot import Snapshot
 from evidence_loop.tools.store.folder import IngestReport, Store
 from evidence_loop.tools.store.location import Location, open_store
