@@ -4,9 +4,10 @@ The SDK (mcp 2.x) reads each line with pydantic's JSON parser, which refuses a l
 escape (``"\\ud800"``); its stdio transport then hands the parse error to the session, which logs it
 and sends nothing back, so the client waits for a reply that never comes (over HTTP the SDK answers
 400). It also decodes stdin with ``errors="replace"``, so bytes that are not UTF-8 would reach a tool
-as U+FFFD, silently. Here stdin is read first: a line holding a lone surrogate or a byte that is not
-UTF-8 is answered with a JSON-RPC error for its id (``-32602``, invalid params, in the words every
-door uses: ``tools.inputs``) and is not passed on; every other line goes to the SDK as it came.
+as U+FFFD, silently. Here stdin is read first: a line holding a lone surrogate, a byte that is not
+UTF-8 or JSON nested deeper than ``MAX_JSON_DEPTH`` levels is answered with a JSON-RPC error for its
+id (``-32602``, invalid params, in the words every door uses: ``tools.inputs``; the id is null when
+the line is too deep to read it) and is not passed on; every other line goes to the SDK as it came.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp.types import INVALID_PARAMS, ErrorData, JSONRPCError
 
-from evidence_loop.tools.inputs import json_fault, unicode_fault
+from evidence_loop.tools.inputs import MAX_JSON_DEPTH, json_fault, unicode_fault
 
 log = logging.getLogger("evidence_loop.mcp")
 # Where a line may hold what the SDK drops: a \uD8xx..\uDFxx escape, or a byte stdin could not decode.
@@ -85,27 +86,32 @@ class GuardedLines:
 def refusal(line: str) -> tuple[bool, JSONRPCError | None]:
     """Whether the SDK must not read ``line``, and the error that answers it (None for a notification,
     which gets no reply: the refusal is logged)."""
-    if not _SUSPECT.search(line):
+    deep = line.count("[") + line.count("{") > MAX_JSON_DEPTH
+    if not deep and not _SUSPECT.search(line):
         return False, None
     try:
         message = json.loads(line)
-    except (ValueError, RecursionError):
+    except RecursionError:
+        message, fault = None, f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+    except ValueError:
         return False, None  # not JSON at all: the SDK's own parse error, as before
-    undecoded = _UNDECODED.search(line)
-    if undecoded is not None:
-        byte = ord(undecoded.group()) - 0xDC00
-        fault: str | None = f"the message is not UTF-8 (byte 0x{byte:02x}); send UTF-8 text"
     else:
-        fault = json_fault(message)
+        fault = _fault(line, message)
     if fault is None:
         return False, None
     request = message if isinstance(message, dict) else {}
     if "method" in request and "id" not in request:
         log.warning("an MCP notification was dropped: %s", fault)
         return True, None
-    return True, JSONRPCError(
-        jsonrpc="2.0", id=_id(request.get("id")), error=ErrorData(code=INVALID_PARAMS, message=fault)
-    )
+    error = ErrorData(code=INVALID_PARAMS, message=fault)
+    return True, JSONRPCError(jsonrpc="2.0", id=_id(request.get("id")), error=error)
+
+
+def _fault(line: str, message: object) -> str | None:
+    undecoded = _UNDECODED.search(line)
+    if undecoded is not None:
+        return f"the message is not UTF-8 (byte 0x{ord(undecoded.group()) - 0xDC00:02x}); send UTF-8 text"
+    return json_fault(message)
 
 
 def _id(value: object) -> str | int | None:

@@ -20,7 +20,7 @@ from evidence_loop.agent.api.schemas import DocumentOut, ReplayOut
 from evidence_loop.agent.commands.common import recall, section_path
 from evidence_loop.agent.history import MAX_HISTORY_TURNS
 from evidence_loop.agent.outcome import Outcome
-from evidence_loop.agent.service import Service
+from evidence_loop.agent.service import Service, check_caller
 from evidence_loop.tools.errors import InputError, NotFoundError, TamperedTraceError
 
 MAX_SEARCH_K = 50
@@ -91,6 +91,7 @@ class DocumentListOut(_Out):
 
 def reading_groups(caller: Caller, groups: Sequence[str] | None) -> tuple[str, ...]:
     """The groups to read with: the caller's own, or the subset named; never wider."""
+    check_caller(groups or (), None)  # Unicode text first: a refusal echoes the groups it names
     try:
         return narrow(caller, groups)
     except GroupsNotGranted as exc:

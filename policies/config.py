@@ -380,10 +380,7 @@ POLICY_FILE_KEYS = ("judge", "policy", "report")
 def _misplaced(key: str) -> str:
     """Why a key cannot be at the top of a policy file, and where it belongs if anywhere."""
     if key in _KINDS and key != "judge":
-        return (
-            f"{key!r} is a policy field: it belongs under \"policy\", as in "
-            f'{{"policy": {{"{key}": ...}}}}'
-        )
+        return f'{key!r} is a policy field: it belongs under "policy", as in {{"policy": {{"{key}": ...}}}}'
     return f"unknown key {key!r} at the top; a policy file holds {', '.join(POLICY_FILE_KEYS)}"
 
 
