@@ -3,6 +3,7 @@
     unicode_fault(text)        why ``text`` is not Unicode text (a lone surrogate), or None
     check_unicode(text, what)  the same as an ``InputError`` naming ``what``
     parse_json(text)           JSON nested at most ``MAX_JSON_DEPTH`` levels, no lone surrogate in it
+    parse_toml(text)           TOML, nested or not; a ValueError for what cannot be read
     decode_utf8(data, where)   bytes as UTF-8 text; ``DecodeError`` names the file, line and byte
 
 A lone surrogate (``"\\ud800"``) is what JSON can spell and UTF-8 cannot: no trace, index, reply or
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+import tomllib
 from typing import Any, Final
 
 from evidence_loop.tools.errors import DecodeError, InputError
@@ -111,6 +113,15 @@ def _shown(path: _Path) -> str:
     for key in reversed(parts):
         text += f"[{key}]" if isinstance(key, int) else (f".{key}" if text else key)
     return text
+
+
+def parse_toml(text: str) -> dict[str, Any]:
+    """``tomllib.loads(text)``; a ``ValueError`` (as tomllib raises for what is not TOML) for TOML
+    nested too deeply to read, which tomllib meets as a ``RecursionError``."""
+    try:
+        return tomllib.loads(text)
+    except RecursionError:
+        raise ValueError("TOML nested too deeply to be read") from None
 
 
 def decode_utf8(data: bytes, where: str) -> str:

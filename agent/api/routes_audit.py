@@ -8,11 +8,12 @@ page's ``X-CSRF-Token`` (a digest of the key, which another site can neither rea
 no foreign ``Origin``. Posting feedback needs the ``review`` scope too.
 
 Every page and asset comes from the package (``templates/audit``, ``static/audit``): no CDN, no
-fonts from elsewhere, a little plain JavaScript for the buttons, no inline script or style. Each page
-is sent with a Content-Security-Policy that holds it to that (``default-src 'self'``) and forbids
-framing it (``frame-ancestors 'none'``, ``X-Frame-Options: DENY``), and ``Referrer-Policy:
-no-referrer``. Stored text (questions, notes, document text) shows its control and bidi characters
-as escapes (``tools.printable``).
+fonts from elsewhere, a little plain JavaScript for the buttons, no inline script or style. Each
+page is sent with a Content-Security-Policy that holds it to that (``default-src 'self'``) and
+forbids framing it (``frame-ancestors 'none'``, ``X-Frame-Options: DENY``), and with
+``Referrer-Policy: same-origin`` (no address of the console reaches another site). Stored text
+(questions, notes, document text) shows its control and bidi characters as escapes
+(``tools.printable``).
 """
 
 import hashlib
@@ -55,7 +56,7 @@ CONSOLE_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; object-src 'none'; base-uri 'none'; "
     "form-action 'self'; frame-ancestors 'none'",
     "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",  # no-referrer would make a browser send its POSTs with Origin: null
     "X-Content-Type-Options": "nosniff",
 }
 

@@ -159,7 +159,9 @@ def _read(args: argparse.Namespace, run: str) -> object:
 
 
 def exported(path: Path) -> Trace:
-    """The trace of an export file (``trace export --as-written``), with the documents it carries."""
+    """The trace of an export file (``trace export --as-written``), with the documents it carries;
+    ``InputError`` for a file that is not one (not UTF-8 or JSON, too deep, records that are not a
+    trace's)."""
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -169,8 +171,11 @@ def exported(path: Path) -> Trace:
     except JsonInputError as exc:
         raise InputError(f"{path}: not an export of a trace ({exc})") from None
     if not isinstance(records, list):
-        raise TraceError(f"{path}: an export is a JSON list of trace records")
-    return read_export(records)
+        raise InputError(f"{path}: not an export of a trace (an export is a JSON list of trace records)")
+    try:
+        return read_export(records)
+    except TraceError as exc:
+        raise InputError(f"{path}: not an export of a trace ({exc})") from None
 
 
 @contextmanager
@@ -282,9 +287,13 @@ def _verify_one(store: TraceStore, run: str, texts: TextSource | None) -> Verify
     """A run id or a trace file; a file whose header cannot be read is a failed verdict, not a crash
     (one with no header at all is a run never recorded, unless it is recorded as finished)."""
     path = Path(run)
+    if path.suffix == ".json" and path.exists():
+        try:
+            trace = exported(path)
+        except (InputError, TraceError) as exc:  # not a trace at all: a failed verdict, as for a file
+            return VerifyResult(ok=False, complete=False, first_bad_seq=HEADER_SEQ, reason=str(exc))
+        return with_citations(verify(trace), trace, texts)
     try:
-        if path.suffix == ".json" and path.exists():
-            return with_citations(verify(exported(path)), exported(path), texts)
         trace = store.read(path) if path.suffix == ".jsonl" and path.exists() else store.read(run)
     except UnwrittenTraceError as exc:
         return store.unwritten(path.name.removesuffix(".jsonl"), str(exc))

@@ -5,6 +5,7 @@ limit) is sent through each door, and the refusal must carry the one message."""
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -181,3 +182,19 @@ def test_a_history_file_over_the_limit_is_refused_in_one_line(
         "(a follow-up reads the last few) (hint: nothing was written)"
     ]
     assert not (index / "traces").exists()
+
+
+def test_chat_refuses_a_line_that_is_not_utf8_and_the_session_goes_on(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], index: Path
+) -> None:
+    typed = b"\xff warranty?\n" + QUESTION.encode() + b"\n"
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(typed), encoding="utf-8"))
+
+    code = main(["chat", "--index", str(index), "--no-evidence"])
+
+    out, err = capsys.readouterr()
+    assert code == 0
+    errors = [line for line in err.splitlines() if line.startswith("evloop: error:")]
+    refused = "the question: a lone surrogate U+DCFF at character 0 is not Unicode text; send UTF-8 text"
+    assert errors == [f"evloop: error: {refused}"]
+    assert f"[answered] {QUESTION}" in out
