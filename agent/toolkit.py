@@ -22,6 +22,7 @@ from evidence_loop.agent.history import MAX_HISTORY_TURNS
 from evidence_loop.agent.outcome import Outcome
 from evidence_loop.agent.service import Service, check_caller
 from evidence_loop.tools.errors import InputError, NotFoundError, TamperedTraceError
+from evidence_loop.tools.inputs import check_unicode
 
 MAX_SEARCH_K = 50
 # The caller a model's tool calls run as unless told otherwise: the public documents only, and no
@@ -118,6 +119,7 @@ def search(service: Service, caller: Caller, query: str, k: int = 10) -> SearchR
         raise InputError(f"k must be from 1 to {MAX_SEARCH_K}, not {k}")
     if not query.strip():
         raise InputError("the query is empty")
+    check_unicode(query, "the query")
     snapshot = service.snapshot()
     hits = recall(snapshot, service.embedder, query, k, reading_groups(caller, None))
     return SearchResult(
@@ -150,6 +152,8 @@ def get_document(
 
     A document the caller may not read is "not found", as one that does not exist.
     """
+    check_unicode(doc_id, "the doc_id")  # the refusal would echo it
+    check_unicode(version or "", "the version")
     snapshot = service.snapshot()
     current = snapshot.current_versions().get(doc_id)
     wanted = version or current

@@ -198,3 +198,20 @@ def test_chat_refuses_a_line_that_is_not_utf8_and_the_session_goes_on(
     refused = "the question: a lone surrogate U+DCFF at character 0 is not Unicode text; send UTF-8 text"
     assert errors == [f"evloop: error: {refused}"]
     assert f"[answered] {QUESTION}" in out
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"), [("search", {"query": "LM-S10 \ud800"}), ("get_document", {"doc_id": "a\ud800"})]
+)
+def test_the_other_mcp_tools_refuse_a_lone_surrogate_as_ask_does(
+    service: Service, tool: str, arguments: dict[str, Any]
+) -> None:
+    async def call() -> str:
+        async with Client(build_server(service, fixed(PUBLIC))) as session:
+            result = await session.call_tool(tool, arguments)
+        assert result.is_error
+        (block,) = result.content
+        assert isinstance(block, TextContent)
+        return block.text
+
+    assert "a lone surrogate U+D800 at character" in anyio.run(call)
