@@ -19,7 +19,7 @@ import re
 import tomllib
 from typing import Any, Final
 
-from evidence_loop.tools.errors import DecodeError, InputError
+from evidence_loop.tools.errors import DecodeError, InputError, JsonInputError
 
 MAX_JSON_DEPTH: Final = 64
 """Deepest nesting of a JSON value read from a file or a message (a document's metadata has its own,
@@ -28,13 +28,16 @@ smaller limit): deeper than any record evidence-loop writes or reads, shallow en
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-class JsonInputError(InputError):
-    """JSON that cannot be taken: not JSON (``not_json``), nested too deeply, or holding a lone
-    surrogate. Its text is the reason alone; the caller adds where (a file and line, a field)."""
-
-    def __init__(self, reason: str, *, not_json: bool = False) -> None:
-        super().__init__(reason)
-        self.not_json = not_json
+__all__ = [
+    "MAX_JSON_DEPTH",
+    "JsonInputError",
+    "check_unicode",
+    "decode_utf8",
+    "json_fault",
+    "parse_json",
+    "parse_toml",
+    "unicode_fault",
+]
 
 
 def unicode_fault(text: str) -> str | None:

@@ -31,7 +31,7 @@ request sends `Authorization: Bearer <key>` for a key in --keys, as with `evloop
 --keys the server listens on loopback only and every request is the process's caller. Over --http
 the Host and Origin headers are checked as `evloop serve` checks them (--allow-host, --allow-origin).
 
-Over stdio a message that is not Unicode (a "\ud800" escape, bytes that are not UTF-8) is answered
+Over stdio a message that is not Unicode (a "\\ud800" escape, bytes that are not UTF-8) is answered
 with a JSON-RPC error naming it; the MCP SDK itself would drop it without a reply."""
 
 EPILOG = """\

@@ -22,7 +22,7 @@ import os
 import re
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +31,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
+from evidence_loop.agent import settings as evloop_settings
 from evidence_loop.agent.cli import main
 from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.tools.inputs import MAX_JSON_DEPTH
@@ -39,9 +40,8 @@ from evidence_loop.tools.store.folder import Store
 
 EXAMPLES = int(os.environ.get("EVLOOP_FILE_FUZZ_EXAMPLES", "80"))
 SEED = int(os.environ.get("EVLOOP_FILE_FUZZ_SEED", "32"))
-OBEYED = re.compile(
-    f"[{CONTROL_AND_BIDI.replace(chr(0) + '-' + chr(0x1F), chr(0) + '-' + chr(9) + chr(11) + '-' + chr(0x1F))}]"
-)
+# what a terminal would obey on stdout: every character printable escapes, save newline and tab
+OBEYED = re.compile(f"[{CONTROL_AND_BIDI}]".replace("\x00-\x1f", "\x00-\x08\x0b-\x1f"))
 
 HOSTILE_TEXT = (
     "\ud800",
@@ -75,51 +75,37 @@ class Command:
     may_fail_verification: bool = False
 
 
+def _index(workspace: Path, name: str = "index") -> list[str]:
+    return ["--index", str(workspace / name)]
+
+
 COMMANDS = (
-    Command("ingest jsonl", ".jsonl", lambda f, w: ["ingest", str(f), "--index", str(w / "index")]),
-    Command("ingest md", ".md", lambda f, w: ["ingest", str(f), "--index", str(w / "index")]),
+    Command("ingest jsonl", ".jsonl", lambda f, w: ["ingest", str(f), *_index(w)]),
+    Command("ingest md", ".md", lambda f, w: ["ingest", str(f), *_index(w)]),
     Command(
-        "batch",
-        ".jsonl",
-        lambda f, w: [
-            "batch",
-            str(f),
-            "--out",
-            str(w / "out" / "r.jsonl"),
-            "--index",
-            str(w / "index"),
-            "--no-progress",
-        ],
-    ),  # fmt: skip
+        "batch", ".jsonl", lambda f, w: ["batch", str(f), "--out", str(w / "out" / "r.jsonl"), *_index(w)]
+    ),
     Command(
         "history file",
         ".json",
-        lambda f, w: ["ask", "它的保修期是多久？", "--history-file", str(f), "--index", str(w / "index")],
-    ),  # fmt: skip
-    Command(
-        "trace verify export",
-        ".json",
-        lambda f, w: ["trace", "verify", str(f), "--index", str(w / "index")],
-        may_fail_verification=True,
-    ),  # fmt: skip
-    Command(
-        "trace verify file",
-        ".jsonl",
-        lambda f, w: ["trace", "verify", str(f), "--index", str(w / "index")],
-        may_fail_verification=True,
-    ),  # fmt: skip
-    Command("trace show file", ".json", lambda f, w: ["trace", "show", str(f), "--index", str(w / "index")]),
-    Command(
-        "trace import", ".json", lambda f, w: ["trace", "import", str(f), "--index", str(w / "imported")]
+        lambda f, w: ["ask", "它的保修期是多久？", "--history-file", str(f), *_index(w)],
     ),
-    Command(
-        "policy file",
-        ".json",
-        lambda f, w: ["config", "show", "--policy-file", str(f), "--index", str(w / "index")],
-    ),  # fmt: skip
+    Command("trace verify export", ".json", lambda f, w: ["trace", "verify", str(f), *_index(w)], True),
+    Command("trace verify file", ".jsonl", lambda f, w: ["trace", "verify", str(f), *_index(w)], True),
+    Command("trace show file", ".json", lambda f, w: ["trace", "show", str(f), *_index(w)]),
+    Command("trace import", ".json", lambda f, w: ["trace", "import", str(f), *_index(w, "imported")]),
+    Command("policy file", ".json", lambda f, w: ["config", "show", "--policy-file", str(f), *_index(w)]),
     Command("keys file", ".json", lambda f, w: ["keys", "list", "--file", str(f)]),
 )
 STORED_TEXT = (["docs"], ["trace", "list"], ["feedback", "list"])
+
+
+@pytest.fixture(autouse=True)
+def _flags_forgotten() -> Iterator[None]:
+    """``main`` installs its flags for the whole process (a --policy-file among them): a later test's
+    ``Service.open`` must not read the bad file given here."""
+    yield
+    evloop_settings.install({})
 
 
 def hostile_text() -> st.SearchStrategy[str]:
@@ -144,9 +130,8 @@ def records() -> st.SearchStrategy[object]:
     question = st.fixed_dictionaries(
         {"question": hostile_text()}, optional={"history": turns, "id": hostile_text()}
     )
-    document = st.fixed_dictionaries(
-        {"doc_id": hostile_text(), "text": hostile_text()}, optional={"title": hostile_text(), "metadata": values()}
-    )  # fmt: skip
+    fields = {"doc_id": hostile_text(), "text": hostile_text()}
+    document = st.fixed_dictionaries(fields, optional={"title": hostile_text(), "metadata": values()})
     policy = st.fixed_dictionaries(
         {}, optional={"policy": values(), "window_budget": values(), "judge": values()}
     )

@@ -5,15 +5,25 @@ while `config show` and `serve` said it came from the flag."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from evidence_loop.agent import settings
 from evidence_loop.agent.cli import main
 from evidence_loop.policies.config import Policy, load_policy_file
 from evidence_loop.tools.errors import PolicyError
 
 Capture = pytest.CaptureFixture[str]
+
+
+@pytest.fixture(autouse=True)
+def _flags_forgotten() -> Iterator[None]:
+    """``main`` installs its flags for the whole process (a --policy-file among them): a later test's
+    ``Service.open`` must not read the bad file given here."""
+    yield
+    settings.install({})
 
 
 def policy_file(tmp_path: Path, content: object) -> Path:
