@@ -89,6 +89,7 @@ def refusal(line: str) -> tuple[bool, JSONRPCError | None]:
     deep = line.count("[") + line.count("{") > MAX_JSON_DEPTH
     if not deep and not _SUSPECT.search(line):
         return False, None
+    fault: str | None
     try:
         message = json.loads(line)
     except RecursionError:
