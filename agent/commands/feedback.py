@@ -10,6 +10,7 @@ from pathlib import Path
 from evidence_loop.agent.commands.common import Subparsers, add_command, add_index_option
 from evidence_loop.agent.commands.trace import trace_store
 from evidence_loop.tools.errors import InputError
+from evidence_loop.tools.printable import printable
 from evidence_loop.traces.feedback import FeedbackRecord, by_run, check_chain
 
 DESCRIPTION = """\
@@ -73,8 +74,11 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _line(record: FeedbackRecord) -> str:
-    extra = "".join(f"  {k}={v}" for k, v in (("doc", record.doc_id), ("note", record.note)) if v)
-    return f"{record.created_at[:19]}  {record.run_id}  {record.verdict:<21} {record.reviewer or '-'}{extra}"
+    """One verdict on one line: what a reviewer wrote is escaped (``tools.printable``), a note of
+    several lines included."""
+    extra = "".join(f"  {k}={printable(v)}" for k, v in (("doc", record.doc_id), ("note", record.note)) if v)
+    reviewer = printable(record.reviewer or "-")
+    return f"{record.created_at[:19]}  {record.run_id}  {record.verdict:<21} {reviewer}{extra}"
 
 
 def _export(args: argparse.Namespace) -> int:

@@ -19,6 +19,7 @@ from evidence_loop.agent.commands.common import (
 )
 from evidence_loop.agent.service import TRACES_SUBDIR
 from evidence_loop.tools.errors import EvidenceLoopError, InputError, TraceError, UnwrittenTraceError
+from evidence_loop.tools.inputs import JsonInputError, parse_json
 from evidence_loop.tools.store.location import open_store
 from evidence_loop.traces import (
     HEADER_SEQ,
@@ -158,14 +159,23 @@ def _read(args: argparse.Namespace, run: str) -> object:
 
 
 def exported(path: Path) -> Trace:
-    """The trace of an export file (``trace export --as-written``), with the documents it carries."""
+    """The trace of an export file (``trace export --as-written``), with the documents it carries;
+    ``InputError`` for a file that is not one (not UTF-8 or JSON, too deep, records that are not a
+    trace's)."""
     try:
-        records = json.loads(path.read_bytes())
-    except (OSError, ValueError) as exc:
+        data = path.read_bytes()
+    except OSError as exc:
         raise TraceError(f"{path}: not an export of a trace ({exc})") from exc
+    try:  # not UTF-8, not JSON, nested too deeply, a lone surrogate: not a trace, the input's fault
+        records = parse_json(data)
+    except JsonInputError as exc:
+        raise InputError(f"{path}: not an export of a trace ({exc})") from None
     if not isinstance(records, list):
-        raise TraceError(f"{path}: an export is a JSON list of trace records")
-    return read_export(records)
+        raise InputError(f"{path}: not an export of a trace (an export is a JSON list of trace records)")
+    try:
+        return read_export(records)
+    except TraceError as exc:
+        raise InputError(f"{path}: not an export of a trace ({exc})") from None
 
 
 @contextmanager
@@ -277,9 +287,13 @@ def _verify_one(store: TraceStore, run: str, texts: TextSource | None) -> Verify
     """A run id or a trace file; a file whose header cannot be read is a failed verdict, not a crash
     (one with no header at all is a run never recorded, unless it is recorded as finished)."""
     path = Path(run)
+    if path.suffix == ".json" and path.exists():
+        try:
+            trace = exported(path)
+        except (InputError, TraceError) as exc:  # not a trace at all: a failed verdict, as for a file
+            return VerifyResult(ok=False, complete=False, first_bad_seq=HEADER_SEQ, reason=str(exc))
+        return with_citations(verify(trace), trace, texts)
     try:
-        if path.suffix == ".json" and path.exists():
-            return with_citations(verify(exported(path)), exported(path), texts)
         trace = store.read(path) if path.suffix == ".jsonl" and path.exists() else store.read(run)
     except UnwrittenTraceError as exc:
         return store.unwritten(path.name.removesuffix(".jsonl"), str(exc))
