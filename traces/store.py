@@ -47,7 +47,8 @@ from evidence_loop.traces.blobs import Documents, FolderDocuments, split_documen
 from evidence_loop.traces.citations import TextSource
 from evidence_loop.traces.day_verify import Ends, against, unwritten, verify_day
 from evidence_loop.traces.encode import sealed_header
-from evidence_loop.traces.feedback import FeedbackLog, FolderFeedback
+from evidence_loop.traces.feedback import FeedbackLog
+from evidence_loop.traces.feedback_folder import FolderFeedback
 from evidence_loop.traces.finished_lines import FinishedLines
 from evidence_loop.traces.group_sync import GroupSync
 from evidence_loop.traces.journal import ZLIB_LEVEL, Frame, frame_index, journal_files

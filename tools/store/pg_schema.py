@@ -176,6 +176,17 @@ CREATE TRIGGER trace_documents_append_only BEFORE UPDATE OR DELETE ON trace_docu
     FOR EACH ROW EXECUTE FUNCTION evloop_append_only();
 """,
     ),
+    Migration(
+        5,
+        "the feedback log's tail anchor",
+        """
+CREATE TABLE feedback_tail (
+    one BOOLEAN PRIMARY KEY DEFAULT true CHECK (one),
+    seq BIGINT NOT NULL,
+    hash TEXT NOT NULL
+);
+""",
+    ),
 )
 LATEST = MIGRATIONS[-1].version
 
