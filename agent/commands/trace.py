@@ -32,6 +32,7 @@ from evidence_loop.traces import (
     verify,
 )
 from evidence_loop.traces.blobs import FAILED_VERIFICATION, carried, read_export
+from evidence_loop.traces.chain_verify import CHAIN
 from evidence_loop.traces.citations import TextSource, resolve, with_citations
 from evidence_loop.traces.pg_store import PgTraceStore
 
@@ -292,11 +293,16 @@ def _verify_rows(args: argparse.Namespace, store: TraceStore, texts: TextSource 
         unwritten += not result.written
         if not (args.all and result.ok and result.written and not result.replaced):
             print(f"{run}: {_verdict(result)} - {result.reason}")
+    breaks = 0
     if args.all:
         never = f" ({unwritten} of them never written: no failure)" if unwritten else ""
         print(f"{total - bad} of {total} traces verify{never}")
-    if bad:
-        raise TraceError(f"{bad} of {total} traces failed verification")
+        for name, result in store.verify_chain():  # no run removed whole: the breaks, then a summary
+            breaks += not result.ok and name != CHAIN
+            print(f"{name}: FAILED - {result.reason}" if name != CHAIN else result.reason)
+    if bad or breaks:
+        chain = f"; the run chain breaks in {breaks} places" if breaks else ""
+        raise TraceError(f"{bad} of {total} traces failed verification{chain}")
     return 0
 
 
