@@ -301,7 +301,7 @@ def _verify_rows(args: argparse.Namespace, store: TraceStore, texts: TextSource 
             breaks += not result.ok and name != CHAIN
             print(f"{name}: FAILED - {result.reason}" if name != CHAIN else result.reason)
     if bad or breaks:
-        chain = f"; the run chain breaks in {breaks} places" if breaks else ""
+        chain = f"; the run chain breaks in {breaks} place" + "s" * (breaks != 1) if breaks else ""
         raise TraceError(f"{bad} of {total} traces failed verification{chain}")
     return 0
 

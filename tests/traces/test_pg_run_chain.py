@@ -145,3 +145,21 @@ def writer(url: str) -> str:
         ).fetchone()
     assert row is not None
     return str(row[0])
+
+
+def test_records_reordered_within_a_run_fail_it_at_the_first_out_of_place(
+    pg_url: str, make_header: HeaderFactory
+) -> None:
+    runs(pg_url, make_header, 1)
+    with psycopg.connect(pg_url, autocommit=True) as conn:  # records 2 and 3 (events 1 and 2) swapped
+        conn.execute("ALTER TABLE trace_records DISABLE TRIGGER trace_records_append_only")
+        conn.execute("UPDATE trace_records SET n = -n WHERE run_id = %s AND n IN (2, 3)", (f"{DAY}-00",))
+        conn.execute("UPDATE trace_records SET n = 5 + n WHERE run_id = %s AND n IN (-2, -3)", (f"{DAY}-00",))
+
+    store = PgTraceStore(pg_url)
+    verdict = store.verify(f"{DAY}-00")
+    store.close()
+    assert (verdict.ok, verdict.first_bad_seq) == (
+        False,
+        1,
+    ) and "removed, inserted or reordered" in verdict.reason
