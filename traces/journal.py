@@ -54,7 +54,6 @@ _FRAME_START: Final = b'{"frame":'
 _FRAME_LINE: Final = re.compile(
     rb'^\{"frame":"([A-Za-z0-9._-]{1,128})","bytes":(\d{1,12})(?:,"zlib":(\d{1,12}))?\}$'
 )
-_LAST_HASH: Final = re.compile(rb'"hash":"([0-9a-f]{64})"\}$')
 ZLIB_LEVEL: Final = 1
 """How hard frames are compressed: level 1 keeps a tara_zh run's records (about 11 KB) to about 4 KB
 on disk at a few tens of microseconds of CPU (see docs/traces.md); None writes them as they are."""
@@ -94,10 +93,10 @@ def journal_files(day: Path) -> list[Path]:
 def last_hash(records: bytes) -> str:
     """The hash a run's records end on: the last record's (a header, event and footer line each end
     with their ``"hash"``); "" when the records hold no whole line."""
-    end = len(records) - 1 if records.endswith(b"\n") else -1
-    line = records[records.rfind(b"\n", 0, end) + 1 : end] if end > 0 else b""
-    found = _LAST_HASH.search(line)
-    return found.group(1).decode() if found is not None else ""
+    tail = records[-76:]  # ...,"hash":"<64 hex>"}\n
+    if len(tail) < 76 or not (tail.startswith(b',"hash":"') and tail.endswith(b'"}\n')):
+        return ""
+    return tail[9:73].decode("ascii", "replace")
 
 
 @dataclass(frozen=True, slots=True)
