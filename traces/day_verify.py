@@ -52,6 +52,25 @@ class Ends:
         return finished.final_hash if finished is not None else self.final_hash(run_id)
 
 
+def ends_of(root: Path, manifest: dict[str, FinishedRun], indexed: Mapping[str, TraceSummary]) -> Ends:
+    """How the runs of a store under ``root`` ended: the day manifest, else the index entry that
+    describes that very trace (a golden trace outside the store may reuse a run id)."""
+
+    def from_index(trace: Trace) -> FinishedRun | None:
+        summary = indexed.get(trace.header.run_id)
+        if summary is None or summary.final_hash is None or trace.path is None:
+            return None
+        if trace.path.resolve() != root.resolve() / summary.path.split("#", 1)[0]:
+            return None  # (a journal run's path is its journal's, then # and its frame's offset)
+        return FinishedRun(summary.run_id, summary.final_hash, summary.events)
+
+    def final_hash(run_id: str) -> str | None:
+        summary = indexed.get(run_id)
+        return summary.final_hash if summary is not None else None
+
+    return Ends(manifest, from_index, final_hash)
+
+
 def against(trace: Trace, finished: FinishedRun | None, day: str | None = None) -> VerifyResult:
     """The chain of ``trace``, that it ends where its run finished if that is known, and, kept under
     the UTC ``day`` (YYYY-MM-DD: its day folder's, its row's), that this is the day the run began (a

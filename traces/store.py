@@ -46,7 +46,7 @@ from evidence_loop.tools.errors import (
 from evidence_loop.traces.blobs import Documents, FolderDocuments, split_documents, with_documents
 from evidence_loop.traces.chain_verify import verify_chain
 from evidence_loop.traces.citations import TextSource
-from evidence_loop.traces.day_verify import Ends, against, by_day, day_of, unwritten, verify_day
+from evidence_loop.traces.day_verify import Ends, against, by_day, day_of, ends_of, unwritten, verify_day
 from evidence_loop.traces.encode import sealed_header
 from evidence_loop.traces.feedback import FeedbackLog
 from evidence_loop.traces.feedback_folder import FolderFeedback
@@ -304,22 +304,7 @@ class TraceStore:
         return verify_chain(self.root, builtins.list(self._days(None))[::-1])
 
     def _ends(self, manifest: dict[str, FinishedRun], indexed: dict[str, TraceSummary]) -> Ends:
-        """How runs ended: the day manifest, else the index entry that describes that very file (a
-        golden trace outside the store may reuse a run id)."""
-
-        def from_index(trace: Trace) -> FinishedRun | None:
-            summary = indexed.get(trace.header.run_id)
-            if summary is None or summary.final_hash is None or trace.path is None:
-                return None
-            if trace.path.resolve() != self.root.resolve() / summary.path.split("#", 1)[0]:
-                return None  # (a journal run's path is its journal's, then # and its frame's offset)
-            return FinishedRun(summary.run_id, summary.final_hash, summary.events)
-
-        def final_hash(run_id: str) -> str | None:
-            summary = indexed.get(run_id)
-            return summary.final_hash if summary is not None else None
-
-        return Ends(manifest, from_index, final_hash)
+        return ends_of(self.root, manifest, indexed)
 
     def unwritten(self, run_id: str, reason: str) -> VerifyResult:
         """The verdict on ``run_id``'s trace that holds no complete header (``day_verify.unwritten``)."""
