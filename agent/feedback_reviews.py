@@ -59,7 +59,8 @@ def reviews(traces: TraceStore, since: date | None = None) -> Reviews:
         part = f"its part from {since.isoformat()} on" if since is not None else "the feedback log"
         raise InputError(
             f"{part} does not verify: {chain.reason}; a policy rests only on reviews that verify "
-            "(`evloop feedback list` shows the log; --since DAY fits on the part posted from DAY on)"
+            "(`evloop feedback list` shows the log; with --since DAY only the part posted from DAY on "
+            "must verify)"
         )
     kept = read.records[first : len(read.records) - chain.unanchored]
     left_out: Counter[str] = Counter()

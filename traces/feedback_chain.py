@@ -45,6 +45,8 @@ class ChainCheck:
         """One line for a person: whether the chain holds, and what its end rests on."""
         if not self.ok:
             return f"the feedback log does not verify: {self.reason}"
+        if self.records == 0 and self.anchored is None:
+            return "the feedback log is empty"
         if self.anchored is None:
             tail = (
                 "its tail is not anchored (a log written before anchors: a last record dropped goes unseen)"

@@ -238,3 +238,9 @@ def test_only_the_part_from_a_record_on_must_verify_when_asked(tmp_path: Path) -
     read = log.read_log()
 
     assert not check_log(read).ok and check_log(read, 2).ok and not check_log(read, 1).ok
+
+
+def test_an_empty_log_says_so(tmp_path: Path) -> None:
+    chain = check_log(FolderFeedback(tmp_path / "feedback").read_log())
+
+    assert (chain.ok, chain.summary()) == (True, "the feedback log is empty")
