@@ -34,6 +34,7 @@ from evidence_loop.agent.runtime import (
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.decision.answer import answer_units
 from evidence_loop.policies.decision.judge import JudgeVerdict, judge, judge_signals
+from evidence_loop.policies.decision.messages import language_of
 from evidence_loop.policies.decision.missing import missing_pieces, should_widen, status_of, widened_query
 from evidence_loop.policies.decision.rerank import rerank_pool, rerank_text, reranked
 from evidence_loop.policies.decision.signals import evidence_signals
@@ -396,15 +397,17 @@ class Controller:
             answer = assemble.answer(answer_units(run.question, selected, self.policy), selected, evidence)
         sides = sides_to_cover(run.question, self.policy)
         resolution = run.resolution
+        asked = resolution.asked if resolution is not None else run.question.text
+        lang = language_of(asked)  # the user reads the refusal in the language they asked in
         return Outcome(
             run_id=run_id,
             status=status,
-            question=resolution.asked if resolution is not None else run.question.text,
+            question=asked,
             resolved_question=resolution.text if resolution is not None and resolution.changed else None,
             answer=answer,
             evidence=evidence,
             documents=assemble.documents(evidence, selected, sides),
-            missing=assemble.missing(missing) if status == "insufficient_evidence" else [],
-            conflicts=list(report.conflicts),
+            missing=assemble.missing(missing, lang) if status == "insufficient_evidence" else [],
+            conflicts=assemble.conflicts(report.conflicts, lang),
             signals=signals,
         )

@@ -222,11 +222,15 @@ def decided(outcome: Outcome, *, inline_text: bool = False) -> Made:
     quiet |= {name for name in LATER_SIGNALS if getattr(signals, name) is None}
     # the grouping by document is a view of the evidence, and came later: not recorded, so that runs
     # recorded before it replay identical
-    exclude: dict[str, bool | set[str]] = {
+    exclude: dict[str, Any] = {
         "latency_ms": True,
         "trace": True,
         "documents": True,
         "signals": quiet,
+        # the end user's messages are a view of the kinds and values recorded (policies.decision.messages),
+        # and came later: not recorded either
+        "missing": {"__all__": {"message"}},
+        "conflicts": {"__all__": {"message"}},
     }
     if outcome.resolved_question is None:  # a run given no history: recorded as before
         exclude["resolved_question"] = True
