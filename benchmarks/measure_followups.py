@@ -9,7 +9,8 @@ doc_ids an ``ambiguous_subject`` refusal must list). The corpus is ingested once
 store (lexical recall; ``--embedder`` adds the configured embedder); each question is asked through
 ``Service.ask`` with its history and without it. Printed, per pattern and overall:
 
-- answer rate on ``expect=answer`` and evidence hit (the evidence holds a gold answer, FORMAT.md);
+- answer rate on ``expect=answer``, evidence hit (the evidence holds a gold answer, FORMAT.md) and answer
+  hit (the answer's own text holds one: what a user who reads only the answer gets);
 - right document: the answer's first citation is in a gold document (not the look-alike product's);
 - correct refusals on ``expect=refuse`` (with history: an ``ambiguous_subject`` listing the candidates);
 - wrong carries: a topic switch that was given something, or a resolved question that lacks what had
@@ -44,6 +45,14 @@ def evidence_hit(outcome: Outcome, gold: Sequence[str]) -> bool:
     if outcome.status != "answered":
         return False
     held = _flat(" ".join(e.text for e in outcome.evidence))
+    return any(_flat(g) in held for g in gold)
+
+
+def answer_hit(outcome: Outcome, gold: Sequence[str]) -> bool:
+    """The answer's own text holds a gold answer, read as ``evidence_hit`` reads the evidence."""
+    if outcome.answer is None:
+        return False
+    held = _flat(outcome.answer.text)
     return any(_flat(g) in held for g in gold)
 
 
@@ -89,7 +98,9 @@ def run(
             if q["expect"] == "answer":
                 row["answerable"] += 1
                 row["answered"] += outcome.status == "answered"
-                row["hit"] += evidence_hit(outcome, list(q.get("gold_answers") or []))  # type: ignore[call-overload]
+                gold = list(q.get("gold_answers") or [])  # type: ignore[call-overload]
+                row["hit"] += evidence_hit(outcome, gold)
+                row["answer_hit"] += answer_hit(outcome, gold)
                 row["doc"] += right_document(outcome, list(q.get("gold_doc_ids") or []))  # type: ignore[call-overload]
             else:
                 row["refusable"] += 1
@@ -106,7 +117,7 @@ def _rate(n: int, d: int) -> str:
 
 def print_table(with_h: dict[str, dict[str, int]], without: dict[str, dict[str, int]]) -> None:
     head = ("pattern", "n", "answered (none / history)", "evidence hit (none / history)",
-            "right document (none / history)", "right refusals (none / history)", "wrong carries",
+            "answer hit (none / history)", "right document (none / history)", "right refusals (none / history)", "wrong carries",
             "missed")  # fmt: skip
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
@@ -117,6 +128,7 @@ def print_table(with_h: dict[str, dict[str, int]], without: dict[str, dict[str, 
             str(b["questions"]),
             f"{_rate(a['answered'], a['answerable'])} / {_rate(b['answered'], b['answerable'])}",
             f"{_rate(a['hit'], a['answerable'])} / {_rate(b['hit'], b['answerable'])}",
+            f"{_rate(a['answer_hit'], a['answerable'])} / {_rate(b['answer_hit'], b['answerable'])}",
             f"{_rate(a['doc'], a['answerable'])} / {_rate(b['doc'], b['answerable'])}",
             f"{_rate(a['refused'], a['refusable'])} / {_rate(b['refused'], b['refusable'])}",
             str(b["wrong"]),

@@ -71,6 +71,7 @@ ADDED_LATER: dict[str, object] = {
     "followup_turns": 8,
     "followup_doc_boost": 0.0,
     "followup_prior_k": 0,
+    "followup_kinds": False,
 }
 
 
@@ -94,6 +95,9 @@ class Policy:
     followup_turns: int = 8
     followup_doc_boost: float = 0.5
     followup_prior_k: int = 1  # an earlier turn given as text: the documents of its best hits stand in
+    # "and the Starter one?", "香港的呢", "how about in Hong Kong?": the thing of X's kind in the earlier
+    # question (plan, model, place) is swapped and its attribute kept (policies.question.followup_swap)
+    followup_kinds: bool = True
     wider_k: int = 24
     max_recalls: int = 2
     # a unit's recall score is its BM25 over the best unit's plus fusion_weight times its passage's

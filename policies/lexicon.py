@@ -359,3 +359,27 @@ STATEMENT_OPENINGS_ZH: tuple[str, ...] = ("我", "我们", "我家", "本人")
 ZERO_SUBJECT_ZH: tuple[str, ...] = tuple(
     "可以 可不可以 能不能 能否 能 需要 需不需要 要不要 是否 会不会 还能 还可以 也可以 也能 支持 适用".split()
 )
+# What "what about X" / "X 的呢" names, read (policies.question.followup_swap): the words that make X a
+# thing of the earlier turn's kind ("the Starter one", "入门版的"), the prepositions that make it a
+# place or a scope ("how about in Hong Kong?", "在香港呢"), and the places a question may be asked of.
+ONE_WORDS_EN: frozenset[str] = _words("one ones version edition")
+SCOPE_PREPOSITIONS_EN: frozenset[str] = _words("in for at on to from within inside")
+SCOPE_PREPOSITIONS_ZH: tuple[str, ...] = ("在", "对于", "针对", "寄到", "发往", "到")
+PLACES_EN: frozenset[str] = frozenset(
+    (
+        "Africa", "America", "Asia", "Australia", "Austria", "Belgium", "Brazil", "Canada", "China",
+        "Mainland China", "Denmark", "EU", "European Union", "Europe", "Finland", "France", "Germany",
+        "Hong Kong", "HK", "India", "Indonesia", "Ireland", "Italy", "Japan", "Korea", "South Korea",
+        "Macau", "Macao", "Malaysia", "Mexico", "Netherlands", "New Zealand", "Norway", "Philippines",
+        "Poland", "Portugal", "Singapore", "Spain", "Sweden", "Switzerland", "Taiwan", "Thailand",
+        "UK", "United Kingdom", "Britain", "England", "Scotland", "US", "USA", "United States",
+        "Vietnam", "EEA", "APAC", "EMEA", "LATAM", "North America", "South America", "Latin America",
+        "Middle East", "Beijing", "Shanghai", "Shenzhen", "Guangzhou", "London", "Paris", "Berlin",
+        "Tokyo", "Sydney", "Toronto", "New York", "California",
+    )
+)  # fmt: skip
+PLACES_ZH: tuple[str, ...] = tuple(
+    "中国大陆 中国内地 内地 大陆 中国 香港 澳门 台湾 新加坡 马来西亚 日本 韩国 美国 加拿大 英国 法国 德国 "
+    "意大利 西班牙 荷兰 瑞士 瑞典 澳大利亚 澳洲 新西兰 印度 泰国 越南 印尼 菲律宾 欧盟 欧洲 北美 南美 亚洲 "
+    "亚太 非洲 中东 海外 境外 国外 国内 北京 上海 深圳 广州 杭州 成都 武汉 南京 天津 重庆 西安 苏州".split()
+)
