@@ -286,6 +286,7 @@ def views(evidence: Sequence[Evidence], current: Mapping[str, str], focus: Focus
                 start=start,
                 end=end,
                 text=e.text[start - e.start : end - e.start],
+                title=e.title,
             )
         )
     return out

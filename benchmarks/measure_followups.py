@@ -117,8 +117,8 @@ def _rate(n: int, d: int) -> str:
 
 def print_table(with_h: dict[str, dict[str, int]], without: dict[str, dict[str, int]]) -> None:
     head = ("pattern", "n", "answered (none / history)", "evidence hit (none / history)",
-            "answer hit (none / history)", "right document (none / history)", "right refusals (none / history)", "wrong carries",
-            "missed")  # fmt: skip
+            "answer hit (none / history)", "right document (none / history)",
+            "right refusals (none / history)", "wrong carries", "missed")  # fmt: skip
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for key in sorted(with_h, key=lambda k: (k == "all", k)):

@@ -72,6 +72,8 @@ ADDED_LATER: dict[str, object] = {
     "followup_doc_boost": 0.0,
     "followup_prior_k": 0,
     "followup_kinds": False,
+    "attribute_values": False,
+    "conflict_scopes": False,
 }
 
 
@@ -204,6 +206,13 @@ class Policy:
     conflict_polarity_reach: int = 2  # atoms after a negation that belong to the negated value
     conflict_min_sentence_similarity: float = 0.6  # two sentences of one window compared at all
     slot_values: bool = True  # also compare the values two sources give for the question's identifier
+    # ... and, for a question naming none, the values two documents give for the asked attribute
+    # (policies.conflicts.slots.attribute_candidates: "kept 90 days after cancellation" / "30 days")
+    attribute_values: bool = True
+    # a pair one document states, or two sides about different things (models, places, plans, customer
+    # groups, a table row's label) is no disagreement; a side dated later supersedes; every pair set
+    # aside is recorded with its reason (policies.conflicts.screen, the trace's conflict_scan step)
+    conflict_scopes: bool = True
 
     def __post_init__(self) -> None:
         for name, kind in _KINDS.items():

@@ -383,3 +383,48 @@ PLACES_ZH: tuple[str, ...] = tuple(
     "意大利 西班牙 荷兰 瑞士 瑞典 澳大利亚 澳洲 新西兰 印度 泰国 越南 印尼 菲律宾 欧盟 欧洲 北美 南美 亚洲 "
     "亚太 非洲 中东 海外 境外 国外 国内 北京 上海 深圳 广州 杭州 成都 武汉 南京 天津 重庆 西安 苏州".split()
 )
+# Places named more than one way, each spelling -> the one name read for all (policies.question.scopes)
+PLACE_ALIASES: dict[str, str] = {
+    **dict.fromkeys(
+        ("中国", "中国大陆", "中国内地", "内地", "大陆", "国内", "境内", "mainland china", "china"),
+        "中国大陆",
+    ),
+    **dict.fromkeys(("us", "usa", "united states", "america", "美国"), "us"),
+    **dict.fromkeys(("uk", "united kingdom", "britain", "英国"), "uk"),
+    **dict.fromkeys(("eu", "european union", "欧盟"), "eu"),
+    **dict.fromkeys(("hong kong", "hk", "香港"), "hong kong"),
+    **dict.fromkeys(("macau", "macao", "澳门"), "macau"),
+    **dict.fromkeys(("taiwan", "台湾"), "taiwan"),
+    **dict.fromkeys(("singapore", "新加坡"), "singapore"),
+    **dict.fromkeys(("japan", "日本"), "japan"),
+    **dict.fromkeys(("australia", "澳大利亚", "澳洲"), "australia"),
+    **dict.fromkeys(("canada", "加拿大"), "canada"),
+    **dict.fromkeys(("海外", "境外", "国外"), "海外"),
+}
+# What scopes a statement (policies.question.scopes): a plan, tier or edition ("the Starter plan",
+# "企业版", "专业版套餐"), a customer group ("business customers", "企业用户"), a model's variant
+# ("C200 Pro").
+PLAN_HEADS_EN: frozenset[str] = _words(
+    "plan plans tier tiers edition editions subscription membership package bundle"
+)
+PLAN_HEADS_ZH: tuple[str, ...] = ("版", "套餐", "会员")
+GROUP_WORDS_EN: frozenset[str] = _words(
+    "personal business enterprise education educational student students nonprofit non-profit team family "
+    "individual corporate government new existing returning trial free paid premium"
+)
+GROUP_HEADS_EN: frozenset[str] = _words(
+    "customer customers user users account accounts member members buyer buyers"
+)
+GROUP_WORDS_ZH: tuple[str, ...] = tuple(
+    "个人 企业 学生 教育 商业 家庭 团队 机构 学校 政府 新 老 免费 付费 试用 普通 高级 境外 境内".split()
+)
+GROUP_HEADS_ZH: tuple[str, ...] = ("用户", "客户", "账户", "账号", "会员", "买家")
+MODEL_VARIANTS: frozenset[str] = _words("pro plus max mini lite ultra se air neo")
+# A date a rule takes effect from ("From 1 March 2026, ...", "自2026年3月1日起"): a statement dated so
+# replaces what an undated or earlier-dated one says (policies.conflicts.screen).
+EFFECTIVE_BEFORE_EN: tuple[str, ...] = (
+    "from", "since", "as of", "starting", "starting on", "starting from", "beginning", "effective",
+    "effective from", "effective on", "effective as of", "with effect from",
+)  # fmt: skip
+EFFECTIVE_BEFORE_ZH: tuple[str, ...] = ("自", "从", "自从", "于")
+EFFECTIVE_AFTER_ZH: tuple[str, ...] = ("起", "开始", "生效", "以后", "之后")

@@ -26,6 +26,7 @@ from functools import lru_cache
 from itertools import combinations
 
 from evidence_loop.policies.conflicts.align import Text
+from evidence_loop.policies.conflicts.screen import dated_from
 from evidence_loop.policies.conflicts.spans import terms_in
 from evidence_loop.policies.lexicon import CN_NUMERAL_CHARS, EN_NUMBER_WORDS
 from evidence_loop.policies.question.analysis import Question
@@ -57,12 +58,18 @@ _slots_in = lru_cache(maxsize=50_000)(extract_slots)  # a statement's values (se
 
 @dataclass(frozen=True, slots=True)
 class _Asked:
-    """What the question asks: of which codes, which kinds of value, its own values, its other terms."""
+    """What the question asks: of which codes, which kinds of value, its own values, its other terms;
+    with no code, how many of those terms a statement must hold to speak of the asked attribute."""
 
     codes: tuple[Slot, ...]
     kinds: frozenset[ValueKind]
     own: frozenset[str]
     subject: frozenset[str]
+    need: int = 1
+    # with no code: the values the question names, which a statement must name too (its scope: "2020年"),
+    # and statements stating other values the other side lacks are about other conditions
+    scope: tuple[Slot, ...] = ()
+    strict: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +81,7 @@ class _Stated:
     forms: frozenset[str]
     terms: frozenset[str]
     mention: ValueMention
+    others: frozenset[str] = frozenset()  # the statement's other values (canonical), the question's aside
 
 
 def unit_of(slot: Slot) -> frozenset[str]:
@@ -106,10 +114,13 @@ def _stated(view: EvidenceView, asked: _Asked) -> list[_Stated]:
     for start, end, about in _with_headers(view.text):
         text = view.text[start:end]
         terms = terms_in([atom.norm for atom in atoms(about)], asked.subject)
-        if not terms or not any(slot_in_text(slot, text) for slot in asked.codes):
+        if len(terms) < asked.need or not _names_code(asked, text):
+            continue
+        if asked.scope and not all(slot_in_text(slot, text) for slot in asked.scope):
             continue
         found = []
-        for slot in _slots_in(text):
+        values = _slots_in(text)
+        for slot in values:
             kind, forms, place = _VALUE_KINDS.get(slot.kind), frozenset((slot.norm, *slot.alternatives)), None
             if kind in asked.kinds and not forms & asked.own and _counted(slot):
                 place = _place(text, slot.value)
@@ -120,9 +131,19 @@ def _stated(view: EvidenceView, asked: _Asked) -> list[_Stated]:
                     view.evidence_id, view.doc_id, view.version, quote, compact(quote), *offsets, quote,
                     context_start=view.start + start, context_end=view.start + end,
                 )  # fmt: skip
-                found.append(_Stated(kind, unit_of(slot), forms, terms, mention))
+                others = frozenset(
+                    o.norm
+                    for o in values
+                    if o != slot and o.norm not in asked.own and not dated_from(text, o)
+                )
+                found.append(_Stated(kind, unit_of(slot), forms, terms, mention, others))
         out += [v for v in found if sum(1 for o in found if o.kind == v.kind and o.unit & v.unit) == 1]
     return out
+
+
+def _names_code(asked: _Asked, text: str) -> bool:
+    """The statement names one of the asked codes (always so when the question names none)."""
+    return not asked.codes or any(slot_in_text(slot, text) for slot in asked.codes)
 
 
 def _counted(slot: Slot) -> bool:
@@ -135,10 +156,20 @@ def _same_slot(a: _Stated, b: _Stated) -> bool:
     return a.kind == b.kind and bool(a.unit & b.unit)
 
 
-def _disagreement(left: Sequence[_Stated], right: Sequence[_Stated]) -> tuple[_Stated, _Stated] | None:
-    """The first value of ``left`` that ``right`` states for the same attribute, with no value in common."""
+def _disagreement(
+    left: Sequence[_Stated], right: Sequence[_Stated], asked: _Asked
+) -> tuple[_Stated, _Stated] | None:
+    """The first value of ``left`` that ``right`` states for the same attribute (``asked.need`` question
+    terms in common, and with ``asked.strict`` no other value on each side the other lacks), with no
+    value in common."""
     for value in left:
-        same = [other for other in right if _same_slot(value, other) and value.terms & other.terms]
+        same = [
+            other
+            for other in right
+            if _same_slot(value, other)
+            and len(value.terms & other.terms) >= asked.need
+            and not (asked.strict and value.others - other.others and other.others - value.others)
+        ]
         ours = [mine for mine in left if _same_slot(value, mine)]
         theirs = [other for other in right if _same_slot(value, other)]
         if same and not any(mine.forms & other.forms for mine in ours for other in theirs):
@@ -161,15 +192,37 @@ def _asked(question: Question) -> _Asked | None:
 def slot_candidates(question: Question, texts: Sequence[Text]) -> Iterator[ConflictCandidate]:
     """Pairs of windows from two sources whose values for the question's code disagree."""
     asked = _asked(question)
-    if asked is None:
+    if asked is not None:
+        yield from _pairs(asked, texts)
+
+
+def attribute_candidates(question: Question, texts: Sequence[Text], need: int) -> Iterator[ConflictCandidate]:
+    """Pairs of windows from two documents whose statements about the asked attribute (``need`` of the
+    question's terms held by each, and by both together; every value the question names) give it
+    values of one kind and unit with none in common, and no other values that tell their conditions
+    apart: "kept for 90 days after cancellation" against "kept for 30 days after cancellation". For a
+    question that asks for a number in so many words and names no code (``slot_candidates`` reads
+    those); dates are left to alignment."""
+    kinds = question.asks & _SLOT_KINDS  # asked in so many words: "多少", "how long" (not "what")
+    if question.identifiers or not kinds or len(question.subject_terms) < need:
         return
+    own = frozenset(form for s in question.slots for form in (s.norm, *s.alternatives))
+    asked = _Asked((), kinds, own, question.subject_terms, need, question.slots, strict=True)
+    yield from _pairs(asked, texts)
+
+
+def _pairs(asked: _Asked, texts: Sequence[Text]) -> Iterator[ConflictCandidate]:
     stated = {
         text.view.evidence_id: _stated(text.view, asked) for text in texts if text.terms & asked.subject
     }
     for left, right in combinations(texts, 2):
         if (left.view.doc_id, left.view.version) == (right.view.doc_id, right.view.version):
             continue  # one source stating two values states two scopes
-        pair = _disagreement(stated.get(left.view.evidence_id, ()), stated.get(right.view.evidence_id, ()))
+        ours, theirs = stated.get(left.view.evidence_id, ()), stated.get(right.view.evidence_id, ())
+        pair = _disagreement(ours, theirs, asked)
         if pair is not None:
-            label = f"{' / '.join(slot.value for slot in asked.codes)}: {pair[0].kind}"
+            named = " / ".join(slot.value for slot in asked.codes) or " ".join(
+                sorted(pair[0].terms & pair[1].terms)
+            )
+            label = f"{named}: {pair[0].kind}"
             yield ConflictCandidate(label, pair[0].kind, pair[0].mention, pair[1].mention)

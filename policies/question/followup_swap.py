@@ -24,26 +24,17 @@ from dataclasses import dataclass
 from evidence_loop.policies.lexicon import (
     DETERMINERS_EN,
     ONE_WORDS_EN,
-    PLACES_EN,
-    PLACES_ZH,
     SCOPE_PREPOSITIONS_EN,
     SCOPE_PREPOSITIONS_ZH,
 )
+from evidence_loop.policies.question.scopes import PLACE_EN_RE, PLACE_ZH_RE, alternation, is_place
 from evidence_loop.policies.question.slots import extract_slots, identifiers
 from evidence_loop.tools.tokenize import CJK_CHARS, normalize
 
 _CJK_RE = re.compile(f"[{CJK_CHARS}]")
 _LATIN_NAME_RE = re.compile(r"\b[A-Z][\w&+-]*(?:\s+[A-Z][\w&+-]*)*")
-
-
-def _alt(words: frozenset[str] | tuple[str, ...]) -> str:
-    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
-
-
-_PLACE_EN_RE = re.compile(rf"(?<![\w-])(?:{_alt(PLACES_EN)})(?![\w-])")
-_PLACE_ZH_RE = re.compile(_alt(PLACES_ZH))
 _AFTER_PREPOSITION_EN_RE = re.compile(
-    rf"\b(?:{_alt(SCOPE_PREPOSITIONS_EN)})\s+(?:the\s+)?(?P<x>[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*)"
+    rf"\b(?:{alternation(SCOPE_PREPOSITIONS_EN)})\s+(?:the\s+)?(?P<x>[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*)"
 )
 
 
@@ -58,7 +49,7 @@ class Named:
 
     @property
     def place(self) -> bool:
-        return _is_place(self.text)
+        return is_place(self.text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,10 +62,6 @@ class Swap:
 
 def _zh(text: str) -> bool:
     return _CJK_RE.search(text) is not None
-
-
-def _is_place(text: str) -> bool:
-    return bool(_PLACE_EN_RE.fullmatch(text.strip()) or _PLACE_ZH_RE.fullmatch(text.strip()))
 
 
 def read_named(named: str, before: str = "") -> Named:
@@ -99,7 +86,7 @@ def read_named(named: str, before: str = "") -> Named:
         if len(words) > 1 and words[-1].lower() in ONE_WORDS_EN:
             words, marked = words[:-1], True
         text = " ".join(words)
-    named_thing = bool(identifiers(extract_slots(text))) or _is_place(text) or _has_name(text)
+    named_thing = bool(identifiers(extract_slots(text))) or is_place(text) or _has_name(text)
     return Named(text, preposition, marked or bool(preposition) or named_thing)
 
 
@@ -137,13 +124,13 @@ def _target(source: str, phrase: str, ids: tuple[str, ...], named: Named) -> tup
     if found is not None:
         return found
     scoped = named.place or named.preposition  # a place takes no thing's place but a place's
-    return (phrase, x) if named.entity and not scoped and not _is_place(phrase) else None
+    return (phrase, x) if named.entity and not scoped and not is_place(phrase) else None
 
 
 def _place_in(source: str, by_preposition: bool) -> str:
     """The place the earlier question names: a known place, else (``by_preposition``) the capitalised
     words after "in"/"for"/"to"."""
-    found = _PLACE_EN_RE.search(source) or _PLACE_ZH_RE.search(source)
+    found = PLACE_EN_RE.search(source) or PLACE_ZH_RE.search(source)
     if found is not None:
         return found.group()
     if by_preposition:

@@ -1,0 +1,170 @@
+"""Why two values are no disagreement, read before any adjudicator (``Policy.conflict_scopes``).
+
+A candidate (two windows stating different values for what is asked) is set aside, with its reason,
+when
+
+- **one document states both**: items of one list or rows of one table ("Galaxy Store" and "Galaxy
+  Wearable", two apps one manual lists), or two sections of one page: two scopes of one source;
+- **the two values are about different things**: each side's statement, its section's headings and
+  its document's title name the things it is about (``policies.question.scopes``: a model, a place, a
+  plan, a customer group, a table row's label); two sides naming different things of one kind, or
+  one naming a thing the other does not (a rule for Hong Kong beside the general rule), speak of two
+  scopes; a side about another thing of a kind the question names ("Business" when it asks about
+  "Starter") is about something else.
+
+And it is settled as **superseded** when one side's statement says from which date it applies ("From
+1 March 2026", "自2026年3月1日起") and the other's says an earlier date or none: the dated rule is
+the newer one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from evidence_loop.policies.lexicon import EFFECTIVE_AFTER_ZH, EFFECTIVE_BEFORE_EN, EFFECTIVE_BEFORE_ZH
+from evidence_loop.policies.question.scopes import ScopeName, alternation, scope_names
+from evidence_loop.policies.question.slots import extract_slots
+from evidence_loop.policies.types import ConflictCandidate, ConflictVerdict, EvidenceView, Slot, ValueMention
+
+_SORTABLE_RE = re.compile(r"[0-9]{4}-[0-9]{2}(?:-[0-9]{2})?")
+_BEFORE_EN_RE = re.compile(rf"\b(?:{alternation(EFFECTIVE_BEFORE_EN)})\s+(?:the\s+)?$", re.IGNORECASE)
+_BEFORE_ZH_RE = re.compile(rf"(?:{alternation(EFFECTIVE_BEFORE_ZH)})\s*$")
+_AFTER_ZH_RE = re.compile(rf"^\s*(?:{alternation(EFFECTIVE_AFTER_ZH)})")
+
+
+def _statement(side: ValueMention, view: EvidenceView) -> tuple[str, int]:
+    """The statement that gives the value (the window when unknown), and its offset in the window."""
+    start = side.context_start if side.context_start is not None else view.start
+    end = side.context_end if side.context_end is not None else view.end
+    return view.text[start - view.start : end - view.start], start - view.start
+
+
+def side_scopes(side: ValueMention, view: EvidenceView) -> tuple[ScopeName, ...]:
+    """What one side speaks of: its statement's names (the value itself left out), its section's
+    headings' and its document title's."""
+    text, offset = _statement(side, view)
+    value = (side.start - view.start - offset, side.end - view.start - offset)
+    names = [n for n in scope_names(text) if n.end <= value[0] or n.start >= value[1]]
+    for heading in (*view.section, view.title):
+        names += scope_names(heading)
+    return tuple(names)
+
+
+Keys = frozenset[tuple[str, str]]  # (kind, key) of each name: what is compared
+Found = tuple[str, list[frozenset[str]]]  # a reason's template, and the names of each of its places
+
+
+def _keys(names: Iterable[ScopeName]) -> Keys:
+    return frozenset((n.kind, n.key) for n in names)
+
+
+def drop_reason(
+    candidate: ConflictCandidate, left: EvidenceView, right: EvidenceView, asked: Sequence[ScopeName]
+) -> str | None:
+    """Why the candidate is no disagreement, or None when it stays one (two sentences of one window
+    are settled by rule, ``settle_by_rule``); ``asked``: what the question names."""
+    if left.evidence_id == right.evidence_id:
+        return None
+    if (left.doc_id, left.version) == (right.doc_id, right.version):
+        return (
+            f"one document ({left.doc_id}) states both values: items of one list or table, or two of "
+            "its sections, read as two scopes of one source"
+        )
+    ours, theirs = side_scopes(candidate.left, left), side_scopes(candidate.right, right)
+    shown = {n.key: n.name for n in (*asked, *ours, *theirs)}
+    mine, other, wanted = _keys(ours), _keys(theirs), _keys(asked)
+    found = _other_thing(mine, wanted) or _other_thing(other, wanted) or _two_scopes(mine, other, wanted)
+    if found is None:
+        return None
+    template, groups = found
+    return template.format(*(", ".join(f"'{shown[k]}'" for k in sorted(group)) for group in groups))
+
+
+def _other_thing(names: Keys, asked: Keys) -> Found | None:
+    """A side about another thing of a kind the question names (and not about the asked one too)."""
+    asked_keys = {key for _, key in asked}
+    for kind, key in sorted(names):
+        same_kind = frozenset(k for kd, k in asked if kd == kind)
+        if same_kind and key not in asked_keys and not same_kind & {k for _, k in names}:
+            return f"one side is about the {kind} {{}}; the question asks about {{}}", [
+                frozenset({key}),
+                same_kind,
+            ]
+    return None
+
+
+def _two_scopes(ours: Keys, theirs: Keys, asked: Keys) -> Found | None:
+    """The sides name different things (the question's own aside): different things of one kind, or
+    a thing one side names and the other does not (a rule for it beside the general one). A table
+    row's label is a name of any kind ("| LM-X200 | 1 year |" and "the LM-X200")."""
+    known = frozenset(key for _, key in asked)
+    left = frozenset(key for _, key in ours) - known
+    right = frozenset(key for _, key in theirs) - known
+    if left == right:
+        return None
+    for kind in sorted({k for k, _ in ours} & {k for k, _ in theirs} - {"item"}):
+        mine = frozenset(key for k, key in ours if k == kind) - known
+        other = frozenset(key for k, key in theirs if k == kind) - known
+        if mine and other and mine.isdisjoint(other):
+            return f"the values are for different {kind}s: {{}} / {{}}", [mine, other]
+    return "the sides name different scopes ({}): each value holds for its own", [left ^ right]
+
+
+def effective_date(side: ValueMention, view: EvidenceView) -> str | None:
+    """The date (YYYY-MM or YYYY-MM-DD) from which the side's statement says it applies, if it says one
+    (the value itself is no such date: "将于2013年11月15日发售" gives the date asked)."""
+    text, offset = _statement(side, view)
+    value = (side.start - view.start - offset, side.end - view.start - offset)
+    for slot in extract_slots(text):
+        at = text.find(slot.value)
+        if at < value[1] and at + len(slot.value) > value[0]:
+            continue
+        if dated_from(text, slot):
+            sortable = [form for form in (slot.norm, *slot.alternatives) if _SORTABLE_RE.fullmatch(form)]
+            if sortable:
+                return max(sortable, key=len)
+    return None
+
+
+def dated_from(text: str, slot: Slot) -> bool:
+    """True when ``slot`` is a date ``text`` says it applies from ("From 1 March 2026", "自…起")."""
+    at = text.find(slot.value)
+    if slot.kind != "date" or at < 0:
+        return False
+    before, after = text[max(0, at - 24) : at], text[at + len(slot.value) :]
+    return bool(_BEFORE_EN_RE.search(before) or (_BEFORE_ZH_RE.search(before) and _AFTER_ZH_RE.match(after)))
+
+
+def settle_by_date(
+    candidate: ConflictCandidate, left: EvidenceView, right: EvidenceView
+) -> ConflictVerdict | None:
+    """Superseded when one side says it applies from a date and the other from an earlier one or none."""
+    dates = (effective_date(candidate.left, left), effective_date(candidate.right, right))
+    if dates[0] == dates[1] or (dates[0] and dates[1] and len(dates[0]) != len(dates[1])):
+        return None
+    newer = 0 if (dates[1] is None or (dates[0] is not None and dates[0] > dates[1])) else 1
+    winner = (left, right)[newer]
+    return ConflictVerdict(
+        candidate,
+        "superseded",
+        "rules",
+        f"{winner.evidence_id} says it applies from {dates[newer]}; the other states no later date",
+        superseded_by=winner.evidence_id,
+    )
+
+
+def screened(
+    pairs: Iterable[tuple[ConflictCandidate, EvidenceView, EvidenceView]], question: str
+) -> tuple[list[tuple[ConflictCandidate, EvidenceView, EvidenceView]], list[tuple[ConflictCandidate, str]]]:
+    """The pairs that stay candidates, and those set aside with their reasons."""
+    asked = scope_names(question)
+    kept: list[tuple[ConflictCandidate, EvidenceView, EvidenceView]] = []
+    dropped: list[tuple[ConflictCandidate, str]] = []
+    for candidate, left, right in pairs:
+        reason = drop_reason(candidate, left, right, asked)
+        if reason is None:
+            kept.append((candidate, left, right))
+        else:
+            dropped.append((candidate, reason))
+    return kept, dropped

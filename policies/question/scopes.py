@@ -1,0 +1,129 @@
+"""The names that scope what a text says: a model ("C200", "C200 Pro"), a place ("Hong Kong", "香港"), a
+plan, tier or edition ("the Starter plan", "企业版"), a customer group ("business customers",
+"个人用户"), and the label of a table row (its first cell). Read the same way from a question, a
+statement and a section's headings, so the conflict check can tell "the same attribute of the same
+thing" from the same attribute of two things (``policies.conflicts.screen``), and a follow-up can tell
+which thing of the earlier question a place takes the place of (``policies.question.followup_swap``).
+
+Names are normalised (NFKC, lower case, spaces collapsed) and carry their kind and their offsets in
+the text read, so a caller can leave out the ones inside a value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+from evidence_loop.policies.lexicon import (
+    GROUP_HEADS_EN,
+    GROUP_HEADS_ZH,
+    GROUP_WORDS_EN,
+    GROUP_WORDS_ZH,
+    MODEL_VARIANTS,
+    PLACE_ALIASES,
+    PLACES_EN,
+    PLACES_ZH,
+    PLAN_HEADS_EN,
+    PLAN_HEADS_ZH,
+)
+from evidence_loop.policies.question.slots import extract_slots, identifiers
+from evidence_loop.tools.tokenize import CJK_CHARS, normalize
+
+ScopeKind = Literal["model", "place", "plan", "group", "item"]
+
+
+def alternation(words: Iterable[str]) -> str:
+    """A regex alternation of ``words``, the longest first so "Hong Kong" wins over "Hong"."""
+    return "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True))
+
+
+PLACE_EN_RE = re.compile(rf"(?<![\w-])(?:{alternation(PLACES_EN)})(?![\w-])")
+PLACE_ZH_RE = re.compile(alternation(PLACES_ZH))
+_NOT_NAME_EN = r"(?!(?:The|A|An|Our|Your|My|This|That|Each|Every|All|Any|Which|What)\b)"
+_PLAN_EN_RE = re.compile(
+    rf"\b(?P<x>{_NOT_NAME_EN}[A-Z][\w+&-]*(?:\s+{_NOT_NAME_EN}[A-Z][\w+&-]*)?)\s+"
+    rf"(?:{alternation(PLAN_HEADS_EN)})\b"
+)
+_PLAN_ZH_RE = re.compile(
+    rf"(?P<x>[{CJK_CHARS}]{{2,4}}?|[A-Za-z][\w+-]*)\s?(?:{alternation(PLAN_HEADS_ZH)})(?![本权图面])"
+)
+_GROUP_EN_RE = re.compile(
+    rf"\b(?P<x>{alternation(GROUP_WORDS_EN)})\s+(?:{alternation(GROUP_HEADS_EN)})\b", re.IGNORECASE
+)
+_GROUP_ZH_RE = re.compile(rf"(?P<x>{alternation(GROUP_WORDS_ZH)})(?:{alternation(GROUP_HEADS_ZH)})")
+_VARIANT_RE = re.compile(rf"\s*(?:{alternation(MODEL_VARIANTS)})\b|\+", re.IGNORECASE)
+_ROW_RE = re.compile(r"\s*\|\s*(?P<x>[^|]+?)\s*\|")
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeName:
+    """One name that scopes a text: its kind, its normalised form and where it stands."""
+
+    kind: ScopeKind
+    name: str  # as shown: lower case, single spaces, a place by its one name
+    start: int
+    end: int
+
+    @property
+    def key(self) -> str:
+        """The name as compared: without spaces or hyphens ("MIX 3" is "MIX3", a row's "LM-X200" the
+        model "LMX200")."""
+        return self.name.replace(" ", "").replace("-", "")
+
+
+def is_place(text: str) -> bool:
+    """True for a known place, as a whole ("Hong Kong", "香港")."""
+    stripped = text.strip()
+    return bool(PLACE_EN_RE.fullmatch(stripped) or PLACE_ZH_RE.fullmatch(stripped))
+
+
+def scope_names(text: str) -> tuple[ScopeName, ...]:
+    """Every name in ``text`` that scopes what it says, in order of place."""
+    found = [*_models(text), *_places(text), *_plans(text), *_groups(text), *_row_label(text)]
+    return tuple(sorted(found, key=lambda n: (n.start, n.kind)))
+
+
+def _name(kind: ScopeKind, text: str, start: int, end: int) -> ScopeName:
+    name = " ".join(normalize(text).split())
+    return ScopeName(kind, PLACE_ALIASES.get(name, name) if kind == "place" else name, start, end)
+
+
+def _models(text: str) -> Iterator[ScopeName]:
+    """Model numbers, with a variant word after them ("C200 Pro" is no "C200")."""
+    at = 0
+    for slot in identifiers(extract_slots(text)):
+        start = text.find(slot.value, at)
+        if start < 0:
+            continue
+        end = start + len(slot.value)
+        variant = _VARIANT_RE.match(text, end)
+        end = variant.end() if variant is not None else end
+        at = end
+        yield _name("model", text[start:end], start, end)
+
+
+def _places(text: str) -> Iterator[ScopeName]:
+    for pattern in (PLACE_EN_RE, PLACE_ZH_RE):
+        for found in pattern.finditer(text):
+            yield _name("place", found.group(), found.start(), found.end())
+
+
+def _plans(text: str) -> Iterator[ScopeName]:
+    for pattern in (_PLAN_EN_RE, _PLAN_ZH_RE):
+        for found in pattern.finditer(text):
+            yield _name("plan", found.group("x"), found.start("x"), found.end("x"))
+
+
+def _groups(text: str) -> Iterator[ScopeName]:
+    for pattern in (_GROUP_EN_RE, _GROUP_ZH_RE):
+        for found in pattern.finditer(text):
+            yield _name("group", found.group("x"), found.start("x"), found.end("x"))
+
+
+def _row_label(text: str) -> Iterator[ScopeName]:
+    """A table row's first cell: the item the row is about ("| Starter | $9 |")."""
+    found = _ROW_RE.match(text)
+    if found is not None and not set(found.group("x")) <= set("-: "):
+        yield _name("item", found.group("x"), found.start("x"), found.end("x"))

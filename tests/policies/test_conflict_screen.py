@@ -1,0 +1,159 @@
+"""The same attribute of the same thing with different values in two documents is a conflict candidate;
+values of one document (items of one list or table) or of different scopes (plans, places, models,
+customer groups, a dated change) are set aside with their reason (policies.conflicts.screen)."""
+
+from __future__ import annotations
+
+import pytest
+
+from evidence_loop.policies.config import Policy
+from evidence_loop.policies.conflicts.candidates import CandidateScan, ConflictRules, find_candidates
+from evidence_loop.policies.question.analysis import analyse
+from evidence_loop.policies.types import EvidenceView
+
+RETAIN_Q = "How long is my data kept after I cancel?"
+KEPT_90 = "When you cancel, we keep your workspace data for 90 days after cancellation."
+KEPT_30 = "Your workspace data is kept for 30 days after cancellation, then deleted for good."
+
+
+def view(
+    evidence_id: str, text: str, doc_id: str | None = None, section: tuple[str, ...] = ()
+) -> EvidenceView:
+    return EvidenceView(
+        evidence_id, doc_id or f"doc-{evidence_id}", "1", True, section, 10, 10 + len(text), text
+    )
+
+
+def scan(question: str, *views: EvidenceView, policy: Policy | None = None) -> CandidateScan:
+    return find_candidates(analyse(question), list(views), ConflictRules.of(policy or Policy()))
+
+
+def pairs(found: CandidateScan) -> list[tuple[str, str]]:
+    return [(c.left.value, c.right.value) for c in found.candidates]
+
+
+@pytest.mark.parametrize(
+    ("question", "left", "right", "values"),
+    [
+        (RETAIN_Q, KEPT_90, KEPT_30, ("90 days", "30 days")),
+        (
+            "取消订阅后数据保留多久？",
+            "取消订阅后，您的数据将保留90天。",
+            "数据在取消订阅后保留30天，之后永久删除。",
+            ("90天", "30天"),
+        ),
+        (
+            "How much is the Starter plan per month?",
+            "| Plan | Price per month |\n| --- | --- |\n| Starter | $9 |",
+            "The Starter plan costs $12 per month.",
+            ("$9", "$12"),
+        ),
+    ],
+    ids=["retention-en", "retention-zh", "table-row-vs-sentence"],
+)
+def test_two_documents_giving_the_asked_attribute_different_values_are_a_candidate(
+    question: str, left: str, right: str, values: tuple[str, str]
+) -> None:
+    found = scan(question, view("e1", left), view("e2", right))
+
+    assert pairs(found) == [values]
+    assert found.dropped == ()
+
+
+def test_before_the_rule_two_documents_worded_apart_gave_no_candidate() -> None:
+    old = Policy.from_dict({})  # a policy recorded before attribute_values
+
+    assert scan(RETAIN_Q, view("e1", KEPT_90), view("e2", KEPT_30), policy=old).candidates == ()
+
+
+def test_items_of_one_list_in_one_document_are_set_aside() -> None:
+    listing = "- Galaxy Store: From Apps, tap Galaxy Store to buy apps and games for your phone."
+    other = "- Galaxy Wearable: From Apps, tap Galaxy Wearable to buy apps and games for your phone."
+    found = scan("What is the Galaxy S10?", view("e1", listing, "s10-apps"), view("e2", other, "s10-apps"))
+
+    assert found.candidates == () and found.resolved == ()
+    assert [d.reason.split(":")[0] for d in found.dropped] == ["one document (s10-apps) states both values"]
+
+
+@pytest.mark.parametrize(
+    ("question", "left", "right", "kind"),
+    [
+        (
+            RETAIN_Q,
+            "On the Starter plan your data is kept for 30 days after you cancel.",
+            "On the Business plan your data is kept for 90 days after you cancel.",
+            "plans",
+        ),
+        (
+            "How long do refunds take?",
+            "Refunds in the EU take 14 days to reach your card.",
+            "Refunds in the US take 30 days to reach your card.",
+            "places",
+        ),
+        ("退货期限是多久？", "企业用户的退货期限为30天。", "个人用户的退货期限为7天。", "groups"),
+    ],
+    ids=["plans", "places", "groups"],
+)
+def test_values_for_different_things_of_one_kind_are_set_aside(
+    question: str, left: str, right: str, kind: str
+) -> None:
+    found = scan(question, view("e1", left), view("e2", right))
+
+    assert found.candidates == ()
+    assert [d.reason.startswith(f"the values are for different {kind}") for d in found.dropped] == [True]
+
+
+def test_values_under_the_headings_of_two_models_are_set_aside() -> None:
+    x200 = view("e1", "The warranty of the router lasts 2 years.", "x200", ("X200 router", "Warranty"))
+    x300 = view("e2", "The warranty of the router lasts 3 years.", "x300", ("X300 router", "Warranty"))
+
+    found = scan("How long is the warranty of the router?", x200, x300)
+
+    assert found.candidates == ()
+    assert [d.reason for d in found.dropped] == ["the values are for different models: 'x200' / 'x300'"]
+
+
+def test_a_rule_for_one_place_beside_the_general_rule_is_set_aside() -> None:
+    general = view("e1", "You can return an item within 30 days of delivery for a full refund.", "returns")
+    local = view(
+        "e2",
+        "You can return an item within 7 days of delivery for a full refund.",
+        "returns-hk",
+        ("Returns in Hong Kong",),
+    )
+
+    found = scan("How many days do I have to return an item?", general, local)
+
+    assert found.candidates == ()
+    assert (
+        found.dropped[0].reason
+        == "the sides name different scopes ('hong kong'): each value holds for its own"
+    )
+
+
+def test_a_side_about_another_thing_than_the_question_names_is_set_aside() -> None:
+    starter = view("e1", "Data on the Starter plan is kept for 30 days after cancellation.")
+    business = view("e2", "Data on the Business plan is kept for 90 days after cancellation.")
+
+    found = scan("How long is data kept on the Starter plan after cancellation?", starter, business)
+
+    assert found.candidates == ()
+    assert "the question asks about 'starter'" in found.dropped[0].reason
+
+
+def test_a_value_dated_from_when_it_applies_supersedes_the_undated_one() -> None:
+    dated = view("e2", "From 1 March 2026, your workspace data is kept for 60 days after cancellation.")
+
+    found = scan(RETAIN_Q, view("e1", KEPT_30), dated)
+
+    assert found.candidates == ()
+    assert [(v.verdict, v.superseded_by) for v in found.resolved] == [("superseded", "e2")]
+
+
+def test_of_two_dated_values_the_later_one_supersedes() -> None:
+    older = view("e1", "自2025年1月1日起，标准配送运费调整为8元。")
+    newer = view("e2", "自2026年3月1日起，标准配送运费调整为10元。")
+
+    found = scan("标准配送运费是多少钱？", older, newer)
+
+    assert [(v.verdict, v.superseded_by) for v in found.resolved] == [("superseded", "e2")]
