@@ -54,6 +54,7 @@ from evidence_loop.policies.evidence.selection import (
 from evidence_loop.policies.evidence.slot_scope import on_subject
 from evidence_loop.policies.question.analysis import Question, analyse
 from evidence_loop.policies.question.followup import Resolution, Turn, prior_first, with_carried_sides
+from evidence_loop.policies.question.scopes import scope_statement
 from evidence_loop.policies.question.shape import Shape, shape_of
 from evidence_loop.policies.types import MissingPiece
 from evidence_loop.tools.errors import DeadlineExceeded, EmbedderError
@@ -330,7 +331,13 @@ class Controller:
             units = units_within(snapshot.parsed(e.doc_id, e.version), e.start, e.end)
             return statement_span(run.question, units, self.policy)
 
-        views = events.views([*evidence, *extras], snapshot.current_versions(), focus)
+        def scope(e: Evidence) -> str:
+            return scope_statement(
+                snapshot.parsed(e.doc_id, e.version).text, self.policy.conflict_scope_chars
+            )
+
+        said = scope if self.policy.conflict_scopes else None
+        views = events.views([*evidence, *extras], snapshot.current_versions(), focus, said)
         report = self.conflict_check(run.question, views, run.recorder)
         cited = {side.citation.evidence_id for c in report.conflicts for side in c.values}
         return [*evidence, *(e for e in extras if e.evidence_id in cited)], report

@@ -270,9 +270,15 @@ def _why(outcome: Outcome) -> str:
 Focus = Callable[[Evidence], tuple[int, int] | None]
 
 
-def views(evidence: Sequence[Evidence], current: Mapping[str, str], focus: Focus) -> list[EvidenceView]:
+def views(
+    evidence: Sequence[Evidence],
+    current: Mapping[str, str],
+    focus: Focus,
+    scope: Callable[[Evidence], str] | None = None,
+) -> list[EvidenceView]:
     """Evidence items as the conflict check reads them: each narrowed to the span ``focus`` gives
-    (the statements about the question), or whole when it gives none."""
+    (the statements about the question), or whole when it gives none; ``scope`` gives what its
+    document says of its own scope."""
     out = []
     for e in evidence:
         start, end = focus(e) or (e.start, e.end)
@@ -287,6 +293,7 @@ def views(evidence: Sequence[Evidence], current: Mapping[str, str], focus: Focus
                 end=end,
                 text=e.text[start - e.start : end - e.start],
                 title=e.title,
+                scope=scope(e) if scope is not None else "",
             )
         )
     return out

@@ -74,6 +74,7 @@ ADDED_LATER: dict[str, object] = {
     "followup_kinds": False,
     "attribute_values": False,
     "conflict_scopes": False,
+    "conflict_scope_chars": 600,
 }
 
 
@@ -213,6 +214,7 @@ class Policy:
     # groups, a table row's label) is no disagreement; a side dated later supersedes; every pair set
     # aside is recorded with its reason (policies.conflicts.screen, the trace's conflict_scan step)
     conflict_scopes: bool = True
+    conflict_scope_chars: int = 600  # the top of a document read for what it says of its own scope
 
     def __post_init__(self) -> None:
         for name, kind in _KINDS.items():

@@ -379,7 +379,8 @@ PLACES_EN: frozenset[str] = frozenset(
     )
 )  # fmt: skip
 PLACES_ZH: tuple[str, ...] = tuple(
-    "中国大陆 中国内地 内地 大陆 中国 香港 澳门 台湾 新加坡 马来西亚 日本 韩国 美国 加拿大 英国 法国 德国 "
+    "中国大陆 中国内地 中国香港 中国澳门 中国台湾 香港特别行政区 内地 大陆 中国 香港 澳门 台湾 "
+    "新加坡 马来西亚 日本 韩国 美国 加拿大 英国 法国 德国 "
     "意大利 西班牙 荷兰 瑞士 瑞典 澳大利亚 澳洲 新西兰 印度 泰国 越南 印尼 菲律宾 欧盟 欧洲 北美 南美 亚洲 "
     "亚太 非洲 中东 海外 境外 国外 国内 北京 上海 深圳 广州 杭州 成都 武汉 南京 天津 重庆 西安 苏州".split()
 )
@@ -392,9 +393,9 @@ PLACE_ALIASES: dict[str, str] = {
     **dict.fromkeys(("us", "usa", "united states", "america", "美国"), "us"),
     **dict.fromkeys(("uk", "united kingdom", "britain", "英国"), "uk"),
     **dict.fromkeys(("eu", "european union", "欧盟"), "eu"),
-    **dict.fromkeys(("hong kong", "hk", "香港"), "hong kong"),
-    **dict.fromkeys(("macau", "macao", "澳门"), "macau"),
-    **dict.fromkeys(("taiwan", "台湾"), "taiwan"),
+    **dict.fromkeys(("hong kong", "hk", "香港", "中国香港", "香港特别行政区"), "hong kong"),
+    **dict.fromkeys(("macau", "macao", "澳门", "中国澳门"), "macau"),
+    **dict.fromkeys(("taiwan", "台湾", "中国台湾"), "taiwan"),
     **dict.fromkeys(("singapore", "新加坡"), "singapore"),
     **dict.fromkeys(("japan", "日本"), "japan"),
     **dict.fromkeys(("australia", "澳大利亚", "澳洲"), "australia"),
@@ -428,3 +429,63 @@ EFFECTIVE_BEFORE_EN: tuple[str, ...] = (
 )  # fmt: skip
 EFFECTIVE_BEFORE_ZH: tuple[str, ...] = ("自", "从", "自从", "于")
 EFFECTIVE_AFTER_ZH: tuple[str, ...] = ("起", "开始", "生效", "以后", "之后")
+# What kind of number a question asks for in so many words (policies.conflicts.attributes): a kind is
+# compared across documents only when one of its patterns is in the question. Regular expressions,
+# matched case-blind; a time word after "how many" / "几" / "多少" makes it a duration.
+ATTRIBUTE_KIND_CUES: dict[str, tuple[str, ...]] = {
+    "duration": (
+        r"\bhow (?:long|soon)\b",
+        r"\bhow many (?:business |working )?(?:days|hours|minutes|weeks|months|years)\b",
+        r"多久",
+        r"多长时间",
+        r"多长",
+        r"多少(?:个)?(?:天|小时|分钟|周|星期|月|年|工作日)",
+        r"几(?:个)?(?:天|小时|分钟|周|星期|月|年|工作日)",
+        r"期限",
+        r"有效期",
+    ),
+    "amount": (
+        r"\bhow much\b",
+        r"\b(?:price|cost|costs|fee|fees|charge|charges)\b",
+        r"多少钱",
+        r"价格",
+        r"费用",
+        r"运费",
+        r"收费",
+        r"满多少",
+        r"多少元",
+    ),
+    "count": (
+        r"\bhow many\b(?! (?:business |working )?(?:days|hours|minutes|weeks|months|years)\b)",
+        r"几(?:个|台|路|张|位|次|条|部|款)(?!月|小时|工作日|星期)",
+        r"多少(?:个|台|路|张|位|次|条|部|款)(?!月|小时|工作日|星期)",
+        r"\bcapacity\b",
+        r"容量",
+    ),
+    "percentage": (r"\bwhat percent(?:age)?\b", r"百分之几", r"多少%", r"比例", r"折扣", r"几折"),
+    "hours": (
+        r"几点",
+        r"什么时间",
+        r"服务时间",
+        r"营业时间",
+        r"工作时间",
+        r"\bwhat time\b",
+        r"\b(?:opening|business|support|service) hours\b",
+        r"\bwhat hours\b",
+        r"\bwhen (?:can|do|does|are|is) .*\b(?:open|call|reach|available)\b",
+    ),
+}
+# Words two statements may share without speaking of one attribute ("after 7 days", "7天后", "within").
+ATTRIBUTE_GLUE_WORDS: frozenset[str] = _words(
+    "after before within about around up over under less more than "
+    "后 前 内 以内 之内 约 大约 个 共 最多 最少 不超过"
+)
+# A document's scope sentence near its top ("This article applies to ...", "本条款适用于…"), read as
+# what its page is about (policies.question.scopes.scope_statement); a place "outside" it, or "以外",
+# is its complement (another scope: accounts registered outside mainland China).
+SCOPE_STATEMENT_CUES: tuple[str, ...] = (
+    "applies to", "apply to", "applies only to", "apply only to", "only for",
+    "适用于", "适用范围", "仅适用", "仅限",
+)  # fmt: skip
+OUTSIDE_BEFORE_EN: tuple[str, ...] = ("outside of", "outside", "non-", "except in", "other than")
+OUTSIDE_AFTER_ZH: tuple[str, ...] = ("以外", "之外", "以外的", "除外")

@@ -112,6 +112,7 @@ class EvidenceView:
     end: int
     text: str
     title: str = ""  # the document's title: a scope its headings may not repeat ("Returns in Hong Kong")
+    scope: str = ""  # what the document says of its own scope ("This article applies to ...")
 
 
 @dataclass(frozen=True, slots=True)

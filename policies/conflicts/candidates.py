@@ -33,8 +33,9 @@ from dataclasses import dataclass, fields
 
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.conflicts.align import Region, Text, prepare, regions, share_context, text_pairs
+from evidence_loop.policies.conflicts.attributes import attribute_candidates
 from evidence_loop.policies.conflicts.screen import screened, settle_by_date
-from evidence_loop.policies.conflicts.slots import attribute_candidates, slot_candidates
+from evidence_loop.policies.conflicts.slots import slot_candidates
 from evidence_loop.policies.conflicts.spans import cjk_word_bounds, is_scope, terms_in, value_kind
 from evidence_loop.policies.evidence.slot_scope import about_other
 from evidence_loop.policies.lexicon import CURRENCY_SIGNS, MONTHS, NEGATIONS, UNIT_ATOMS
@@ -134,9 +135,10 @@ def find_candidates(
     if rules.slot_values:
         _add_slot_candidates(question, relevant, found, slot_candidates(question, relevant))
     if rules.attribute_values:
-        _add_slot_candidates(question, relevant, found, attribute_candidates(question, relevant, need))
+        about = [text for text in texts if text.terms]  # one term will do: a statement is read alone
+        _add_slot_candidates(question, about, found, attribute_candidates(question, about))
     if rules.scopes:
-        kept, dropped = screened(found.values(), question.text)
+        kept, dropped = screened(found.values(), question.text, question.subject_terms)
         return _settle(kept, dated=True, dropped=dropped)
     return _settle(found.values())
 

@@ -46,9 +46,14 @@ def side_scopes(side: ValueMention, view: EvidenceView) -> tuple[ScopeName, ...]
     text, offset = _statement(side, view)
     value = (side.start - view.start - offset, side.end - view.start - offset)
     names = [n for n in scope_names(text) if n.end <= value[0] or n.start >= value[1]]
-    for heading in (*view.section, view.title):
-        names += scope_names(heading)
-    return tuple(names)
+    return (*names, *headings(view))
+
+
+def headings(view: EvidenceView) -> tuple[ScopeName, ...]:
+    """What a window's section headings, its document's title and its scope sentence name: what the
+    page is about."""
+    said = (*view.section, view.title, view.scope)
+    return tuple(name for heading in said for name in scope_names(heading))
 
 
 Keys = frozenset[tuple[str, str]]  # (kind, key) of each name: what is compared
@@ -60,10 +65,15 @@ def _keys(names: Iterable[ScopeName]) -> Keys:
 
 
 def drop_reason(
-    candidate: ConflictCandidate, left: EvidenceView, right: EvidenceView, asked: Sequence[ScopeName]
+    candidate: ConflictCandidate,
+    left: EvidenceView,
+    right: EvidenceView,
+    asked: Sequence[ScopeName],
+    terms: frozenset[str] = frozenset(),
 ) -> str | None:
     """Why the candidate is no disagreement, or None when it stays one (two sentences of one window
-    are settled by rule, ``settle_by_rule``); ``asked``: what the question names."""
+    are settled by rule, ``settle_by_rule``); ``asked``: what the question names, ``terms``: its
+    words (a table row labelled with them is the attribute asked, not a scope: "| 内置电池 | 6个月 |")."""
     if left.evidence_id == right.evidence_id:
         return None
     if (left.doc_id, left.version) == (right.doc_id, right.version):
@@ -71,14 +81,36 @@ def drop_reason(
             f"one document ({left.doc_id}) states both values: items of one list or table, or two of "
             "its sections, read as two scopes of one source"
         )
-    ours, theirs = side_scopes(candidate.left, left), side_scopes(candidate.right, right)
+    named = frozenset(n.key for n in asked)
+    ours = _scopes(side_scopes(candidate.left, left), terms, named)
+    theirs = _scopes(side_scopes(candidate.right, right), terms, named)
     shown = {n.key: n.name for n in (*asked, *ours, *theirs)}
     mine, other, wanted = _keys(ours), _keys(theirs), _keys(asked)
-    found = _other_thing(mine, wanted) or _other_thing(other, wanted) or _two_scopes(mine, other, wanted)
+    found = (
+        _other_thing(_keys(headings(left)), wanted)  # a page about another model mentions the asked one
+        or _other_thing(_keys(headings(right)), wanted)
+        or _other_thing(mine, wanted)
+        or _other_thing(other, wanted)
+        or _asked_beside_general(mine, other, wanted)
+        or _two_scopes(mine, other, wanted)
+    )
     if found is None:
         return None
     template, groups = found
     return template.format(*(", ".join(f"'{shown[k]}'" for k in sorted(group)) for group in groups))
+
+
+def _scopes(
+    names: Sequence[ScopeName], terms: frozenset[str], asked: frozenset[str]
+) -> tuple[ScopeName, ...]:
+    """The names that scope a side: a table row's label made of the question's words is the attribute
+    asked ("内置电池" for "内置电池保修多久"), not a thing it is asked of, unless the question names it
+    as one ("| Starter | $9 |" asked of "the Starter plan")."""
+    return tuple(
+        n
+        for n in names
+        if n.kind != "item" or n.key in asked or not any(t in n.key for t in terms if len(t) > 1)
+    )
 
 
 def _other_thing(names: Keys, asked: Keys) -> Found | None:
@@ -94,21 +126,42 @@ def _other_thing(names: Keys, asked: Keys) -> Found | None:
     return None
 
 
+def _asked_beside_general(ours: Keys, theirs: Keys, asked: Keys) -> Found | None:
+    """One side is about what the question names, the other names nothing: the one about the asked
+    thing speaks for it ("Returns in Hong Kong" beside the general return rule, asked of Hong Kong).
+    Not so for a side naming other things of that kind too (a table comparing two regions): the
+    general rule may be the one it contradicts."""
+    asked_kinds = {kind for kind, _ in asked}
+    for named, general in ((ours, theirs), (theirs, ours)):
+        about = frozenset(key for _, key in named & asked)
+        others = {key for kind, key in named - asked if kind in asked_kinds}
+        if about and not general and not others:
+            return "one side is about {}, which the question names; the other is general", [about]
+    return None
+
+
 def _two_scopes(ours: Keys, theirs: Keys, asked: Keys) -> Found | None:
-    """The sides name different things (the question's own aside): different things of one kind, or
-    a thing one side names and the other does not (a rule for it beside the general one). A table
-    row's label is a name of any kind ("| LM-X200 | 1 year |" and "the LM-X200")."""
+    """The sides name different things of one kind, the question's own aside: two plans, two places,
+    two models. A table row's label stands for a plan, a model or a customer group ("| Starter | $9 |"
+    and "the Business plan"). Names of kinds only one side names are left alone: a page says more of
+    its scope than a statement needs (its plans beside the other's place)."""
     known = frozenset(key for _, key in asked)
-    left = frozenset(key for _, key in ours) - known
-    right = frozenset(key for _, key in theirs) - known
-    if left == right:
-        return None
-    for kind in sorted({k for k, _ in ours} & {k for k, _ in theirs} - {"item"}):
-        mine = frozenset(key for k, key in ours if k == kind) - known
-        other = frozenset(key for k, key in theirs if k == kind) - known
+    for kind in sorted({k for k, _ in ours} | {k for k, _ in theirs}):
+        mine = _of_kind(ours, kind) - known
+        other = _of_kind(theirs, kind) - known
         if mine and other and mine.isdisjoint(other):
             return f"the values are for different {kind}s: {{}} / {{}}", [mine, other]
-    return "the sides name different scopes ({}): each value holds for its own", [left ^ right]
+    return None
+
+
+_AS_ITEM = frozenset({"plan", "model", "group"})  # the kinds a table row's label may name
+
+
+def _of_kind(names: Keys, kind: str) -> frozenset[str]:
+    """The names of one kind on a side; a row's label counts as a plan, model or group, and those as
+    labels."""
+    also = {"item"} if kind in _AS_ITEM else _AS_ITEM if kind == "item" else set()
+    return frozenset(key for k, key in names if k == kind or k in also)
 
 
 def effective_date(side: ValueMention, view: EvidenceView) -> str | None:
@@ -155,14 +208,17 @@ def settle_by_date(
 
 
 def screened(
-    pairs: Iterable[tuple[ConflictCandidate, EvidenceView, EvidenceView]], question: str
+    pairs: Iterable[tuple[ConflictCandidate, EvidenceView, EvidenceView]],
+    question: str,
+    terms: frozenset[str] = frozenset(),
 ) -> tuple[list[tuple[ConflictCandidate, EvidenceView, EvidenceView]], list[tuple[ConflictCandidate, str]]]:
-    """The pairs that stay candidates, and those set aside with their reasons."""
+    """The pairs that stay candidates, and those set aside with their reasons (``terms``: the
+    question's subject terms)."""
     asked = scope_names(question)
     kept: list[tuple[ConflictCandidate, EvidenceView, EvidenceView]] = []
     dropped: list[tuple[ConflictCandidate, str]] = []
     for candidate, left, right in pairs:
-        reason = drop_reason(candidate, left, right, asked)
+        reason = drop_reason(candidate, left, right, asked, terms)
         if reason is None:
             kept.append((candidate, left, right))
         else:

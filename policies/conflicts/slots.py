@@ -26,7 +26,6 @@ from functools import lru_cache
 from itertools import combinations
 
 from evidence_loop.policies.conflicts.align import Text
-from evidence_loop.policies.conflicts.screen import dated_from
 from evidence_loop.policies.conflicts.spans import terms_in
 from evidence_loop.policies.lexicon import CN_NUMERAL_CHARS, EN_NUMBER_WORDS
 from evidence_loop.policies.question.analysis import Question
@@ -34,7 +33,7 @@ from evidence_loop.policies.question.slots import compact, extract_slots, slot_i
 from evidence_loop.policies.question.values import ValueKind, atoms, statements, to_int
 from evidence_loop.policies.types import ConflictCandidate, EvidenceView, Slot, SlotKind, ValueMention
 
-_VALUE_KINDS: dict[SlotKind, ValueKind] = {
+VALUE_KINDS: dict[SlotKind, ValueKind] = {
     "duration": "duration",
     "amount": "amount",
     "percentage": "percentage",
@@ -46,30 +45,24 @@ _NUMBER_RE = re.compile(rf"[0-9]+(?:[.,][0-9]+)*|[{CN_NUMERAL_CHARS}]+|^(?:{'|'.
 
 
 # Kinds compared by code; dates are left to alignment.
-_SLOT_KINDS: frozenset[ValueKind] = frozenset({"duration", "amount", "percentage", "count"})
+SLOT_KINDS: frozenset[ValueKind] = frozenset({"duration", "amount", "percentage", "count"})
 # A code is one token mixing letters and digits ("LM-X200", "QUOKKA001X"), not a quarter ("Q1") and
 # not a name with a number ("iPhone 11", "Season 17"): those are subjects of news, not part numbers.
 _CODE_RE = re.compile(r"(?![Qq][1-4]$)(?=.*[A-Za-z])(?=.*[0-9])[A-Za-z0-9][A-Za-z0-9._/-]*")
 _TABLE_LINE_RE = re.compile(r"\s*(?:\||</?(?:table|thead|tbody|tr|th|td)\b)", re.IGNORECASE)
 
 
-_slots_in = lru_cache(maxsize=50_000)(extract_slots)  # a statement's values (sentences repeat across runs)
+slots_in = lru_cache(maxsize=50_000)(extract_slots)  # a statement's values (sentences repeat across runs)
 
 
 @dataclass(frozen=True, slots=True)
 class _Asked:
-    """What the question asks: of which codes, which kinds of value, its own values, its other terms;
-    with no code, how many of those terms a statement must hold to speak of the asked attribute."""
+    """What the question asks: of which codes, which kinds of value, its own values, its other terms."""
 
     codes: tuple[Slot, ...]
     kinds: frozenset[ValueKind]
     own: frozenset[str]
     subject: frozenset[str]
-    need: int = 1
-    # with no code: the values the question names, which a statement must name too (its scope: "2020年"),
-    # and statements stating other values the other side lacks are about other conditions
-    scope: tuple[Slot, ...] = ()
-    strict: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +74,6 @@ class _Stated:
     forms: frozenset[str]
     terms: frozenset[str]
     mention: ValueMention
-    others: frozenset[str] = frozenset()  # the statement's other values (canonical), the question's aside
 
 
 def unit_of(slot: Slot) -> frozenset[str]:
@@ -90,13 +82,13 @@ def unit_of(slot: Slot) -> frozenset[str]:
     return frozenset(u for u in (_NUMBER_RE.sub("", form).strip(" -") for form in forms) if u)
 
 
-def _place(text: str, value: str) -> tuple[int, int] | None:
+def value_place(text: str, value: str) -> tuple[int, int] | None:
     """Where a slot's value stands in a statement (its spaces may be any whitespace)."""
     found = re.search(r"\s+".join(map(re.escape, value.split())), text, re.IGNORECASE)
     return found.span() if found else None
 
 
-def _with_headers(text: str) -> Iterator[tuple[int, int, str]]:
+def with_headers(text: str) -> Iterator[tuple[int, int, str]]:
     """Each statement's offsets and what it says: a table row is read with its table's header row."""
     header: str | None = None
     for start, end in statements(text):
@@ -111,19 +103,16 @@ def _with_headers(text: str) -> Iterator[tuple[int, int, str]]:
 def _stated(view: EvidenceView, asked: _Asked) -> list[_Stated]:
     """The values of the asked kinds that the view's statements about an asked code give, one per unit."""
     out: list[_Stated] = []
-    for start, end, about in _with_headers(view.text):
+    for start, end, about in with_headers(view.text):
         text = view.text[start:end]
         terms = terms_in([atom.norm for atom in atoms(about)], asked.subject)
-        if len(terms) < asked.need or not _names_code(asked, text):
-            continue
-        if asked.scope and not all(slot_in_text(slot, text) for slot in asked.scope):
+        if not terms or not any(slot_in_text(slot, text) for slot in asked.codes):
             continue
         found = []
-        values = _slots_in(text)
-        for slot in values:
-            kind, forms, place = _VALUE_KINDS.get(slot.kind), frozenset((slot.norm, *slot.alternatives)), None
-            if kind in asked.kinds and not forms & asked.own and _counted(slot):
-                place = _place(text, slot.value)
+        for slot in slots_in(text):
+            kind, forms, place = VALUE_KINDS.get(slot.kind), frozenset((slot.norm, *slot.alternatives)), None
+            if kind in asked.kinds and not forms & asked.own and counted(slot):
+                place = value_place(text, slot.value)
             if kind is not None and place is not None:
                 offsets = (view.start + start + place[0], view.start + start + place[1])
                 quote = text[place[0] : place[1]]
@@ -131,22 +120,12 @@ def _stated(view: EvidenceView, asked: _Asked) -> list[_Stated]:
                     view.evidence_id, view.doc_id, view.version, quote, compact(quote), *offsets, quote,
                     context_start=view.start + start, context_end=view.start + end,
                 )  # fmt: skip
-                others = frozenset(
-                    o.norm
-                    for o in values
-                    if o != slot and o.norm not in asked.own and not dated_from(text, o)
-                )
-                found.append(_Stated(kind, unit_of(slot), forms, terms, mention, others))
+                found.append(_Stated(kind, unit_of(slot), forms, terms, mention))
         out += [v for v in found if sum(1 for o in found if o.kind == v.kind and o.unit & v.unit) == 1]
     return out
 
 
-def _names_code(asked: _Asked, text: str) -> bool:
-    """The statement names one of the asked codes (always so when the question names none)."""
-    return not asked.codes or any(slot_in_text(slot, text) for slot in asked.codes)
-
-
-def _counted(slot: Slot) -> bool:
+def counted(slot: Slot) -> bool:
     """A value whose number reads as one: "八九十年" (the eighties and nineties) is no number of years."""
     number = _NUMBER_RE.search(slot.norm)
     return number is not None and (number.group()[0].isdigit() or to_int(number.group()) is not None)
@@ -156,20 +135,10 @@ def _same_slot(a: _Stated, b: _Stated) -> bool:
     return a.kind == b.kind and bool(a.unit & b.unit)
 
 
-def _disagreement(
-    left: Sequence[_Stated], right: Sequence[_Stated], asked: _Asked
-) -> tuple[_Stated, _Stated] | None:
-    """The first value of ``left`` that ``right`` states for the same attribute (``asked.need`` question
-    terms in common, and with ``asked.strict`` no other value on each side the other lacks), with no
-    value in common."""
+def _disagreement(left: Sequence[_Stated], right: Sequence[_Stated]) -> tuple[_Stated, _Stated] | None:
+    """The first value of ``left`` that ``right`` states for the same attribute, with no value in common."""
     for value in left:
-        same = [
-            other
-            for other in right
-            if _same_slot(value, other)
-            and len(value.terms & other.terms) >= asked.need
-            and not (asked.strict and value.others - other.others and other.others - value.others)
-        ]
+        same = [other for other in right if _same_slot(value, other) and value.terms & other.terms]
         ours = [mine for mine in left if _same_slot(value, mine)]
         theirs = [other for other in right if _same_slot(value, other)]
         if same and not any(mine.forms & other.forms for mine in ours for other in theirs):
@@ -180,7 +149,7 @@ def _disagreement(
 def _asked(question: Question) -> _Asked | None:
     """What the question asks of which code, or None when it names no code or asks for no such value."""
     codes = tuple(s for s in question.identifiers if s.kind == "clause" or _CODE_RE.fullmatch(s.value))
-    kinds = question.kinds & _SLOT_KINDS
+    kinds = question.kinds & SLOT_KINDS
     if not codes or not kinds:
         return None
     own = frozenset(form for s in question.slots if s not in codes for form in (s.norm, *s.alternatives))
@@ -192,37 +161,15 @@ def _asked(question: Question) -> _Asked | None:
 def slot_candidates(question: Question, texts: Sequence[Text]) -> Iterator[ConflictCandidate]:
     """Pairs of windows from two sources whose values for the question's code disagree."""
     asked = _asked(question)
-    if asked is not None:
-        yield from _pairs(asked, texts)
-
-
-def attribute_candidates(question: Question, texts: Sequence[Text], need: int) -> Iterator[ConflictCandidate]:
-    """Pairs of windows from two documents whose statements about the asked attribute (``need`` of the
-    question's terms held by each, and by both together; every value the question names) give it
-    values of one kind and unit with none in common, and no other values that tell their conditions
-    apart: "kept for 90 days after cancellation" against "kept for 30 days after cancellation". For a
-    question that asks for a number in so many words and names no code (``slot_candidates`` reads
-    those); dates are left to alignment."""
-    kinds = question.asks & _SLOT_KINDS  # asked in so many words: "多少", "how long" (not "what")
-    if question.identifiers or not kinds or len(question.subject_terms) < need:
+    if asked is None:
         return
-    own = frozenset(form for s in question.slots for form in (s.norm, *s.alternatives))
-    asked = _Asked((), kinds, own, question.subject_terms, need, question.slots, strict=True)
-    yield from _pairs(asked, texts)
-
-
-def _pairs(asked: _Asked, texts: Sequence[Text]) -> Iterator[ConflictCandidate]:
     stated = {
         text.view.evidence_id: _stated(text.view, asked) for text in texts if text.terms & asked.subject
     }
     for left, right in combinations(texts, 2):
         if (left.view.doc_id, left.view.version) == (right.view.doc_id, right.view.version):
             continue  # one source stating two values states two scopes
-        ours, theirs = stated.get(left.view.evidence_id, ()), stated.get(right.view.evidence_id, ())
-        pair = _disagreement(ours, theirs, asked)
+        pair = _disagreement(stated.get(left.view.evidence_id, ()), stated.get(right.view.evidence_id, ()))
         if pair is not None:
-            named = " / ".join(slot.value for slot in asked.codes) or " ".join(
-                sorted(pair[0].terms & pair[1].terms)
-            )
-            label = f"{named}: {pair[0].kind}"
+            label = f"{' / '.join(slot.value for slot in asked.codes)}: {pair[0].kind}"
             yield ConflictCandidate(label, pair[0].kind, pair[0].mention, pair[1].mention)

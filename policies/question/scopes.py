@@ -22,11 +22,14 @@ from evidence_loop.policies.lexicon import (
     GROUP_WORDS_EN,
     GROUP_WORDS_ZH,
     MODEL_VARIANTS,
+    OUTSIDE_AFTER_ZH,
+    OUTSIDE_BEFORE_EN,
     PLACE_ALIASES,
     PLACES_EN,
     PLACES_ZH,
     PLAN_HEADS_EN,
     PLAN_HEADS_ZH,
+    SCOPE_STATEMENT_CUES,
 )
 from evidence_loop.policies.question.slots import extract_slots, identifiers
 from evidence_loop.tools.tokenize import CJK_CHARS, normalize
@@ -39,7 +42,11 @@ def alternation(words: Iterable[str]) -> str:
     return "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True))
 
 
-PLACE_EN_RE = re.compile(rf"(?<![\w-])(?:{alternation(PLACES_EN)})(?![\w-])")
+# a place's name in any case ("UNITED STATES" in a title), an abbreviation only in capitals ("US", not "us")
+PLACE_EN_RE = re.compile(
+    rf"(?<![\w-])(?:(?i:{alternation(p for p in PLACES_EN if not p.isupper())})"
+    rf"|{alternation(p for p in PLACES_EN if p.isupper())})(?![\w-])"
+)
 PLACE_ZH_RE = re.compile(alternation(PLACES_ZH))
 _NOT_NAME_EN = r"(?!(?:The|A|An|Our|Your|My|This|That|Each|Every|All|Any|Which|What)\b)"
 _PLAN_EN_RE = re.compile(
@@ -55,6 +62,11 @@ _GROUP_EN_RE = re.compile(
 _GROUP_ZH_RE = re.compile(rf"(?P<x>{alternation(GROUP_WORDS_ZH)})(?:{alternation(GROUP_HEADS_ZH)})")
 _VARIANT_RE = re.compile(rf"\s*(?:{alternation(MODEL_VARIANTS)})\b|\+", re.IGNORECASE)
 _ROW_RE = re.compile(r"\s*\|\s*(?P<x>[^|]+?)\s*\|")
+_OUTSIDE_BEFORE_RE = re.compile(rf"(?:{alternation(OUTSIDE_BEFORE_EN)})\s*(?:the\s+)?$", re.IGNORECASE)
+_OUTSIDE_AFTER_RE = re.compile(rf"\s*(?:{alternation(OUTSIDE_AFTER_ZH)})")
+_SENTENCE_RE = re.compile(r"[^.!?。！？\n]+[.!?。！？]?")
+_FIRST_LINE = 120  # a first line this short with no sentence end is the title of a text document
+_SENTENCE_END_RE = re.compile(r"[.!?。！？](?:\s|$)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,9 +117,26 @@ def _models(text: str) -> Iterator[ScopeName]:
 
 
 def _places(text: str) -> Iterator[ScopeName]:
+    """Known places; one said from outside ("outside mainland China", "中国大陆以外") is its complement,
+    another scope."""
     for pattern in (PLACE_EN_RE, PLACE_ZH_RE):
         for found in pattern.finditer(text):
-            yield _name("place", found.group(), found.start(), found.end())
+            place = _name("place", found.group(), found.start(), found.end())
+            outside = _OUTSIDE_BEFORE_RE.search(text, 0, found.start()) or _OUTSIDE_AFTER_RE.match(
+                text, found.end()
+            )
+            yield ScopeName("place", f"outside {place.name}", place.start, place.end) if outside else place
+
+
+def scope_statement(text: str, chars: int) -> str:
+    """What a document says of its own scope near its top: its first line when that is a title, and
+    the sentences of its first ``chars`` characters that say what they apply to ("This article
+    applies to accounts registered outside mainland China.", "本条款适用于…")."""
+    opening = text[:chars]
+    first = opening.strip().split("\n", 1)[0]
+    title = [first] if len(first) <= _FIRST_LINE and not _SENTENCE_END_RE.search(first) else []
+    said = [s for s in _SENTENCE_RE.findall(opening) if any(cue in s.lower() for cue in SCOPE_STATEMENT_CUES)]
+    return "\n".join([*title, *said])
 
 
 def _plans(text: str) -> Iterator[ScopeName]:
