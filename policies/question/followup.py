@@ -151,6 +151,9 @@ def _apply(asked: str, cue: Cue, source: _Source, kinds: bool) -> Resolution:
         carried = tuple(Carried("side", s, source.turn) for s in source.sides)
         return Resolution(asked, text, cue.kind, carried, sides_from=source.text)
     phrase = source.phrase or " ".join(source.ids) or " ".join(source.sides)
+    if cue.kind == "condition" and kinds:  # "and if I pay yearly?": the earlier question, on that condition
+        text = f"{source.text.rstrip()} {asked.strip()}"
+        return Resolution(asked, text, cue.kind, (Carried("attribute", source.text, source.turn),))
     if cue.kind in {"statement", "condition"}:
         text = f"{asked.rstrip()} {phrase}"
     else:

@@ -27,11 +27,18 @@ from evidence_loop.policies.lexicon import (
     SCOPE_PREPOSITIONS_EN,
     SCOPE_PREPOSITIONS_ZH,
 )
-from evidence_loop.policies.question.scopes import PLACE_EN_RE, PLACE_ZH_RE, alternation, is_place
+from evidence_loop.policies.question.scopes import (
+    PLACE_EN_RE,
+    PLACE_ZH_RE,
+    alternation,
+    is_place,
+    scope_names,
+)
 from evidence_loop.policies.question.slots import extract_slots, identifiers
-from evidence_loop.tools.tokenize import CJK_CHARS, normalize
+from evidence_loop.tools.tokenize import CJK_CHARS, normalize, words
 
 _CJK_RE = re.compile(f"[{CJK_CHARS}]")
+_THE_PLACE_RE = re.compile(r"[A-Z]{2,4}\b|United\b|Netherlands\b|Philippines\b|Middle East\b")
 _LATIN_NAME_RE = re.compile(r"\b[A-Z][\w&+-]*(?:\s+[A-Z][\w&+-]*)*")
 _AFTER_PREPOSITION_EN_RE = re.compile(
     rf"\b(?:{alternation(SCOPE_PREPOSITIONS_EN)})\s+(?:the\s+)?(?P<x>[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*)"
@@ -102,7 +109,10 @@ def swap(source: str, phrase: str, ids: tuple[str, ...], named: Named) -> Swap |
     if target is not None:
         at = _find(source, target[0])
         if at >= 0:
-            text = source[:at] + target[1] + source[at + len(target[0]) :]
+            before = source[:at]
+            if named.place and before.endswith("the ") and not _THE_PLACE_RE.match(target[1]):
+                before = before[: -len("the ")]  # "to the EU" -> "to Hong Kong"
+            text = before + target[1] + source[at + len(target[0]) :]
             return Swap(text, " ".join((source[:at] + source[at + len(target[0]) :]).split()))
     if named.place or (named.preposition and named.entity):
         return Swap(_with_scope(source, named), " ".join(source.split()))
@@ -113,7 +123,7 @@ def _target(source: str, phrase: str, ids: tuple[str, ...], named: Named) -> tup
     """(the words of the earlier question X takes the place of, X as it stands there)."""
     x = named.text
     if ids and identifiers(extract_slots(x)):
-        return ids[0], x
+        return _model_swap(source, x) or (ids[0], x)
     if named.place or named.preposition:
         place = _place_in(source, bool(named.preposition) and not named.place)
         if place:
@@ -145,15 +155,39 @@ def _same_head(x: str, old: str) -> tuple[str, str] | None:
     plan"/"Basic plan"), or X a name for the phrase's capitalised modifier ("Starter" for "Enterprise
     plan", "Enterprise 套餐")."""
     if _zh(x) and _zh(old):
-        at = old.rfind(x[-1:]) if len(x) > 1 else -1  # "专业版" for "基础版会员": up to the head 版
-        return (old[: at + 1], x) if at >= 1 else None
+        return _head_word(x, old)
     old_words, new_words = old.split(), x.split()
     if new_words and old_words and new_words[-1].lower() == old_words[-1].lower():
         return old, x
     modifier = _LATIN_NAME_RE.search(old)
-    if modifier is not None and modifier.group() != old and _has_name(x) and not _zh(x):
+    if modifier is None or not _has_name(x) or _zh(x):
+        return None
+    if modifier.group() != old:
         return modifier.group(), x
-    return None
+    name = modifier.group().split()
+    # a product's name of several capitalised words: its last one is the edition ("Halvio Cloud Plus")
+    return (name[-1], x) if len(name) > 1 and len(x.split()) == 1 else None
+
+
+def _head_word(x: str, old: str) -> tuple[str, str] | None:
+    """The word of the earlier phrase with X's head ("商业版" of "企业工作台商业版" for "入门版", "基础版"
+    of "基础版会员" for "专业版")."""
+    if len(x) < 2:
+        return None
+    for word in reversed(words(old)):
+        if word.endswith(x[-1]) and len(word) > 1:
+            return word, x
+    at = old.rfind(x[-1])  # the segmenter cut the head off ("企业 版"): up to it
+    return (old[: at + 1], x) if at >= 1 else None
+
+
+def _model_swap(source: str, x: str) -> tuple[str, str] | None:
+    """A model with its edition for a model ("C200 Pro" for "the regular C200": "C200")."""
+    theirs = [n for n in scope_names(source) if n.kind == "model"]
+    mine = [n for n in scope_names(x) if n.kind == "model"]
+    if not theirs or not mine:
+        return None
+    return source[theirs[0].start : theirs[0].end], x[mine[0].start : mine[0].end]
 
 
 def _with_scope(source: str, named: Named) -> str:

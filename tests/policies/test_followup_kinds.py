@@ -46,6 +46,18 @@ SWAPPED: list[tuple[str, str, str]] = [
     ("新加坡的运费是多少？", "那香港呢", "香港的运费是多少？"),
     ("新加坡的运费是多少？", "在香港呢？", "香港的运费是多少？"),
     ("退款需要多久？", "香港的呢？", "香港退款需要多久？"),
+    (
+        "How much is Halvio Cloud Plus per month in the US?",
+        "and Basic?",
+        "How much is Halvio Cloud Basic per month in the US?",
+    ),
+    ("企业工作台商业版每个账号一个月多少钱", "入门版呢", "企业工作台入门版每个账号一个月多少钱"),
+    (
+        "Does the C200 Pro support 5 GHz Wi-Fi?",
+        "what about the regular C200?",
+        "Does the C200 support 5 GHz Wi-Fi?",
+    ),
+    ("What's the warranty in the US?", "what about in Europe?", "What's the warranty in Europe?"),
 ]
 
 
@@ -104,3 +116,15 @@ def test_what_an_ellipsis_names_is_read_without_its_framing(
     read = read_named(named, before)
 
     assert (read.text, read.preposition, read.entity) == (text, preposition, entity)
+
+
+def test_a_condition_asks_the_earlier_question_on_that_condition() -> None:
+    resolution = resolve("and if I pay yearly?", [Turn("How much is Plus per month in the US?")])
+
+    assert resolution.text == "How much is Plus per month in the US? and if I pay yearly?"
+
+
+def test_runs_recorded_before_the_rule_read_a_condition_with_the_earlier_subject_only() -> None:
+    resolution = resolve("and if I pay yearly?", [Turn("How much is Plus per month in the US?")], kinds=False)
+
+    assert resolution.text == "and if I pay yearly? Plus"
