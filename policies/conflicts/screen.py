@@ -82,12 +82,16 @@ def drop_reason(
             "its sections, read as two scopes of one source"
         )
     named = frozenset(n.key for n in asked)
+    inside = _inside_a_name(candidate.left, left) or _inside_a_name(candidate.right, right)
+    if inside is not None:
+        return f"the value is part of the name '{inside}', not a value of it"
     ours = _scopes(side_scopes(candidate.left, left), terms, named)
     theirs = _scopes(side_scopes(candidate.right, right), terms, named)
     shown = {n.key: n.name for n in (*asked, *ours, *theirs)}
     mine, other, wanted = _keys(ours), _keys(theirs), _keys(asked)
     found = (
-        _other_thing(_keys(headings(left)), wanted)  # a page about another model mentions the asked one
+        _compared(mine, other, wanted)
+        or _other_thing(_keys(headings(left)), wanted)  # a page about another model mentions the asked one
         or _other_thing(_keys(headings(right)), wanted)
         or _other_thing(mine, wanted)
         or _other_thing(other, wanted)
@@ -111,6 +115,36 @@ def _scopes(
         for n in names
         if n.kind != "item" or n.key in asked or not any(t in n.key for t in terms if len(t) > 1)
     )
+
+
+def _inside_a_name(side: ValueMention, view: EvidenceView) -> str | None:
+    """The model name the side's value is a piece of ("200" of "X200"), if it is one."""
+    text, offset = _statement(side, view)
+    value = (side.start - view.start - offset, side.end - view.start - offset)
+    for name in scope_names(text):
+        if (
+            name.kind == "model"
+            and name.start <= value[0]
+            and value[1] <= name.end
+            and name.end - name.start > value[1] - value[0]
+        ):
+            return name.name
+    return None
+
+
+def _compared(ours: Keys, theirs: Keys, asked: Keys) -> Found | None:
+    """The question names several things of a kind (a comparison: "X200 and X300") and each side
+    speaks of a different one of them: each value is its own thing's."""
+    for kind in {k for k, _ in asked}:
+        wanted = frozenset(key for k, key in asked if k == kind)
+        mine, other = _of_kind(ours, kind) & wanted, _of_kind(theirs, kind) & wanted
+        if len(wanted) > 1 and mine and other and mine.isdisjoint(other):
+            return "the question compares {}: each value is for one of them, {} / {}", [
+                wanted,
+                mine,
+                other,
+            ]
+    return None
 
 
 def _other_thing(names: Keys, asked: Keys) -> Found | None:

@@ -165,3 +165,31 @@ def test_of_two_dated_values_the_later_one_supersedes() -> None:
     found = scan("标准配送运费是多少钱？", older, newer)
 
     assert [(v.verdict, v.superseded_by) for v in found.resolved] == [("superseded", "e2")]
+
+
+def test_values_of_the_two_things_a_question_compares_are_set_aside() -> None:
+    x200, x300 = (
+        view(
+            f"e{n}",
+            f"# {model} Router\n\n## Warranty\nThe {model} router comes with a {years} warranty from "
+            f"the date of purchase.\n\n## Specifications\nThe {model} router weighs {grams} grams.\n",
+            model.lower(),
+            (f"{model} Router",),
+        )
+        for n, model, years, grams in ((1, "X200", "two-year", 450), (2, "X300", "three-year", 520))
+    )
+
+    found = scan("How much do X200 and X300 router weigh?", x200, x300)
+
+    assert found.candidates == ()
+    assert [d.reason.startswith("the question compares 'x200', 'x300'") for d in found.dropped] == [True]
+
+
+def test_a_number_inside_a_model_s_name_is_no_value_of_it() -> None:
+    x200 = view("e1", "路由器X200于2021年推出，整机保修期为两年。", "x200")
+    x300 = view("e2", "路由器X300于2021年推出，整机保修期为两年。", "x300")
+
+    found = scan("路由器是哪一年推出的？", x200, x300)
+
+    assert found.candidates == ()
+    assert [d.reason for d in found.dropped] == ["the value is part of the name 'x200', not a value of it"]
