@@ -472,6 +472,8 @@ ATTRIBUTE_KIND_CUES: dict[str, tuple[str, ...]] = {
         r"\bwhat time\b",
         r"\b(?:opening|business|support|service) hours\b",
         r"\bwhat hours\b",
+        r"(?:上午|下午|晚上|早上|凌晨|中午|傍晚)[0-9一二三四五六七八九十]+点",  # a time of day named
+        r"\b[0-9]{1,2}(?::[0-9]{2})?\s*(?:am|pm)\b",
         r"\bwhen (?:can|do|does|are|is) .*\b(?:open|call|reach|available)\b",
     ),
 }

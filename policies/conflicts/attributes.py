@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from evidence_loop.policies.conflicts.align import Text
-from evidence_loop.policies.conflicts.screen import dated_from
+from evidence_loop.policies.conflicts.settle import dated_from
 from evidence_loop.policies.conflicts.slots import (
     VALUE_KINDS,
     counted,
@@ -256,7 +256,7 @@ def _one_attribute(a: _Value, b: _Value, need: int) -> bool:
     """Same kind and unit, ``need`` question terms in common, and the statements' words alike (two shared,
     a quarter of them), with no other condition apart."""
     units = a.unit | b.unit
-    if not _same_unit(a, b) or len(_content(a.terms & b.terms, units)) < need:
+    if not _same_unit(a, b) or len(_content(a.terms & b.terms, units, numbers=True)) < need:
         return False
     if a.others - b.others and b.others - a.others:
         return False
@@ -265,13 +265,13 @@ def _one_attribute(a: _Value, b: _Value, need: int) -> bool:
     return shared >= _SHARED_WORDS and 2 * shared >= _SIMILAR * (len(mine) + len(theirs))
 
 
-def _content(words: frozenset[str], units: frozenset[str]) -> frozenset[str]:
-    """Words that say something of the attribute: not numbers, not the values' unit ("days", "天"), not
-    the glue around a value ("after", "within", "后")."""
+def _content(words: frozenset[str], units: frozenset[str], numbers: bool = False) -> frozenset[str]:
+    """Words that say something of the attribute: not numbers (unless ``numbers``: a term the question
+    writes, "400"), not the values' unit ("days", "天"), not the glue around a value ("after", "后")."""
     return frozenset(
         w
         for w in words
-        if not any(c.isdigit() for c in w)
+        if (numbers or not any(c.isdigit() for c in w))
         and w not in units
         and f"{w}s" not in units
         and w not in ATTRIBUTE_GLUE_WORDS

@@ -19,10 +19,12 @@ window or a statement about a look-alike of it ("QUOKKA000X" for "QUOKKA001X") i
 (``policies.evidence.slot_scope``), and two sources stating different values for the identifier in different
 words are candidates too (``policies.conflicts.slots``): alignment only sees the same words.
 
-Settled here by rule rather than sent to an adjudicator: two sentences of one window (the passage
-states both: two scopes of one source), and two versions of one document where one is current
-(the current one wins). Every other pair found is a candidate for ``policies.conflicts.adjudication`` or the
-LLM.
+With no code, two documents giving the asked attribute values in different words are candidates
+too (``policies.conflicts.attributes``). Set aside with their reason: a pair one document states, or
+whose sides are about different things (``policies.conflicts.screen``). Settled by rule rather than
+sent to an adjudicator: two sentences of one window, one document in two versions, a statement dated
+later (``policies.conflicts.settle``). Every other pair found is a candidate for
+``policies.conflicts.adjudication`` or the LLM.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ from dataclasses import dataclass, fields
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.conflicts.align import Region, Text, prepare, regions, share_context, text_pairs
 from evidence_loop.policies.conflicts.attributes import attribute_candidates
-from evidence_loop.policies.conflicts.screen import screened, settle_by_date
+from evidence_loop.policies.conflicts.screen import screened
+from evidence_loop.policies.conflicts.settle import settle_by_date, settle_by_rule
 from evidence_loop.policies.conflicts.slots import slot_candidates
 from evidence_loop.policies.conflicts.spans import cjk_word_bounds, is_scope, terms_in, value_kind
 from evidence_loop.policies.evidence.slot_scope import about_other
@@ -190,30 +193,6 @@ def _settle(
             resolved.append(settled)
     aside = tuple(DroppedCandidate(candidate, reason) for candidate, reason in dropped)
     return CandidateScan(tuple(candidates), tuple(resolved), aside)
-
-
-def settle_by_rule(
-    candidate: ConflictCandidate, left: EvidenceView, right: EvidenceView
-) -> ConflictVerdict | None:
-    """The verdict a rule gives unread: one passage stating both values, or one document in two versions."""
-    if left.evidence_id == right.evidence_id:
-        return ConflictVerdict(
-            candidate,
-            "compatible",
-            "rules",
-            "one passage states both values; read as two scopes of the same source",
-            scope=f"both within {left.evidence_id}",
-        )
-    if left.doc_id == right.doc_id and left.version != right.version and left.is_current != right.is_current:
-        current, older = (left, right) if left.is_current else (right, left)
-        return ConflictVerdict(
-            candidate,
-            "superseded",
-            "rules",
-            f"version {current.version} of {current.doc_id} is current; version {older.version} is older",
-            superseded_by=current.evidence_id,
-        )
-    return None
 
 
 def _candidates(

@@ -12,38 +12,22 @@ when
   scopes; a side about another thing of a kind the question names ("Business" when it asks about
   "Starter") is about something else.
 
-And it is settled as **superseded** when one side's statement says from which date it applies ("From
-1 March 2026", "自2026年3月1日起") and the other's says an earlier date or none: the dated rule is
-the newer one.
+A statement dated from when it applies supersedes by rule (``policies.conflicts.settle``).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 
-from evidence_loop.policies.lexicon import EFFECTIVE_AFTER_ZH, EFFECTIVE_BEFORE_EN, EFFECTIVE_BEFORE_ZH
-from evidence_loop.policies.question.scopes import ScopeName, alternation, scope_names
-from evidence_loop.policies.question.slots import extract_slots
-from evidence_loop.policies.types import ConflictCandidate, ConflictVerdict, EvidenceView, Slot, ValueMention
-
-_SORTABLE_RE = re.compile(r"[0-9]{4}-[0-9]{2}(?:-[0-9]{2})?")
-_BEFORE_EN_RE = re.compile(rf"\b(?:{alternation(EFFECTIVE_BEFORE_EN)})\s+(?:the\s+)?$", re.IGNORECASE)
-_BEFORE_ZH_RE = re.compile(rf"(?:{alternation(EFFECTIVE_BEFORE_ZH)})\s*$")
-_AFTER_ZH_RE = re.compile(rf"^\s*(?:{alternation(EFFECTIVE_AFTER_ZH)})")
-
-
-def _statement(side: ValueMention, view: EvidenceView) -> tuple[str, int]:
-    """The statement that gives the value (the window when unknown), and its offset in the window."""
-    start = side.context_start if side.context_start is not None else view.start
-    end = side.context_end if side.context_end is not None else view.end
-    return view.text[start - view.start : end - view.start], start - view.start
+from evidence_loop.policies.conflicts.settle import statement_of
+from evidence_loop.policies.question.scopes import ScopeName, scope_names
+from evidence_loop.policies.types import ConflictCandidate, EvidenceView, ValueMention
 
 
 def side_scopes(side: ValueMention, view: EvidenceView) -> tuple[ScopeName, ...]:
     """What one side speaks of: its statement's names (the value itself left out), its section's
     headings' and its document title's."""
-    text, offset = _statement(side, view)
+    text, offset = statement_of(side, view)
     value = (side.start - view.start - offset, side.end - view.start - offset)
     names = [n for n in scope_names(text) if n.end <= value[0] or n.start >= value[1]]
     return (*names, *headings(view))
@@ -119,7 +103,7 @@ def _scopes(
 
 def _inside_a_name(side: ValueMention, view: EvidenceView) -> str | None:
     """The model name the side's value is a piece of ("200" of "X200"), if it is one."""
-    text, offset = _statement(side, view)
+    text, offset = statement_of(side, view)
     value = (side.start - view.start - offset, side.end - view.start - offset)
     for name in scope_names(text):
         if (
@@ -196,49 +180,6 @@ def _of_kind(names: Keys, kind: str) -> frozenset[str]:
     labels."""
     also = {"item"} if kind in _AS_ITEM else _AS_ITEM if kind == "item" else set()
     return frozenset(key for k, key in names if k == kind or k in also)
-
-
-def effective_date(side: ValueMention, view: EvidenceView) -> str | None:
-    """The date (YYYY-MM or YYYY-MM-DD) from which the side's statement says it applies, if it says one
-    (the value itself is no such date: "将于2013年11月15日发售" gives the date asked)."""
-    text, offset = _statement(side, view)
-    value = (side.start - view.start - offset, side.end - view.start - offset)
-    for slot in extract_slots(text):
-        at = text.find(slot.value)
-        if at < value[1] and at + len(slot.value) > value[0]:
-            continue
-        if dated_from(text, slot):
-            sortable = [form for form in (slot.norm, *slot.alternatives) if _SORTABLE_RE.fullmatch(form)]
-            if sortable:
-                return max(sortable, key=len)
-    return None
-
-
-def dated_from(text: str, slot: Slot) -> bool:
-    """True when ``slot`` is a date ``text`` says it applies from ("From 1 March 2026", "自…起")."""
-    at = text.find(slot.value)
-    if slot.kind != "date" or at < 0:
-        return False
-    before, after = text[max(0, at - 24) : at], text[at + len(slot.value) :]
-    return bool(_BEFORE_EN_RE.search(before) or (_BEFORE_ZH_RE.search(before) and _AFTER_ZH_RE.match(after)))
-
-
-def settle_by_date(
-    candidate: ConflictCandidate, left: EvidenceView, right: EvidenceView
-) -> ConflictVerdict | None:
-    """Superseded when one side says it applies from a date and the other from an earlier one or none."""
-    dates = (effective_date(candidate.left, left), effective_date(candidate.right, right))
-    if dates[0] == dates[1] or (dates[0] and dates[1] and len(dates[0]) != len(dates[1])):
-        return None
-    newer = 0 if (dates[1] is None or (dates[0] is not None and dates[0] > dates[1])) else 1
-    winner = (left, right)[newer]
-    return ConflictVerdict(
-        candidate,
-        "superseded",
-        "rules",
-        f"{winner.evidence_id} says it applies from {dates[newer]}; the other states no later date",
-        superseded_by=winner.evidence_id,
-    )
 
 
 def screened(

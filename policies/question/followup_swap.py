@@ -27,14 +27,13 @@ from evidence_loop.policies.lexicon import (
     SCOPE_PREPOSITIONS_EN,
     SCOPE_PREPOSITIONS_ZH,
 )
-from evidence_loop.policies.question.scopes import (
+from evidence_loop.policies.question.places import (
     PLACE_EN_RE,
     PLACE_ZH_RE,
     alternation,
     is_place,
-    scope_names,
 )
-from evidence_loop.policies.question.slots import extract_slots, identifiers
+from evidence_loop.policies.question.slots import extract_slots, identifiers, model_spans
 from evidence_loop.tools.tokenize import CJK_CHARS, normalize, words
 
 _CJK_RE = re.compile(f"[{CJK_CHARS}]")
@@ -183,11 +182,10 @@ def _head_word(x: str, old: str) -> tuple[str, str] | None:
 
 def _model_swap(source: str, x: str) -> tuple[str, str] | None:
     """A model with its edition for a model ("C200 Pro" for "the regular C200": "C200")."""
-    theirs = [n for n in scope_names(source) if n.kind == "model"]
-    mine = [n for n in scope_names(x) if n.kind == "model"]
+    theirs, mine = model_spans(source), model_spans(x)
     if not theirs or not mine:
         return None
-    return source[theirs[0].start : theirs[0].end], x[mine[0].start : mine[0].end]
+    return source[theirs[0][0] : theirs[0][1]], x[mine[0][0] : mine[0][1]]
 
 
 def _with_scope(source: str, named: Named) -> str:

@@ -12,7 +12,7 @@ the text read, so a caller can leave out the ones inside a value.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -21,33 +21,20 @@ from evidence_loop.policies.lexicon import (
     GROUP_HEADS_ZH,
     GROUP_WORDS_EN,
     GROUP_WORDS_ZH,
-    MODEL_VARIANTS,
     OUTSIDE_AFTER_ZH,
     OUTSIDE_BEFORE_EN,
     PLACE_ALIASES,
-    PLACES_EN,
-    PLACES_ZH,
     PLAN_HEADS_EN,
     PLAN_HEADS_ZH,
     SCOPE_STATEMENT_CUES,
 )
-from evidence_loop.policies.question.slots import extract_slots, identifiers
+from evidence_loop.policies.question.places import PLACE_EN_RE, PLACE_ZH_RE, alternation
+from evidence_loop.policies.question.slots import model_spans
 from evidence_loop.tools.tokenize import CJK_CHARS, normalize
 
 ScopeKind = Literal["model", "place", "plan", "group", "item"]
 
 
-def alternation(words: Iterable[str]) -> str:
-    """A regex alternation of ``words``, the longest first so "Hong Kong" wins over "Hong"."""
-    return "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True))
-
-
-# a place's name in any case ("UNITED STATES" in a title), an abbreviation only in capitals ("US", not "us")
-PLACE_EN_RE = re.compile(
-    rf"(?<![\w-])(?:(?i:{alternation(p for p in PLACES_EN if not p.isupper())})"
-    rf"|{alternation(p for p in PLACES_EN if p.isupper())})(?![\w-])"
-)
-PLACE_ZH_RE = re.compile(alternation(PLACES_ZH))
 _NOT_NAME_EN = r"(?!(?:The|A|An|Our|Your|My|This|That|Each|Every|All|Any|Which|What)\b)"
 _PLAN_EN_RE = re.compile(
     rf"\b(?P<x>{_NOT_NAME_EN}[A-Z][\w+&-]*(?:\s+{_NOT_NAME_EN}[A-Z][\w+&-]*)?)\s+"
@@ -60,7 +47,6 @@ _GROUP_EN_RE = re.compile(
     rf"\b(?P<x>{alternation(GROUP_WORDS_EN)})\s+(?:{alternation(GROUP_HEADS_EN)})\b", re.IGNORECASE
 )
 _GROUP_ZH_RE = re.compile(rf"(?P<x>{alternation(GROUP_WORDS_ZH)})(?:{alternation(GROUP_HEADS_ZH)})")
-_VARIANT_RE = re.compile(rf"\s*(?:{alternation(MODEL_VARIANTS)})\b|\+", re.IGNORECASE)
 _ROW_RE = re.compile(r"\s*\|\s*(?P<x>[^|]+?)\s*\|")
 _OUTSIDE_BEFORE_RE = re.compile(rf"(?:{alternation(OUTSIDE_BEFORE_EN)})\s*(?:the\s+)?$", re.IGNORECASE)
 _OUTSIDE_AFTER_RE = re.compile(rf"\s*(?:{alternation(OUTSIDE_AFTER_ZH)})")
@@ -85,12 +71,6 @@ class ScopeName:
         return self.name.replace(" ", "").replace("-", "")
 
 
-def is_place(text: str) -> bool:
-    """True for a known place, as a whole ("Hong Kong", "香港")."""
-    stripped = text.strip()
-    return bool(PLACE_EN_RE.fullmatch(stripped) or PLACE_ZH_RE.fullmatch(stripped))
-
-
 def scope_names(text: str) -> tuple[ScopeName, ...]:
     """Every name in ``text`` that scopes what it says, in order of place."""
     found = [*_models(text), *_places(text), *_plans(text), *_groups(text), *_row_label(text)]
@@ -103,16 +83,8 @@ def _name(kind: ScopeKind, text: str, start: int, end: int) -> ScopeName:
 
 
 def _models(text: str) -> Iterator[ScopeName]:
-    """Model numbers, with a variant word after them ("C200 Pro" is no "C200")."""
-    at = 0
-    for slot in identifiers(extract_slots(text)):
-        start = text.find(slot.value, at)
-        if start < 0:
-            continue
-        end = start + len(slot.value)
-        variant = _VARIANT_RE.match(text, end)
-        end = variant.end() if variant is not None else end
-        at = end
+    """Model numbers, with an edition word after them ("C200 Pro" is no "C200")."""
+    for start, end in model_spans(text):
         yield _name("model", text[start:end], start, end)
 
 
