@@ -333,7 +333,7 @@ class Controller:
 
         def scope(e: Evidence) -> str:
             return scope_statement(
-                snapshot.parsed(e.doc_id, e.version).text, self.policy.conflict_scope_chars
+                snapshot.parsed(e.doc_id, e.version).text[: self.policy.conflict_scope_chars]
             )
 
         said = scope if self.policy.conflict_scopes else None

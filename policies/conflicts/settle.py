@@ -17,6 +17,9 @@ _SORTABLE_RE = re.compile(r"[0-9]{4}-[0-9]{2}(?:-[0-9]{2})?")
 _BEFORE_EN_RE = re.compile(rf"\b(?:{alternation(EFFECTIVE_BEFORE_EN)})\s+(?:the\s+)?$", re.IGNORECASE)
 _BEFORE_ZH_RE = re.compile(rf"(?:{alternation(EFFECTIVE_BEFORE_ZH)})\s*$")
 _AFTER_ZH_RE = re.compile(rf"^\s*(?:{alternation(EFFECTIVE_AFTER_ZH)})")
+_DATED_RE = re.compile(
+    rf"\b(?:{alternation(EFFECTIVE_BEFORE_EN)})\b|{alternation(EFFECTIVE_BEFORE_ZH)}", re.IGNORECASE
+)
 
 
 def statement_of(side: ValueMention, view: EvidenceView) -> tuple[str, int]:
@@ -54,6 +57,8 @@ def effective_date(side: ValueMention, view: EvidenceView) -> str | None:
     """The date (YYYY-MM or YYYY-MM-DD) from which the side's statement says it applies, if it says one
     (the value itself is no such date: "将于2013年11月15日发售" gives the date asked)."""
     text, offset = statement_of(side, view)
+    if not _DATED_RE.search(text):
+        return None  # no word a date of effect comes with: no slot to read
     value = (side.start - view.start - offset, side.end - view.start - offset)
     for slot in extract_slots(text):
         at = text.find(slot.value)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from evidence_loop.policies.lexicon import (
@@ -71,6 +72,7 @@ class ScopeName:
         return self.name.replace(" ", "").replace("-", "")
 
 
+@lru_cache(maxsize=20_000)  # statements and headings recur across the pairs of a run, and across runs
 def scope_names(text: str) -> tuple[ScopeName, ...]:
     """Every name in ``text`` that scopes what it says, in order of place."""
     found = [*_models(text), *_places(text), *_plans(text), *_groups(text), *_row_label(text)]
@@ -100,11 +102,11 @@ def _places(text: str) -> Iterator[ScopeName]:
             yield ScopeName("place", f"outside {place.name}", place.start, place.end) if outside else place
 
 
-def scope_statement(text: str, chars: int) -> str:
-    """What a document says of its own scope near its top: its first line when that is a title, and
-    the sentences of its first ``chars`` characters that say what they apply to ("This article
-    applies to accounts registered outside mainland China.", "本条款适用于…")."""
-    opening = text[:chars]
+@lru_cache(maxsize=4096)
+def scope_statement(opening: str) -> str:
+    """What a document says of its own scope at its top (``opening``: its first characters): its first
+    line when that is a title, and the sentences that say what they apply to ("This article applies
+    to accounts registered outside mainland China.", "本条款适用于…")."""
     first = opening.strip().split("\n", 1)[0]
     title = [first] if len(first) <= _FIRST_LINE and not _SENTENCE_END_RE.search(first) else []
     said = [s for s in _SENTENCE_RE.findall(opening) if any(cue in s.lower() for cue in SCOPE_STATEMENT_CUES)]

@@ -348,7 +348,10 @@ _EDITION_RE = re.compile(rf"\s*(?:{alternation(MODEL_VARIANTS)})\b|\+", re.IGNOR
 
 def model_spans(text: str) -> list[tuple[int, int]]:
     """Where ``text`` names a model number, with an edition word after it ("C200 Pro" is no "C200")."""
-    spans, at = [], 0
+    spans: list[tuple[int, int]] = []
+    if not any(c.isdigit() for c in text):
+        return spans  # a model number has a digit
+    at = 0
     for slot in identifiers(extract_slots(text)):
         start = text.find(slot.value, at)
         if start < 0:
