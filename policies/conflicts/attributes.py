@@ -9,8 +9,9 @@ The signal stays narrow, because a false conflict costs an answer:
 - the question asks for a number of a kind in so many words ("多久" a duration, "多少钱" an amount,
   "how many codes" a count: ``ATTRIBUTE_KIND_CUES``);
 - a statement gives a value when it holds a term of the question and states one value of the asked
-  kind and unit; a sentence stating several ("满99元包邮，不满99元收取运费10元") is read clause by
-  clause; a table row is read with its header row, an FAQ's answer with the question above it;
+  kind and unit (the end of a range, "90-105美元", is none); a sentence stating several
+  ("满99元包邮，不满99元收取运费10元") is read clause by clause; a table row is read with its header
+  row, an FAQ's answer with the question above it;
 - it names every value the question names (its scope: "2020年"); its window, headings or title name
   every model number the question names;
 - two statements speak of one attribute when they share two terms of the question (one of a question
@@ -162,6 +163,7 @@ class _Read:
     span: tuple[int, int]
 
 
+_RANGE_END_RE = re.compile(r"[0-9]\s*[-–—~～至到]\s*$")
 _CLOCK_RE = re.compile(
     r"(?<![0-9])(?P<a>[01]?[0-9]|2[0-4])[:：](?P<b>[0-5][0-9])\s*(?:–|—|-|~|～|至|到|to)\s*"
     r"(?P<c>[01]?[0-9]|2[0-4])[:：](?P<d>[0-5][0-9])(?![0-9])",
@@ -179,7 +181,9 @@ def _reads(text: str, asked: _Asked) -> Iterator[_Read]:
     for slot in slots_in(text):
         kind, forms = VALUE_KINDS.get(slot.kind), frozenset((slot.norm, *slot.alternatives))
         place = value_place(text, slot.value)
-        if kind in asked.kinds and not forms & asked.own_forms and counted(slot) and place is not None:
+        if kind not in asked.kinds or forms & asked.own_forms or not counted(slot) or place is None:
+            continue
+        if not _RANGE_END_RE.search(text, 0, place[0]):  # "90-105美元", "1–3个工作日": a range, no value
             yield _Read(str(kind), unit_of(slot), forms, place)
     if "hours" in asked.kinds:
         for found in _CLOCK_RE.finditer(text):

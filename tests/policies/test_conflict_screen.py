@@ -193,3 +193,10 @@ def test_a_number_inside_a_model_s_name_is_no_value_of_it() -> None:
 
     assert found.candidates == ()
     assert [d.reason for d in found.dropped] == ["the value is part of the name 'x200', not a value of it"]
+
+
+def test_the_end_of_a_range_is_no_value_to_compare() -> None:
+    offered = view("e1", "微软计划以每股95美元的价格全现金收购动视暴雪。")
+    asked = view("e2", "动视暴雪希望微软将收购价格提高到每股90-105美元。")
+
+    assert scan("微软花了多少钱收购动视暴雪", offered, asked).candidates == ()
