@@ -365,6 +365,8 @@ ZERO_SUBJECT_ZH: tuple[str, ...] = tuple(
 ONE_WORDS_EN: frozenset[str] = _words("one ones version edition")
 SCOPE_PREPOSITIONS_EN: frozenset[str] = _words("in for at on to from within inside")
 SCOPE_PREPOSITIONS_ZH: tuple[str, ...] = ("在", "对于", "针对", "寄到", "发往", "到")
+# A question opening with these goes on from the earlier turn ("那充满能用多久呢": another attribute of it)
+LINK_OPENINGS_ZH: tuple[str, ...] = ("那么", "那请问", "那")
 PLACES_EN: frozenset[str] = frozenset(
     (
         "Africa", "America", "Asia", "Australia", "Austria", "Belgium", "Brazil", "Canada", "China",

@@ -54,6 +54,7 @@ _SIMILAR = 0.25  # the share of their words two statements of one attribute shar
 _ASKS_BACK_RE = re.compile(r"(?:[?？]|[?？]\s*\**|^\s*(?:问|Q)\s*[:：].*)\s*$", re.IGNORECASE)
 _SHARED_WORDS = 2  # words two statements share to speak of one attribute
 _SHARED_TERMS = 2  # ... of them the question's
+_ABOVE_CHARS = 200  # an FAQ question this far above a window, in its section, is the one it answers
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +65,16 @@ class _Asked:
     own: tuple[Slot, ...]
     own_forms: frozenset[str]
     terms: frozenset[str]
+    codes: tuple[Slot, ...] = ()  # the model numbers it names, each a term too ("D50")
+
+
+@dataclass(frozen=True, slots=True)
+class _Context:
+    """What a window's statements are about beyond their own words: question terms its page names,
+    and the FAQ question just above it."""
+
+    terms: frozenset[str]
+    above: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,12 +100,13 @@ def attribute_candidates(question: Question, texts: Sequence[Text]) -> Iterator[
     forms = frozenset(form for s in question.slots for form in (s.norm, *s.alternatives))
     codes = question.identifiers
     own = tuple(slot for slot in question.slots if slot not in codes)
-    asked = _Asked(kinds, own, forms, question.subject_terms)
+    asked = _Asked(kinds, own, forms, question.subject_terms, tuple(codes))
     need = min(_SHARED_TERMS, (len(question.subject_terms) + 1) // 2)  # one of a two-word question
+    named = frozenset(code.norm for code in codes) & question.subject_terms  # on both sides' pages
     stated = {
-        text.view.evidence_id: _values(text.view, asked)
+        text.view.evidence_id: _values(text.view, asked, _context(text.view, texts, asked, named))
         for text in texts
-        if text.terms and _about_codes(text.view, codes)
+        if (text.terms or _codes_in(text.view.text, asked)) and _about_codes(text.view, codes)
     }
     for left, right in combinations(texts, 2):
         if left.view.doc_id == right.view.doc_id:
@@ -115,31 +127,62 @@ def _about_codes(view: EvidenceView, codes: Sequence[Slot]) -> bool:
     return all(slot_in_text(code, where) for code in codes)
 
 
+def _context(view: EvidenceView, texts: Sequence[Text], asked: _Asked, named: frozenset[str]) -> _Context:
+    """What a window's page says its statements are about: the question terms of its headings, title
+    and scope sentence, the model numbers the question names (``_about_codes`` holds them to it), and
+    the FAQ question the nearest window above it in its section asks (a unit of its own)."""
+    said = "\n".join((*view.section, view.title, view.scope))
+    above, nearest = "", _ABOVE_CHARS + 1
+    for text in texts:
+        other = text.view
+        same = (other.doc_id, other.version, other.section) == (view.doc_id, view.version, view.section)
+        if same and 0 <= view.start - other.end < nearest:
+            nearest = view.start - other.end
+            last = [other.text[a:b] for a, b, _ in with_headers(other.text)][-1:]
+            above = last[0] if last and _ASKS_BACK_RE.search(last[0]) else ""
+    return _Context(terms_in([a.norm for a in atoms(said)], asked.terms) | named, above)
+
+
 def asked_kinds(question: str) -> frozenset[str]:
     """The kinds of number the question asks for in so many words (``ATTRIBUTE_KIND_CUES``): "how long"
     a duration, "多少钱" an amount, "how many codes" a count; none for "what" alone."""
     return frozenset(kind for kind, cue in _KIND_CUES.items() if cue.search(question))
 
 
-def _statements(text: str) -> Iterator[tuple[int, int, str]]:
+def _statements(text: str, above: str = "") -> Iterator[tuple[int, int, str]]:
     """Each statement's offsets and what it says: a table row with its header row, an FAQ's answer
-    with the question above it."""
-    asked_above = ""
+    with the question above it (``above``: the one a window just above asks)."""
+    asked_above = above
     for start, end, about in with_headers(text):
         statement = text[start:end]
         yield start, end, f"{asked_above}\n{about}" if asked_above else about
         asked_above = statement if _ASKS_BACK_RE.search(statement) else ""
 
 
-def _values(view: EvidenceView, asked: _Asked) -> list[_Value]:
+def _codes_in(text: str, asked: _Asked) -> frozenset[str]:
+    """The question's model numbers ``text`` names, as terms ("d50")."""
+    return frozenset(code.norm for code in asked.codes if slot_in_text(code, text)) & asked.terms
+
+
+def _line(text: str, start: int, end: int) -> str:
+    """The line a statement stands on (a list item says what its sentences are about)."""
+    head = text.rfind("\n", 0, start) + 1
+    tail = text.find("\n", end)
+    return text[head : tail if tail >= 0 else len(text)]
+
+
+def _values(view: EvidenceView, asked: _Asked, context: _Context) -> list[_Value]:
     """The values of the asked kinds the view's statements about the question give, one per unit
-    (clause by clause in a statement that gives several)."""
+    (clause by clause in a statement that gives several); a statement's terms are those of it, its
+    line and its page (``_context``)."""
     out: list[_Value] = []
-    for start, end, about in _statements(view.text):
+    for start, end, about in _statements(view.text, context.above):
         text = view.text[start:end]
-        terms = terms_in([atom.norm for atom in atoms(about)], asked.terms)
-        if not terms or not all(slot_in_text(slot, text) for slot in asked.own):
+        own = terms_in([atom.norm for atom in atoms(about)], asked.terms) | _codes_in(about, asked)
+        if not own or not all(slot_in_text(slot, text) for slot in asked.own):
             continue
+        line = terms_in([atom.norm for atom in atoms(_line(view.text, start, end))], asked.terms)
+        terms = own | line | context.terms
         found = [_stated(view, start, text, asked)]
         if len(found[0]) > 1:  # several values of one kind: read each clause on its own
             found = [_stated(view, start + c.start(), c.group(), asked) for c in _CLAUSE_RE.finditer(text)]

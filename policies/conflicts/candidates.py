@@ -138,8 +138,8 @@ def find_candidates(
     if rules.slot_values:
         _add_slot_candidates(question, relevant, found, slot_candidates(question, relevant))
     if rules.attribute_values:
-        about = [text for text in texts if text.terms]  # one term will do: a statement is read alone
-        _add_slot_candidates(question, about, found, attribute_candidates(question, about))
+        # one term will do, a model number the question names too: a statement is read alone
+        _add_slot_candidates(question, texts, found, attribute_candidates(question, texts))
     if rules.scopes:
         kept, dropped = screened(found.values(), question.text, question.subject_terms)
         return _settle(kept, dated=True, dropped=dropped)

@@ -9,7 +9,8 @@ statement) takes what it lacks from the nearest earlier turn that has a subject:
   ("那企业版呢？" after "基础版每月多少钱" reads "企业版每月多少钱"); one that names an attribute asks
   it of the earlier subject ("what about the warranty?" -> "X200 router warranty");
 - a statement or a condition ("what if I'm not a citizen?") is read with the earlier subject beside it;
-- the earlier turn's identifiers (model numbers) come along when its subject phrase lacks them.
+- the earlier turn's identifiers (model numbers) come along when its subject phrase lacks them, and
+  to a question opening with 那 that names nothing new ("那充满能用多久呢": another attribute of it).
 
 A turn that names its own subject carries nothing (a topic switch). A singular pointer after a
 comparison ("它支持5G吗" after "X200和X300有什么区别") fits both sides: it is ambiguous, and the
@@ -27,13 +28,15 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Literal
 
+from evidence_loop.policies.lexicon import LINK_OPENINGS_ZH
 from evidence_loop.policies.question.analysis import Question
 from evidence_loop.policies.question.followup_cues import Cue, cue_of, has_cjk, subject_phrase
 from evidence_loop.policies.question.followup_swap import read_named, swap
+from evidence_loop.policies.question.scopes import scope_names
 from evidence_loop.policies.question.sides import comparison_sides
 from evidence_loop.policies.question.slots import extract_slots, identifiers, slot_in_text
 from evidence_loop.policies.types import MissingPiece
-from evidence_loop.tools.tokenize import normalize
+from evidence_loop.tools.tokenize import normalize, words
 from evidence_loop.tools.types import Hit
 
 CarryKind = Literal["subject", "identifier", "side", "attribute"]
@@ -96,7 +99,8 @@ def resolve(asked: str, history: Sequence[Turn], kinds: bool = True) -> Resoluti
     ``Policy.followup_kinds``); off, the rule of runs recorded before it."""
     cue = cue_of(asked, kinds) if history else None
     if cue is None:
-        return Resolution(asked, asked)
+        linked = _linked(asked, history) if kinds and history else None
+        return linked or Resolution(asked, asked)
     source = _source(history, cue, kinds)
     if source is None:
         return Resolution(asked, asked, cue.kind, unresolved=True)
@@ -104,6 +108,22 @@ def resolve(asked: str, history: Sequence[Turn], kinds: bool = True) -> Resoluti
         return Resolution(asked, asked, cue.kind, candidates=source.sides)
     resolution = _apply(asked, cue, source, kinds)
     return replace(resolution, prior_docs=source.doc_ids, source=source.text)
+
+
+def _linked(asked: str, history: Sequence[Turn]) -> Resolution | None:
+    """ "那充满能用多久呢" after "D50 充满电要多久？": a question opening with 那 that names no thing
+    (model, plan, place) and no subject the earlier turn did not asks another attribute of its
+    subject; its model numbers come along (under ``followup_kinds``)."""
+    if not has_cjk(asked) or not asked.lstrip().startswith(LINK_OPENINGS_ZH):
+        return None
+    source = _source(history, Cue("zero", 0, 0), kinds=True)
+    if source is None or not source.ids or any(_holds(asked, i) for i in source.ids):
+        return None
+    if scope_names(asked) or not set(words(subject_phrase(asked))) <= set(words(source.text)):
+        return None  # "那企业版多少钱呢", "那退货要几天呢" name a thing of their own
+    carried = tuple(Carried("identifier", i, source.turn) for i in source.ids)
+    text = _with_ids(asked, source)
+    return Resolution(asked, text, "zero", carried, prior_docs=source.doc_ids, source=source.text)
 
 
 def resolved_turns(history: Sequence[Turn], kinds: bool = True) -> list[Turn]:

@@ -4,6 +4,8 @@ customer groups, a dated change) are set aside with their reason (policies.confl
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from evidence_loop.policies.config import Policy
@@ -200,3 +202,20 @@ def test_the_end_of_a_range_is_no_value_to_compare() -> None:
     asked = view("e2", "动视暴雪希望微软将收购价格提高到每股90-105美元。")
 
     assert scan("微软花了多少钱收购动视暴雪", offered, asked).candidates == ()
+
+
+def test_an_faq_answer_is_read_with_the_question_in_the_window_above_it() -> None:
+    asked = view("e1", "**收不到短信验证码怎么办？", "faq", ("常见问题", "账号"))
+    answer = replace(
+        view("e2", "验证码有效期为10分钟，超时请重新获取。", "faq", ("常见问题", "账号")), start=60, end=80
+    )
+    steps = view("e3", "3. 输入收到的6位短信验证码。验证码5分钟内有效，过期需重新获取。", "reset")
+
+    assert pairs(scan("找回密码的短信验证码多久过期？", asked, answer, steps)) == [("10分钟", "5分钟")]
+
+
+def test_a_model_number_the_page_names_is_a_term_both_statements_share() -> None:
+    faq = replace(view("e1", "问：D50 充一次电能用多久？\n答：正常使用情况下约6个月。"), title="D50 常见问题")
+    manual = replace(view("e2", "续航：默认设置下充满一次约可使用3个月。"), title="Doorbell D50 使用手册")
+
+    assert pairs(scan("D50 门铃充满一次电能用多久？", faq, manual)) == [("6个月", "3个月")]

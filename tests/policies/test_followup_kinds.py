@@ -128,3 +128,19 @@ def test_runs_recorded_before_the_rule_read_a_condition_with_the_earlier_subject
     resolution = resolve("and if I pay yearly?", [Turn("How much is Plus per month in the US?")], kinds=False)
 
     assert resolution.text == "and if I pay yearly? Plus"
+
+
+def test_a_question_opening_with_na_that_names_nothing_new_asks_of_the_earlier_model() -> None:
+    resolution = resolve("那充满能用多久呢", [Turn("D50 充满电要多久？")])
+
+    assert resolution.text == "那充满能用多久呢 D50"
+    assert [(c.kind, c.text) for c in resolution.carried] == [("identifier", "D50")]
+
+
+@pytest.mark.parametrize("asked", ["那企业版多少钱呢", "那退货要几天呢"])
+def test_a_question_opening_with_na_that_names_a_thing_of_its_own_carries_nothing(asked: str) -> None:
+    assert resolve(asked, [Turn("C200 Pro 充满电要多久？")]).text == asked
+
+
+def test_runs_recorded_before_the_rule_leave_a_question_opening_with_na_alone() -> None:
+    assert resolve("那充满能用多久呢", [Turn("D50 充满电要多久？")], kinds=False).text == "那充满能用多久呢"
