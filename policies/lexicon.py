@@ -365,6 +365,11 @@ ZERO_SUBJECT_ZH: tuple[str, ...] = tuple(
 ONE_WORDS_EN: frozenset[str] = _words("one ones version edition")
 SCOPE_PREPOSITIONS_EN: frozenset[str] = _words("in for at on to from within inside")
 SCOPE_PREPOSITIONS_ZH: tuple[str, ...] = ("在", "对于", "针对", "寄到", "发往", "到")
+# Units only one attribute is measured in: a value in one names its attribute in either language
+# ("5200mAh" is a battery's capacity; policies.conflicts.attributes compares it across languages)
+UNIT_ATTRIBUTE_WORDS: dict[str, tuple[str, ...]] = {
+    "mah": ("battery", "capacity", "电池", "容量", "电池容量")
+}
 # A question opening with these goes on from the earlier turn ("那充满能用多久呢": another attribute of it)
 LINK_OPENINGS_ZH: tuple[str, ...] = ("那么", "那请问", "那")
 PLACES_EN: frozenset[str] = frozenset(

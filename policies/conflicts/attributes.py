@@ -41,7 +41,12 @@ from evidence_loop.policies.conflicts.slots import (
     with_headers,
 )
 from evidence_loop.policies.conflicts.spans import terms_in
-from evidence_loop.policies.lexicon import ATTRIBUTE_GLUE_WORDS, ATTRIBUTE_KIND_CUES, EN_NUMBER_WORDS
+from evidence_loop.policies.lexicon import (
+    ATTRIBUTE_GLUE_WORDS,
+    ATTRIBUTE_KIND_CUES,
+    EN_NUMBER_WORDS,
+    UNIT_ATTRIBUTE_WORDS,
+)
 from evidence_loop.policies.question.analysis import Question
 from evidence_loop.policies.question.slots import compact, slot_in_text
 from evidence_loop.policies.question.values import atoms, stem
@@ -54,6 +59,7 @@ _SIMILAR = 0.25  # the share of their words two statements of one attribute shar
 _ASKS_BACK_RE = re.compile(r"(?:[?？]|[?？]\s*\**|^\s*(?:问|Q)\s*[:：].*)\s*$", re.IGNORECASE)
 _SHARED_WORDS = 2  # words two statements share to speak of one attribute
 _SHARED_TERMS = 2  # ... of them the question's
+_NAMING_UNIT_RE = re.compile("|".join(UNIT_ATTRIBUTE_WORDS), re.IGNORECASE)
 _ABOVE_CHARS = 200  # an FAQ question this far above a window, in its section, is the one it answers
 
 
@@ -106,7 +112,7 @@ def attribute_candidates(question: Question, texts: Sequence[Text]) -> Iterator[
     stated = {
         text.view.evidence_id: _values(text.view, asked, _context(text.view, texts, asked, named))
         for text in texts
-        if (text.terms or _codes_in(text.view.text, asked)) and _about_codes(text.view, codes)
+        if _read_at_all(text, asked) and _about_codes(text.view, codes)
     }
     for left, right in combinations(texts, 2):
         if left.view.doc_id == right.view.doc_id:
@@ -159,6 +165,11 @@ def _statements(text: str, above: str = "") -> Iterator[tuple[int, int, str]]:
         asked_above = statement if _ASKS_BACK_RE.search(statement) else ""
 
 
+def _read_at_all(text: Text, asked: _Asked) -> bool:
+    """A window holding a question term, a model number it names or a unit naming an attribute."""
+    return bool(text.terms or _codes_in(text.view.text, asked) or _NAMING_UNIT_RE.search(text.view.text))
+
+
 def _codes_in(text: str, asked: _Asked) -> frozenset[str]:
     """The question's model numbers ``text`` names, as terms ("d50")."""
     return frozenset(code.norm for code in asked.codes if slot_in_text(code, text)) & asked.terms
@@ -179,7 +190,7 @@ def _values(view: EvidenceView, asked: _Asked, context: _Context) -> list[_Value
     for start, end, about in _statements(view.text, context.above):
         text = view.text[start:end]
         own = terms_in([atom.norm for atom in atoms(about)], asked.terms) | _codes_in(about, asked)
-        if not own or not all(slot_in_text(slot, text) for slot in asked.own):
+        if not (own or _NAMING_UNIT_RE.search(text)) or not all(slot_in_text(s, text) for s in asked.own):
             continue
         line = terms_in([atom.norm for atom in atoms(_line(view.text, start, end))], asked.terms)
         terms = own | line | context.terms
@@ -187,13 +198,18 @@ def _values(view: EvidenceView, asked: _Asked, context: _Context) -> list[_Value
         if len(found[0]) > 1:  # several values of one kind: read each clause on its own
             found = [_stated(view, start + c.start(), c.group(), asked) for c in _CLAUSE_RE.finditer(text)]
         words = frozenset(index_tokens(about))
-        out += [
-            _Value(v.kind, v.unit, v.forms, terms, words, v.others, v.mention)
-            for group in found
-            for v in group
-            if sum(1 for o in group if o.kind == v.kind and o.unit & v.unit) == 1
-        ]
+        for v in (v for group in found for v in group if _alone(v, group)):
+            named = [w for unit in v.unit for w in UNIT_ATTRIBUTE_WORDS.get(unit.lower(), ())]
+            also = terms_in(named, asked.terms) if named else frozenset()
+            if own or also:
+                said = words | frozenset(named)  # the attribute the unit names, in both languages
+                out.append(_Value(v.kind, v.unit, v.forms, terms | also, said, v.others, v.mention))
     return out
+
+
+def _alone(value: _Value, group: Sequence[_Value]) -> bool:
+    """The statement (or clause) gives no other value of that kind and unit."""
+    return sum(1 for o in group if o.kind == value.kind and o.unit & value.unit) == 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,6 +239,8 @@ def _reads(text: str, asked: _Asked) -> Iterator[_Read]:
     opening hours ("9:00–21:00") and counted things the question names ("10 backup codes")."""
     for slot in slots_in(text):
         kind, forms = VALUE_KINDS.get(slot.kind), frozenset((slot.norm, *slot.alternatives))
+        if slot.kind == "model" and unit_of(slot) & UNIT_ATTRIBUTE_WORDS.keys():
+            kind = "count"  # "内置5200mAh可充电" read as a model number: a measure in a unit
         place = value_place(text, slot.value)
         if kind not in asked.kinds or forms & asked.own_forms or not counted(slot) or place is None:
             continue

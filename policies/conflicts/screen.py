@@ -17,11 +17,15 @@ A statement dated from when it applies supersedes by rule (``policies.conflicts.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 from evidence_loop.policies.conflicts.settle import statement_of
 from evidence_loop.policies.question.scopes import ScopeName, scope_names
 from evidence_loop.policies.types import ConflictCandidate, EvidenceView, ValueMention
+from evidence_loop.tools.tokenize import CJK_CHARS
+
+_CJK_RE = re.compile(f"[{CJK_CHARS}]")
 
 
 def side_scopes(side: ValueMention, view: EvidenceView) -> tuple[ScopeName, ...]:
@@ -69,8 +73,9 @@ def drop_reason(
     inside = _inside_a_name(candidate.left, left) or _inside_a_name(candidate.right, right)
     if inside is not None:
         return f"the value is part of the name '{inside}', not a value of it"
-    ours = _scopes(side_scopes(candidate.left, left), terms, named)
-    theirs = _scopes(side_scopes(candidate.right, right), terms, named)
+    labels = _one_script(left.text, right.text)  # row labels in two languages are not compared
+    ours = _scopes(side_scopes(candidate.left, left), terms, named, labels)
+    theirs = _scopes(side_scopes(candidate.right, right), terms, named, labels)
     shown = {n.key: n.name for n in (*asked, *ours, *theirs)}
     mine, other, wanted = _keys(ours), _keys(theirs), _keys(asked)
     found = (
@@ -89,16 +94,22 @@ def drop_reason(
 
 
 def _scopes(
-    names: Sequence[ScopeName], terms: frozenset[str], asked: frozenset[str]
+    names: Sequence[ScopeName], terms: frozenset[str], asked: frozenset[str], labels: bool = True
 ) -> tuple[ScopeName, ...]:
     """The names that scope a side: a table row's label made of the question's words is the attribute
     asked ("内置电池" for "内置电池保修多久"), not a thing it is asked of, unless the question names it
-    as one ("| Starter | $9 |" asked of "the Starter plan")."""
+    as one ("| Starter | $9 |" asked of "the Starter plan"); no row label when the two sides are in
+    two languages ("Power" / "电池" are not two things)."""
     return tuple(
         n
         for n in names
-        if n.kind != "item" or n.key in asked or not any(t in n.key for t in terms if len(t) > 1)
+        if n.kind != "item" or n.key in asked or (labels and not any(t in n.key for t in terms if len(t) > 1))
     )
+
+
+def _one_script(left: str, right: str) -> bool:
+    """Both texts are Chinese, or neither is."""
+    return (_CJK_RE.search(left) is None) == (_CJK_RE.search(right) is None)
 
 
 def _inside_a_name(side: ValueMention, view: EvidenceView) -> str | None:

@@ -219,3 +219,18 @@ def test_a_model_number_the_page_names_is_a_term_both_statements_share() -> None
     manual = replace(view("e2", "续航：默认设置下充满一次约可使用3个月。"), title="Doorbell D50 使用手册")
 
     assert pairs(scan("D50 门铃充满一次电能用多久？", faq, manual)) == [("6个月", "3个月")]
+
+
+@pytest.mark.parametrize(
+    "question", ["What's the battery capacity of the C200 Pro?", "C200 Pro 电池容量多大？"], ids=["en", "zh"]
+)
+def test_a_unit_that_names_its_attribute_compares_it_across_languages(question: str) -> None:
+    english = replace(
+        view("e1", "| Power | Built-in 6500 mAh rechargeable battery |"), title="Cam C200 Pro specifications"
+    )
+    chinese = replace(view("e2", "| 电池 | 内置5200mAh可充电锂电池 |"), title="Cam C200 Pro 规格参数")
+
+    found = scan(question, english, chinese)
+
+    assert sorted(v for pair in pairs(found) for v in pair) == ["5200mAh", "6500 mAh"]
+    assert found.dropped == ()
