@@ -12,6 +12,7 @@ from dataclasses import asdict
 from evidence_loop.agent.outcome import (
     Answer,
     Citation,
+    Conflict,
     DocumentEvidence,
     Evidence,
     GrowthStep,
@@ -20,6 +21,7 @@ from evidence_loop.agent.outcome import (
     Signals,
     Suspicious,
 )
+from evidence_loop.policies.decision.messages import Lang, conflict_message, missing_messages
 from evidence_loop.policies.decision.signals import EvidenceSignals
 from evidence_loop.policies.evidence.checked import Checked
 from evidence_loop.policies.evidence.comparison import sides_of
@@ -147,9 +149,23 @@ def readable(quote: str, fmt: str) -> str:
     return " ".join(visible_text(quote).split()) if fmt == "html" else quote
 
 
-def missing(pieces: Sequence[MissingPiece]) -> list[Missing]:
-    """Missing pieces as API values (the same fields; the slot's kind is already in the detail)."""
-    return [Missing(**{k: v for k, v in asdict(p).items() if k != "slot_kind"}) for p in pieces]
+def missing(pieces: Sequence[MissingPiece], lang: Lang = "en") -> list[Missing]:
+    """Missing pieces as API values (the same fields; the slot's kind is already in the detail), each
+    with the message its user may read in ``lang`` (policies.decision.messages)."""
+    return [
+        Missing(**{k: v for k, v in asdict(p).items() if k != "slot_kind"}, message=message)
+        for p, message in zip(pieces, missing_messages(pieces, lang), strict=True)
+    ]
+
+
+def conflicts(found: Iterable[Conflict], lang: Lang = "en") -> list[Conflict]:
+    """The conflicts the check reported, a confirmed one with the message its user may read in ``lang``."""
+    return [
+        c.model_copy(update={"message": conflict_message(c.values[0].value, c.values[1].value, lang)})
+        if c.verdict == "conflict" and len(c.values) == 2
+        else c
+        for c in found
+    ]
 
 
 def signals(

@@ -15,10 +15,10 @@ from evidence_loop.agent.outcome import Citation, Conflict, ConflictSide
 from evidence_loop.agent.runtime import ConflictReport, Recorder
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.conflicts.adjudication import adjudicate_by_rules, conflict_outcome
-from evidence_loop.policies.conflicts.candidates import ConflictRules, find_candidates
+from evidence_loop.policies.conflicts.candidates import CandidateScan, ConflictRules, find_candidates
 from evidence_loop.policies.question.analysis import Question
 from evidence_loop.policies.types import ConflictCandidate, ConflictVerdict, EvidenceView, ValueMention
-from evidence_loop.traces.steps import ConflictStep, ValueRecord, parse_step
+from evidence_loop.traces.steps import ConflictScanStep, ConflictStep, ScannedRecord, ValueRecord, parse_step
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +94,19 @@ def _step(verdict: ConflictVerdict) -> ConflictStep:
     )
 
 
+def _scan_step(scan: CandidateScan) -> ConflictScanStep:
+    dropped: list[ScannedRecord] = [
+        {
+            "slot": d.candidate.slot,
+            "kind": d.candidate.kind,
+            "values": [_value(d.candidate.left), _value(d.candidate.right)],
+            "dropped": d.reason,
+        }
+        for d in scan.dropped
+    ]
+    return ConflictScanStep(candidates=len(scan.candidates) + len(scan.resolved), dropped=dropped)
+
+
 class ConflictChecker:
     """The ``ConflictCheck`` seam: scan, adjudicate (LLM or rules), record, report."""
 
@@ -112,6 +125,8 @@ class ConflictChecker:
         adjudication = (
             self.adjudicator(question.text, scan.candidates, views) if scan.candidates else Adjudication(())
         )
+        if scan.dropped:  # what was set aside and why, before the verdicts on what was not
+            recorder.record(_scan_step(scan))
         for record in adjudication.records:  # requests and replies as tools.models.llm_client keeps them
             recorder.record(parse_step(str(record["step"]), dict(record)))
         verdicts = (*scan.resolved, *adjudication.verdicts)

@@ -34,6 +34,7 @@ from evidence_loop.agent.runtime import (
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.decision.answer import answer_units
 from evidence_loop.policies.decision.judge import JudgeVerdict, judge, judge_signals
+from evidence_loop.policies.decision.messages import language_of
 from evidence_loop.policies.decision.missing import missing_pieces, should_widen, status_of, widened_query
 from evidence_loop.policies.decision.rerank import rerank_pool, rerank_text, reranked
 from evidence_loop.policies.decision.signals import evidence_signals
@@ -53,6 +54,7 @@ from evidence_loop.policies.evidence.selection import (
 from evidence_loop.policies.evidence.slot_scope import on_subject
 from evidence_loop.policies.question.analysis import Question, analyse
 from evidence_loop.policies.question.followup import Resolution, Turn, prior_first, with_carried_sides
+from evidence_loop.policies.question.scopes import scope_statement
 from evidence_loop.policies.question.shape import Shape, shape_of
 from evidence_loop.policies.types import MissingPiece
 from evidence_loop.tools.errors import DeadlineExceeded, EmbedderError
@@ -329,7 +331,13 @@ class Controller:
             units = units_within(snapshot.parsed(e.doc_id, e.version), e.start, e.end)
             return statement_span(run.question, units, self.policy)
 
-        views = events.views([*evidence, *extras], snapshot.current_versions(), focus)
+        def scope(e: Evidence) -> str:
+            return scope_statement(
+                snapshot.parsed(e.doc_id, e.version).text[: self.policy.conflict_scope_chars]
+            )
+
+        said = scope if self.policy.conflict_scopes else None
+        views = events.views([*evidence, *extras], snapshot.current_versions(), focus, said)
         report = self.conflict_check(run.question, views, run.recorder)
         cited = {side.citation.evidence_id for c in report.conflicts for side in c.values}
         return [*evidence, *(e for e in extras if e.evidence_id in cited)], report
@@ -396,15 +404,17 @@ class Controller:
             answer = assemble.answer(answer_units(run.question, selected, self.policy), selected, evidence)
         sides = sides_to_cover(run.question, self.policy)
         resolution = run.resolution
+        asked = resolution.asked if resolution is not None else run.question.text
+        lang = language_of(asked)  # the user reads the refusal in the language they asked in
         return Outcome(
             run_id=run_id,
             status=status,
-            question=resolution.asked if resolution is not None else run.question.text,
+            question=asked,
             resolved_question=resolution.text if resolution is not None and resolution.changed else None,
             answer=answer,
             evidence=evidence,
             documents=assemble.documents(evidence, selected, sides),
-            missing=assemble.missing(missing) if status == "insufficient_evidence" else [],
-            conflicts=list(report.conflicts),
+            missing=assemble.missing(missing, lang) if status == "insufficient_evidence" else [],
+            conflicts=assemble.conflicts(report.conflicts, lang),
             signals=signals,
         )

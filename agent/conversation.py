@@ -29,7 +29,7 @@ def resolution_for(policy: Policy, question: str, history: Sequence[Turn]) -> Re
     off): the run is then exactly the one of a question asked alone."""
     if not history or not policy.followups:
         return None
-    return resolve(question, history[skipped(policy, history) :])
+    return resolve(question, history[skipped(policy, history) :], policy.followup_kinds)
 
 
 # the turns that only set the earlier subject beside their own words ("we are moving abroad next

@@ -222,11 +222,15 @@ def decided(outcome: Outcome, *, inline_text: bool = False) -> Made:
     quiet |= {name for name in LATER_SIGNALS if getattr(signals, name) is None}
     # the grouping by document is a view of the evidence, and came later: not recorded, so that runs
     # recorded before it replay identical
-    exclude: dict[str, bool | set[str]] = {
+    exclude: dict[str, Any] = {
         "latency_ms": True,
         "trace": True,
         "documents": True,
         "signals": quiet,
+        # the end user's messages are a view of the kinds and values recorded (policies.decision.messages),
+        # and came later: not recorded either
+        "missing": {"__all__": {"message"}},
+        "conflicts": {"__all__": {"message"}},
     }
     if outcome.resolved_question is None:  # a run given no history: recorded as before
         exclude["resolved_question"] = True
@@ -266,9 +270,15 @@ def _why(outcome: Outcome) -> str:
 Focus = Callable[[Evidence], tuple[int, int] | None]
 
 
-def views(evidence: Sequence[Evidence], current: Mapping[str, str], focus: Focus) -> list[EvidenceView]:
+def views(
+    evidence: Sequence[Evidence],
+    current: Mapping[str, str],
+    focus: Focus,
+    scope: Callable[[Evidence], str] | None = None,
+) -> list[EvidenceView]:
     """Evidence items as the conflict check reads them: each narrowed to the span ``focus`` gives
-    (the statements about the question), or whole when it gives none."""
+    (the statements about the question), or whole when it gives none; ``scope`` gives what its
+    document says of its own scope."""
     out = []
     for e in evidence:
         start, end = focus(e) or (e.start, e.end)
@@ -282,6 +292,8 @@ def views(evidence: Sequence[Evidence], current: Mapping[str, str], focus: Focus
                 start=start,
                 end=end,
                 text=e.text[start - e.start : end - e.start],
+                title=e.title,
+                scope=scope(e) if scope is not None else "",
             )
         )
     return out

@@ -83,11 +83,18 @@ class Answer(_Frozen):
 
 
 class Missing(_Frozen):
-    """A typed missing piece (the outcome's form of ``policies.types.MissingPiece``), with the detail a
-    caller can show or search for; ``kind`` is one of ``MissingKind``."""
+    """A typed missing piece (the outcome's form of ``policies.types.MissingPiece``): ``detail`` for an
+    operator (what the rule saw, its scores), ``message`` for the end user; ``kind`` is one of
+    ``MissingKind``."""
 
     kind: MissingKind
-    detail: str
+    detail: str = Field(description="for operators: what the rule saw, with its scores and thresholds")
+    message: str = Field(
+        default="",
+        description="for the end user, in the question's language (zh or en): a chatbot may show it as "
+        "it is; no scores, no internals (policies.decision.messages); empty on outcomes read from "
+        "traces, which do not record it",
+    )
     value: str | None = None
     doc_id: str | None = None
     version: str | None = None
@@ -109,6 +116,11 @@ class Conflict(_Frozen):
     adjudicator: Literal["llm", "rules"]
     reason: str
     scope: str | None = None
+    message: str | None = Field(
+        default=None,
+        description="for a confirmed conflict, what the end user may read, in the question's language "
+        "(both values, no internals); none for a compatible or superseded verdict",
+    )
 
 
 class Suspicious(_Frozen):
@@ -184,3 +196,13 @@ class Outcome(_Frozen):
     signals: Signals
     trace: TraceRef | NotTraced | None = None
     latency_ms: float = 0.0
+
+    def user_message(self) -> str | None:
+        """What a chatbot may show its user instead of an answer: the messages of the missing pieces
+        or of the confirmed conflicts, each once, in the question's language; None when answered
+        (or for an outcome read from a trace, which does not record them)."""
+        if self.status == "answered":
+            return None
+        found = [m.message for m in self.missing] + [c.message or "" for c in self.conflicts]
+        joined = " ".join(dict.fromkeys(m for m in found if m))
+        return joined or None

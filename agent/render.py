@@ -25,6 +25,9 @@ def render_outcome(outcome: Outcome, *, show_evidence: bool = True) -> str:
             lines.append(
                 f"  [{c.n}] {c.doc_id}@{c.version} {' > '.join(c.section) or '-'} [{c.start}:{c.end}]"
             )
+    message = outcome.user_message()
+    if message is not None:
+        lines.append(f"  to the user: {message}")
     for m in outcome.missing:
         lines.append(f"  missing {m.kind}: {printable(m.detail)}")
     for conflict in outcome.conflicts:

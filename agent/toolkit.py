@@ -225,9 +225,17 @@ def outcome_text(outcome: Outcome) -> str:
             for conflict in outcome.conflicts
             for side in conflict.values
         ]
-        return "\n".join([head, "REFUSED: the sources disagree; do not pick one. Both sides, cited:", *sides])
+        refused = "REFUSED: the sources disagree; do not pick one. Both sides, cited:"
+        return "\n".join([head, refused, *sides, *_for_the_user(outcome)])
     missing = [f"- {m.kind}: {m.detail}" for m in outcome.missing] or ["- (no piece named)"]
-    return "\n".join([head, "REFUSED: the knowledge base does not hold enough to answer. Missing:", *missing])
+    refused = "REFUSED: the knowledge base does not hold enough to answer. Missing:"
+    return "\n".join([head, refused, *missing, *_for_the_user(outcome)])
+
+
+def _for_the_user(outcome: Outcome) -> list[str]:
+    """The refusal's words for the end user, which a model may pass on as they are."""
+    message = outcome.user_message()
+    return ["message for the user (may be shown as it is):", message] if message else []
 
 
 def ask_tool_schema() -> dict[str, Any]:

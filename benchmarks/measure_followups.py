@@ -2,14 +2,18 @@
 
     .venv/bin/python benchmarks/measure_followups.py [SET_DIR] [--embedder]
 
-SET_DIR (default: tests/data/conversations) is a set in the FORMAT.md shape whose questions carry a
-``history`` field and, in ``metadata``, what resolving them must carry: ``carries`` (a text the
-resolved question must hold; null: nothing may be carried, a topic switch) or ``candidates`` (the
-doc_ids an ``ambiguous_subject`` refusal must list). The corpus is ingested once into a temporary
-store (lexical recall; ``--embedder`` adds the configured embedder); each question is asked through
-``Service.ask`` with its history and without it. Printed, per pattern and overall:
+SET_DIR (default: tests/data/conversations) is a set in the FORMAT.md shape (its corpus a
+``corpus.jsonl`` or a ``kb/`` folder: ``benchmarks/helpcentre`` works too) whose questions carry a
+``history`` field (a question without one is left out) and, in ``metadata``, its ``pattern`` (else its
+``kind``) and what resolving it must carry: ``carries`` (a text the resolved question must hold;
+null: nothing may be carried, a topic switch) or ``candidates`` (the doc_ids an ``ambiguous_subject``
+refusal must list); a set without them is scored on its outcomes only. The corpus is ingested once
+into a temporary store (lexical recall; ``--embedder`` adds the configured embedder); each question
+is asked through ``Service.ask`` with its history and without it. Printed, per pattern and overall:
 
-- answer rate on ``expect=answer`` and evidence hit (the evidence holds a gold answer, FORMAT.md);
+- answer rate on ``expect=answer``, evidence hit (the evidence holds a gold answer, FORMAT.md), answer
+  hit (the answer's own text holds one: what a user who reads only the answer gets) and answer token
+  recall (score.py's: the share of a gold answer's tokens the answer holds, the best gold, in %);
 - right document: the answer's first citation is in a gold document (not the look-alike product's);
 - correct refusals on ``expect=refuse`` (with history: an ``ambiguous_subject`` listing the candidates);
 - wrong carries: a topic switch that was given something, or a resolved question that lacks what had
@@ -21,15 +25,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import tempfile
 import unicodedata
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
+from evidence_loop.agent.evaluate import set_corpus
 from evidence_loop.agent.outcome import Outcome
 from evidence_loop.agent.service import Service
+from evidence_loop.policies.config import Policy
 from evidence_loop.tools.parse.sources import collect
 
 DEFAULT_SET = Path(__file__).resolve().parent.parent / "tests" / "data" / "conversations"
@@ -47,11 +54,42 @@ def evidence_hit(outcome: Outcome, gold: Sequence[str]) -> bool:
     return any(_flat(g) in held for g in gold)
 
 
+def answer_hit(outcome: Outcome, gold: Sequence[str]) -> bool:
+    """The answer's own text holds a gold answer, read as ``evidence_hit`` reads the evidence."""
+    if outcome.answer is None:
+        return False
+    held = _flat(outcome.answer.text)
+    return any(_flat(g) in held for g in gold)
+
+
 def right_document(outcome: Outcome, gold_docs: Sequence[str]) -> bool:
     """Answered, and the answer's first sentence is cited from a gold document."""
     if outcome.answer is None or not outcome.answer.citations:
         return False
     return outcome.answer.citations[0].doc_id in gold_docs
+
+
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_TOKEN_RE = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+")
+_STOPWORDS = frozenset(  # score.py's
+    "a an and are as at be by for from in is it of on or that the this to was were with you your can "
+    "will".split()
+)
+
+
+def _tokens(text: str) -> Counter[str]:
+    return Counter(
+        t for t in _TOKEN_RE.findall(unicodedata.normalize("NFKC", text).lower()) if t not in _STOPWORDS
+    )
+
+
+def answer_recall(outcome: Outcome, gold: Sequence[str]) -> float:
+    """score.py's answer token recall: the best share of a gold answer's tokens the answer holds."""
+    have = _tokens(outcome.answer.text if outcome.answer is not None else "")
+    shares = [
+        sum(min(n, have[t]) for t, n in want.items()) / want.total() for want in map(_tokens, gold) if want
+    ]
+    return max(shares, default=0.0)
 
 
 def refused_rightly(outcome: Outcome, candidates: Sequence[str], with_history: bool) -> bool:
@@ -65,7 +103,7 @@ def refused_rightly(outcome: Outcome, candidates: Sequence[str], with_history: b
 def carry_verdict(outcome: Outcome, meta: dict[str, object]) -> str:
     """ "ok", "wrong" (carried where nothing may be, or not what had to be) or "missed"."""
     resolved = outcome.resolved_question
-    if "candidates" in meta:
+    if "candidates" in meta or "carries" not in meta:
         return "ok"
     carries = meta.get("carries")
     if carries is None:
@@ -83,21 +121,29 @@ def run(
         meta = dict(q.get("metadata") or {})  # type: ignore[call-overload]
         history = list(q["history"]) if with_history else None  # type: ignore[call-overload]
         outcome = service.ask(str(q["question"]), history=history)
-        for key in (str(meta["pattern"]), "all"):
+        for key in (str(meta.get("pattern") or meta.get("kind") or q["expect"]), "all"):
             row = counts[key]
             row["questions"] += 1
             if q["expect"] == "answer":
                 row["answerable"] += 1
                 row["answered"] += outcome.status == "answered"
-                row["hit"] += evidence_hit(outcome, list(q.get("gold_answers") or []))  # type: ignore[call-overload]
+                gold = list(q.get("gold_answers") or [])  # type: ignore[call-overload]
+                row["hit"] += evidence_hit(outcome, gold)
+                row["answer_hit"] += answer_hit(outcome, gold)
+                row["recall"] += round(100 * answer_recall(outcome, gold))
                 row["doc"] += right_document(outcome, list(q.get("gold_doc_ids") or []))  # type: ignore[call-overload]
             else:
                 row["refusable"] += 1
-                row["refused"] += refused_rightly(outcome, list(meta["candidates"]), with_history)  # type: ignore[call-overload]
+                wanted = list(meta.get("candidates") or [])  # type: ignore[call-overload]
+                row["refused"] += refused_rightly(outcome, wanted, with_history)
             verdict = carry_verdict(outcome, meta) if with_history else "ok"
             row["wrong"] += verdict == "wrong"
             row["missed"] += verdict == "missed"
     return counts
+
+
+def _mean(total: int, d: int) -> str:
+    return f"{total / d:.1f}" if d else "-"
 
 
 def _rate(n: int, d: int) -> str:
@@ -106,6 +152,7 @@ def _rate(n: int, d: int) -> str:
 
 def print_table(with_h: dict[str, dict[str, int]], without: dict[str, dict[str, int]]) -> None:
     head = ("pattern", "n", "answered (none / history)", "evidence hit (none / history)",
+            "answer hit (none / history)", "answer token recall % (none / history)",
             "right document (none / history)", "right refusals (none / history)", "wrong carries",
             "missed")  # fmt: skip
     print("| " + " | ".join(head) + " |")
@@ -117,6 +164,8 @@ def print_table(with_h: dict[str, dict[str, int]], without: dict[str, dict[str, 
             str(b["questions"]),
             f"{_rate(a['answered'], a['answerable'])} / {_rate(b['answered'], b['answerable'])}",
             f"{_rate(a['hit'], a['answerable'])} / {_rate(b['hit'], b['answerable'])}",
+            f"{_rate(a['answer_hit'], a['answerable'])} / {_rate(b['answer_hit'], b['answerable'])}",
+            f"{_mean(a['recall'], a['answerable'])} / {_mean(b['recall'], b['answerable'])}",
             f"{_rate(a['doc'], a['answerable'])} / {_rate(b['doc'], b['answerable'])}",
             f"{_rate(a['refused'], a['refusable'])} / {_rate(b['refused'], b['refusable'])}",
             str(b["wrong"]),
@@ -129,16 +178,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("set_dir", type=Path, nargs="?", default=DEFAULT_SET)
     parser.add_argument("--embedder", action="store_true", help="the configured embedder (default: lexical)")
+    parser.add_argument(
+        "--policy",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a policy field, e.g. followup_kinds=off",
+    )
     args = parser.parse_args(argv)
-    questions = [
-        json.loads(line) for line in (args.set_dir / "questions.jsonl").read_text("utf-8").splitlines()
-    ]
+    lines = (args.set_dir / "questions.jsonl").read_text("utf-8").splitlines()
+    questions = [q for q in map(json.loads, filter(str.strip, lines)) if q.get("history")]
     with tempfile.TemporaryDirectory(prefix="followups-") as tmp:
         embedder = "configured" if args.embedder else None
+        policy = Policy().with_overrides(dict(pair.split("=", 1) for pair in args.policy))
         with Service.open(
-            Path(tmp) / "index", create=True, tracing_on=False, embedder=embedder, llm=None
+            Path(tmp) / "index", create=True, tracing_on=False, embedder=embedder, llm=None, policy=policy
         ) as service:
-            service.ingest(collect([args.set_dir / "corpus.jsonl"]).documents)
+            service.ingest(collect([set_corpus(args.set_dir)]).documents)
             without = run(service, questions, with_history=False)
             with_h = run(service, questions, with_history=True)
     print(f"{args.set_dir.name}: {len(questions)} follow-ups, asked alone and with their history\n")

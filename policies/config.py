@@ -72,6 +72,10 @@ ADDED_LATER: dict[str, object] = {
     "followup_turns": 8,
     "followup_doc_boost": 0.0,
     "followup_prior_k": 0,
+    "followup_kinds": False,
+    "attribute_values": False,
+    "conflict_scopes": False,
+    "conflict_scope_chars": 600,
 }
 
 
@@ -95,6 +99,9 @@ class Policy:
     followup_turns: int = 8
     followup_doc_boost: float = 0.5
     followup_prior_k: int = 1  # an earlier turn given as text: the documents of its best hits stand in
+    # "and the Starter one?", "香港的呢", "how about in Hong Kong?": the thing of X's kind in the earlier
+    # question (plan, model, place) is swapped and its attribute kept (policies.question.followup_swap)
+    followup_kinds: bool = True
     wider_k: int = 24
     max_recalls: int = 2
     # a unit's recall score is its BM25 over the best unit's plus fusion_weight times its passage's
@@ -201,6 +208,14 @@ class Policy:
     conflict_polarity_reach: int = 2  # atoms after a negation that belong to the negated value
     conflict_min_sentence_similarity: float = 0.6  # two sentences of one window compared at all
     slot_values: bool = True  # also compare the values two sources give for the question's identifier
+    # ... and, for a question naming none, the values two documents give for the asked attribute
+    # (policies.conflicts.slots.attribute_candidates: "kept 90 days after cancellation" / "30 days")
+    attribute_values: bool = True
+    # a pair one document states, or two sides about different things (models, places, plans, customer
+    # groups, a table row's label) is no disagreement; a side dated later supersedes; every pair set
+    # aside is recorded with its reason (policies.conflicts.screen, the trace's conflict_scan step)
+    conflict_scopes: bool = True
+    conflict_scope_chars: int = 600  # the top of a document read for what it says of its own scope
 
     def __post_init__(self) -> None:
         for name, kind in _KINDS.items():

@@ -359,3 +359,142 @@ STATEMENT_OPENINGS_ZH: tuple[str, ...] = ("我", "我们", "我家", "本人")
 ZERO_SUBJECT_ZH: tuple[str, ...] = tuple(
     "可以 可不可以 能不能 能否 能 需要 需不需要 要不要 是否 会不会 还能 还可以 也可以 也能 支持 适用".split()
 )
+# What "what about X" / "X 的呢" names, read (policies.question.followup_swap): the words that make X a
+# thing of the earlier turn's kind ("the Starter one", "入门版的"), the prepositions that make it a
+# place or a scope ("how about in Hong Kong?", "在香港呢"), and the places a question may be asked of.
+ONE_WORDS_EN: frozenset[str] = _words("one ones version edition")
+SCOPE_PREPOSITIONS_EN: frozenset[str] = _words("in for at on to from within inside")
+SCOPE_PREPOSITIONS_ZH: tuple[str, ...] = ("在", "对于", "针对", "寄到", "发往", "到")
+# Units only one attribute is measured in: a value in one names its attribute in either language
+# ("5200mAh" is a battery's capacity; policies.conflicts.attributes compares it across languages)
+UNIT_ATTRIBUTE_WORDS: dict[str, tuple[str, ...]] = {
+    "mah": ("battery", "capacity", "电池", "容量", "电池容量")
+}
+# A question opening with these goes on from the earlier turn ("那充满能用多久呢": another attribute of it)
+LINK_OPENINGS_ZH: tuple[str, ...] = ("那么", "那请问", "那")
+PLACES_EN: frozenset[str] = frozenset(
+    (
+        "Africa", "America", "Asia", "Australia", "Austria", "Belgium", "Brazil", "Canada", "China",
+        "Mainland China", "Denmark", "EU", "European Union", "Europe", "Finland", "France", "Germany",
+        "Hong Kong", "HK", "India", "Indonesia", "Ireland", "Italy", "Japan", "Korea", "South Korea",
+        "Macau", "Macao", "Malaysia", "Mexico", "Netherlands", "New Zealand", "Norway", "Philippines",
+        "Poland", "Portugal", "Singapore", "Spain", "Sweden", "Switzerland", "Taiwan", "Thailand",
+        "UK", "United Kingdom", "Britain", "England", "Scotland", "US", "USA", "United States",
+        "Vietnam", "EEA", "APAC", "EMEA", "LATAM", "North America", "South America", "Latin America",
+        "Middle East", "Beijing", "Shanghai", "Shenzhen", "Guangzhou", "London", "Paris", "Berlin",
+        "Tokyo", "Sydney", "Toronto", "New York", "California",
+    )
+)  # fmt: skip
+PLACES_ZH: tuple[str, ...] = tuple(
+    "中国大陆 中国内地 中国香港 中国澳门 中国台湾 香港特别行政区 内地 大陆 中国 香港 澳门 台湾 "
+    "新加坡 马来西亚 日本 韩国 美国 加拿大 英国 法国 德国 "
+    "意大利 西班牙 荷兰 瑞士 瑞典 澳大利亚 澳洲 新西兰 印度 泰国 越南 印尼 菲律宾 欧盟 欧洲 北美 南美 亚洲 "
+    "亚太 非洲 中东 海外 境外 国外 国内 北京 上海 深圳 广州 杭州 成都 武汉 南京 天津 重庆 西安 苏州".split()
+)
+# Places named more than one way, each spelling -> the one name read for all (policies.question.scopes)
+PLACE_ALIASES: dict[str, str] = {
+    **dict.fromkeys(
+        ("中国", "中国大陆", "中国内地", "内地", "大陆", "国内", "境内", "mainland china", "china"),
+        "中国大陆",
+    ),
+    **dict.fromkeys(("us", "usa", "united states", "america", "美国"), "us"),
+    **dict.fromkeys(("uk", "united kingdom", "britain", "英国"), "uk"),
+    **dict.fromkeys(("eu", "european union", "欧盟"), "eu"),
+    **dict.fromkeys(("hong kong", "hk", "香港", "中国香港", "香港特别行政区"), "hong kong"),
+    **dict.fromkeys(("macau", "macao", "澳门", "中国澳门"), "macau"),
+    **dict.fromkeys(("taiwan", "台湾", "中国台湾"), "taiwan"),
+    **dict.fromkeys(("singapore", "新加坡"), "singapore"),
+    **dict.fromkeys(("japan", "日本"), "japan"),
+    **dict.fromkeys(("australia", "澳大利亚", "澳洲"), "australia"),
+    **dict.fromkeys(("canada", "加拿大"), "canada"),
+    **dict.fromkeys(("海外", "境外", "国外"), "海外"),
+}
+# What scopes a statement (policies.question.scopes): a plan, tier or edition ("the Starter plan",
+# "企业版", "专业版套餐"), a customer group ("business customers", "企业用户"), a model's variant
+# ("C200 Pro").
+PLAN_HEADS_EN: frozenset[str] = _words(
+    "plan plans tier tiers edition editions subscription membership package bundle"
+)
+PLAN_HEADS_ZH: tuple[str, ...] = ("版", "套餐", "会员")
+GROUP_WORDS_EN: frozenset[str] = _words(
+    "personal business enterprise education educational student students nonprofit non-profit team family "
+    "individual corporate government new existing returning trial free paid premium"
+)
+GROUP_HEADS_EN: frozenset[str] = _words(
+    "customer customers user users account accounts member members buyer buyers"
+)
+GROUP_WORDS_ZH: tuple[str, ...] = tuple(
+    "个人 企业 学生 教育 商业 家庭 团队 机构 学校 政府 新 老 免费 付费 试用 普通 高级 境外 境内".split()
+)
+GROUP_HEADS_ZH: tuple[str, ...] = ("用户", "客户", "账户", "账号", "会员", "买家")
+MODEL_VARIANTS: frozenset[str] = _words("pro plus max mini lite ultra se air neo")
+# A date a rule takes effect from ("From 1 March 2026, ...", "自2026年3月1日起"): a statement dated so
+# replaces what an undated or earlier-dated one says (policies.conflicts.screen).
+EFFECTIVE_BEFORE_EN: tuple[str, ...] = (
+    "from", "since", "as of", "starting", "starting on", "starting from", "beginning", "effective",
+    "effective from", "effective on", "effective as of", "with effect from",
+)  # fmt: skip
+EFFECTIVE_BEFORE_ZH: tuple[str, ...] = ("自", "从", "自从", "于")
+EFFECTIVE_AFTER_ZH: tuple[str, ...] = ("起", "开始", "生效", "以后", "之后")
+# What kind of number a question asks for in so many words (policies.conflicts.attributes): a kind is
+# compared across documents only when one of its patterns is in the question. Regular expressions,
+# matched case-blind; a time word after "how many" / "几" / "多少" makes it a duration.
+ATTRIBUTE_KIND_CUES: dict[str, tuple[str, ...]] = {
+    "duration": (
+        r"\bhow (?:long|soon)\b",
+        r"\bhow many (?:business |working )?(?:days|hours|minutes|weeks|months|years)\b",
+        r"多久",
+        r"多长时间",
+        r"多长",
+        r"多少(?:个)?(?:天|小时|分钟|周|星期|月|年|工作日)",
+        r"几(?:个)?(?:天|小时|分钟|周|星期|月|年|工作日)",
+        r"期限",
+        r"有效期",
+    ),
+    "amount": (
+        r"\bhow much\b",
+        r"\b(?:price|cost|costs|fee|fees|charge|charges)\b",
+        r"多少钱",
+        r"价格",
+        r"费用",
+        r"运费",
+        r"收费",
+        r"满多少",
+        r"多少元",
+    ),
+    "count": (
+        r"\bhow many\b(?! (?:business |working )?(?:days|hours|minutes|weeks|months|years)\b)",
+        r"几(?:个|台|路|张|位|次|条|部|款)(?!月|小时|工作日|星期)",
+        r"多少(?:个|台|路|张|位|次|条|部|款)(?!月|小时|工作日|星期)",
+        r"\bcapacity\b",
+        r"容量",
+    ),
+    "percentage": (r"\bwhat percent(?:age)?\b", r"百分之几", r"多少%", r"比例", r"折扣", r"几折"),
+    "hours": (
+        r"几点",
+        r"什么时间",
+        r"服务时间",
+        r"营业时间",
+        r"工作时间",
+        r"\bwhat time\b",
+        r"\b(?:opening|business|support|service) hours\b",
+        r"\bwhat hours\b",
+        r"(?:上午|下午|晚上|早上|凌晨|中午|傍晚)[0-9一二三四五六七八九十]+点",  # a time of day named
+        r"\b[0-9]{1,2}(?::[0-9]{2})?\s*(?:am|pm)\b",
+        r"\bwhen (?:can|do|does|are|is) .*\b(?:open|call|reach|available)\b",
+    ),
+}
+# Words two statements may share without speaking of one attribute ("after 7 days", "7天后", "within").
+ATTRIBUTE_GLUE_WORDS: frozenset[str] = _words(
+    "after before within about around up over under less more than "
+    "后 前 内 以内 之内 约 大约 个 共 最多 最少 不超过"
+)
+# A document's scope sentence near its top ("This article applies to ...", "本条款适用于…"), read as
+# what its page is about (policies.question.scopes.scope_statement); a place "outside" it, or "以外",
+# is its complement (another scope: accounts registered outside mainland China).
+SCOPE_STATEMENT_CUES: tuple[str, ...] = (
+    "applies to", "apply to", "applies only to", "apply only to", "only for",
+    "适用于", "适用范围", "仅适用", "仅限",
+)  # fmt: skip
+OUTSIDE_BEFORE_EN: tuple[str, ...] = ("outside of", "outside", "non-", "except in", "other than")
+OUTSIDE_AFTER_ZH: tuple[str, ...] = ("以外", "之外", "以外的", "除外")

@@ -111,6 +111,16 @@ class EvidenceView:
     start: int
     end: int
     text: str
+    title: str = ""  # the document's title: a scope its headings may not repeat ("Returns in Hong Kong")
+    scope: str = ""  # what the document says of its own scope ("This article applies to ...")
+
+
+@dataclass(frozen=True, slots=True)
+class DroppedCandidate:
+    """A conflict candidate a rule set aside before any adjudicator, and why (the trace keeps both)."""
+
+    candidate: ConflictCandidate
+    reason: str
 
 
 def __getattr__(name: str) -> object:

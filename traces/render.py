@@ -17,6 +17,7 @@ from evidence_loop.traces.schema import Trace, TraceEvent, TraceSummary
 from evidence_loop.traces.steps import (
     AbortedStep,
     CheckedStep,
+    ConflictScanStep,
     ConflictStep,
     DecidedStep,
     EmbeddedStep,
@@ -161,6 +162,17 @@ def _conflict(step: ConflictStep) -> Lines:
     ]
 
 
+def _conflict_scan(step: ConflictScanStep) -> Lines:
+    lines = [f"{len(step.dropped)} candidates set aside, {step.candidates} went on to a verdict"]
+    for dropped in step.dropped[:MAX_HITS]:
+        sides = " vs ".join(
+            f"{short(v['value'], 20)} ({v['doc_id']}@{v['version']} [{v['start']}:{v['end']}])"
+            for v in dropped["values"]
+        )
+        lines += [f"slot {dropped['slot']}: {sides}", f"  set aside: {short(dropped['dropped'])}"]
+    return lines
+
+
 def _decided(step: DecidedStep) -> Lines:
     lines = [f"{step.status}: {short(step.why, 80)}"]
     for evidence in (step.outcome.get("evidence") or [])[:MAX_HITS]:
@@ -186,6 +198,7 @@ FORMATTERS: dict[type[StepModel], Callable[[Any], Lines]] = {
     LLMRequestStep: _llm_request,
     LLMReplyStep: _llm_reply,
     ConflictStep: _conflict,
+    ConflictScanStep: _conflict_scan,
     DecidedStep: _decided,
     AbortedStep: _aborted,
 }
@@ -194,7 +207,7 @@ FORMATTERS: dict[type[StepModel], Callable[[Any], Lines]] = {
 def render_event(event: TraceEvent) -> Lines:
     """The lines of one event: ``#seq step`` and its first line, then continuation lines indented."""
     body = FORMATTERS[type(event.data)](event.data)
-    head = f"  #{event.seq:<3} {event.step:<12}"
+    head = f"  #{event.seq:<3} {event.step + ' ':<12}"  # a long step name keeps a space after it
     return [f"{head}{body[0]}"] + [" " * len(head) + line for line in body[1:]]
 
 

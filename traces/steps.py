@@ -15,6 +15,8 @@ and replays as it was written:
     llm_request     one attempt of a conflict adjudicator's model call, messages and HTTP body as sent
     llm_reply       its reply or failure, HTTP body as received
     conflict        one adjudicated conflict candidate and its verdict
+    conflict_scan   the conflict candidates set aside before any adjudicator, each with why (one
+                    document states both, two scopes), and how many went on
     decided         the outcome's status, why, and the outcome itself (its spans cited, not copied)
     aborted         the run stopped by an exception (the trace then has no footer)
 
@@ -328,6 +330,24 @@ class ConflictStep(StepModel):
     scope: str | None
 
 
+@with_config(_STRICT)
+class ScannedRecord(TypedDict):
+    slot: str
+    kind: str
+    values: list[ValueRecord]
+    dropped: str  # why the two values are no disagreement
+
+
+class ConflictScanStep(StepModel):
+    """The conflict candidates a rule set aside before any adjudicator (policies.conflicts.screen), and
+    how many went on to a verdict. Recorded, before the verdicts, when one was set aside, under a policy
+    with ``conflict_scopes`` (traces made before it have none)."""
+
+    step: Literal["conflict_scan"] = Field(default="conflict_scan", exclude=True)
+    candidates: int  # candidates that went on to an adjudicator or a rule's verdict
+    dropped: list[ScannedRecord]
+
+
 # --- the end --------------------------------------------------------------------------------------
 
 
@@ -355,6 +375,7 @@ TraceStep = Annotated[
     | LLMRequestStep
     | LLMReplyStep
     | ConflictStep
+    | ConflictScanStep
     | DecidedStep
     | AbortedStep,
     Discriminator("step"),

@@ -22,6 +22,7 @@ from evidence_loop.traces import Trace, VerifyResult
 from evidence_loop.traces.citations import REPLACED
 from evidence_loop.traces.steps import (
     CheckedStep,
+    ConflictScanStep,
     ConflictStep,
     DecidedStep,
     LLMReplyStep,
@@ -219,6 +220,13 @@ def step_view(seq: int, step: TraceStep) -> StepView:
             f"conflict on {step.slot}: {step.verdict} ({step.adjudicator})",
             [("values", values), ("reason", step.reason)],
         )
+    if isinstance(step, ConflictScanStep):
+        set_aside = [
+            ("set aside", f"{d['slot']}: {' | '.join(v['value'] for v in d['values'])} ({d['dropped']})")
+            for d in step.dropped
+        ]
+        summary = f"conflict scan: {len(step.dropped)} set aside, {step.candidates} went on"
+        return StepView(seq, "conflict_scan", summary, set_aside)
     if isinstance(step, DecidedStep):
         return StepView(seq, "decided", f"decision: {step.status}", [("why", step.why)])
     if isinstance(step, LLMRequestStep | LLMReplyStep):

@@ -3,12 +3,14 @@
 Each evidence window of an answered question becomes a ``Document`` whose ``page_content`` is
 ``document_text[start:end]`` of the version its metadata names. A refusal becomes no documents; the
 outcome stays on ``last_outcome`` and goes to ``on_outcome``, so a chain can tell "refused, and
-why" (``status``, ``missing``) from "nothing in the knowledge base"::
+why" (``status``, ``missing``) from "nothing in the knowledge base", and tell its user why in the
+question's language (``refusal_message``)::
 
     retriever = EvidenceLoopRetriever(index=".evloop")
     docs = retriever.invoke("How long is the LM-X200 warranty?")
     if not docs and retriever.last_outcome is not None:
         print(retriever.last_outcome.status, [m.detail for m in retriever.last_outcome.missing])
+        print(refusal_message(retriever.last_outcome))  # for the end user
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 Each evidence window of an answered question becomes a ``NodeWithScore`` whose node text is
 ``document_text[start:end]`` of the version its metadata names; the score is the outcome's
 evidence score. A refusal becomes no nodes; the outcome stays on ``last_outcome`` and goes to
-``on_outcome``, so a query engine can tell a refusal (``status``, ``missing``) from an empty result.
+``on_outcome``, so a query engine can tell a refusal (``status``, ``missing``) from an empty result
+and tell its user why (``evidence_loop.integrations.refusal_message(retriever.last_outcome)``).
 """
 
 from __future__ import annotations

@@ -25,6 +25,12 @@ def refused(outcome: Outcome) -> bool:
     return outcome.status != "answered"
 
 
+def refusal_message(outcome: Outcome) -> str | None:
+    """What a chatbot may tell its user when the loop declined: the outcome's messages in the question's
+    language (no scores, no internals), or None for an answer."""
+    return outcome.user_message() if refused(outcome) else None
+
+
 def evidence_metadata(outcome: Outcome, evidence: Evidence) -> dict[str, object]:
     """What a retrieved document carries: where its text is, to the character, and which run found it."""
     return {

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from evidence_loop.policies.conflicts.candidates import settle_by_rule
+from evidence_loop.policies.conflicts.settle import settle_by_rule
 from evidence_loop.policies.types import ConflictCandidate, ConflictVerdict, EvidenceView, ValueMention
 
 _SUPERSEDING_RE = re.compile(

@@ -19,10 +19,12 @@ window or a statement about a look-alike of it ("QUOKKA000X" for "QUOKKA001X") i
 (``policies.evidence.slot_scope``), and two sources stating different values for the identifier in different
 words are candidates too (``policies.conflicts.slots``): alignment only sees the same words.
 
-Settled here by rule rather than sent to an adjudicator: two sentences of one window (the passage
-states both: two scopes of one source), and two versions of one document where one is current
-(the current one wins). Every other pair found is a candidate for ``policies.conflicts.adjudication`` or the
-LLM.
+With no code, two documents giving the asked attribute values in different words are candidates
+too (``policies.conflicts.attributes``). Set aside with their reason: a pair one document states, or
+whose sides are about different things (``policies.conflicts.screen``). Settled by rule rather than
+sent to an adjudicator: two sentences of one window, one document in two versions, a statement dated
+later (``policies.conflicts.settle``). Every other pair found is a candidate for
+``policies.conflicts.adjudication`` or the LLM.
 """
 
 from __future__ import annotations
@@ -33,17 +35,27 @@ from dataclasses import dataclass, fields
 
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.conflicts.align import Region, Text, prepare, regions, share_context, text_pairs
+from evidence_loop.policies.conflicts.attributes import attribute_candidates
+from evidence_loop.policies.conflicts.screen import screened
+from evidence_loop.policies.conflicts.settle import settle_by_date, settle_by_rule
 from evidence_loop.policies.conflicts.slots import slot_candidates
 from evidence_loop.policies.conflicts.spans import cjk_word_bounds, is_scope, terms_in, value_kind
 from evidence_loop.policies.evidence.slot_scope import about_other
 from evidence_loop.policies.lexicon import CURRENCY_SIGNS, MONTHS, NEGATIONS, UNIT_ATOMS
 from evidence_loop.policies.question.analysis import Question
 from evidence_loop.policies.question.values import NUMERIC_KINDS, canonical, number_kind
-from evidence_loop.policies.types import ConflictCandidate, ConflictVerdict, EvidenceView, Slot, ValueMention
+from evidence_loop.policies.types import (
+    ConflictCandidate,
+    ConflictVerdict,
+    DroppedCandidate,
+    EvidenceView,
+    Slot,
+    ValueMention,
+)
 from evidence_loop.tools.tokenize import is_cjk
 
 _MAX_WIDEN = 3  # characters a name may grow by at either end to reach a word edge
-_SWITCHES = frozenset({"rival_ids", "slot_values"})
+_SWITCHES = frozenset({"rival_ids", "slot_values", "attribute_values", "scopes"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,14 +73,22 @@ class ConflictRules:
     min_sentence_similarity: float
     rival_ids: bool
     slot_values: bool
+    attribute_values: bool = False  # the asked attribute's values in any words, no code needed
+    scopes: bool = False  # one document, or two scopes: set aside (policies.conflicts.screen)
 
     @classmethod
     def of(cls, policy: Policy) -> ConflictRules:
-        """The rules a policy sets: each threshold from its ``conflict_`` field, the two switches."""
+        """The rules a policy sets: each threshold from its ``conflict_`` field, and the switches."""
         thresholds = {
             f.name: getattr(policy, f"conflict_{f.name}") for f in fields(cls) if f.name not in _SWITCHES
         }
-        return cls(**thresholds, rival_ids=policy.rival_ids, slot_values=policy.slot_values)
+        return cls(
+            **thresholds,
+            rival_ids=policy.rival_ids,
+            slot_values=policy.slot_values,
+            attribute_values=policy.attribute_values,
+            scopes=policy.conflict_scopes,
+        )
 
     @property
     def run(self) -> int:
@@ -78,10 +98,12 @@ class ConflictRules:
 
 @dataclass(frozen=True, slots=True)
 class CandidateScan:
-    """What the scan found: candidates for an adjudicator, and pairs already settled by rule."""
+    """What the scan found: candidates for an adjudicator, pairs already settled by rule, and (with
+    ``ConflictRules.scopes``) the pairs set aside as no disagreement, each with its reason."""
 
     candidates: tuple[ConflictCandidate, ...]
     resolved: tuple[ConflictVerdict, ...]
+    dropped: tuple[DroppedCandidate, ...] = ()
 
 
 def find_candidates(
@@ -114,7 +136,13 @@ def find_candidates(
                 )
                 found.setdefault(key, (candidate, left.view, right.view))
     if rules.slot_values:
-        _add_slot_candidates(question, relevant, found)
+        _add_slot_candidates(question, relevant, found, slot_candidates(question, relevant))
+    if rules.attribute_values:
+        # one term will do, a model number the question names too: a statement is read alone
+        _add_slot_candidates(question, texts, found, attribute_candidates(question, texts))
+    if rules.scopes:
+        kept, dropped = screened(found.values(), question.text, question.subject_terms)
+        return _settle(kept, dated=True, dropped=dropped)
     return _settle(found.values())
 
 
@@ -134,51 +162,37 @@ def _add_slot_candidates(
     question: Question,
     texts: Sequence[Text],
     found: dict[tuple[str, str, str, str], tuple[ConflictCandidate, EvidenceView, EvidenceView]],
+    more: Iterable[ConflictCandidate],
 ) -> None:
-    """The identifier's disagreements worded apart, for the pairs alignment found nothing in."""
+    """Disagreements worded apart (the identifier's, the attribute's), for the pairs alignment and
+    the rules before found nothing in."""
     aligned = {(left, right) for left, right, _, _ in found}
     by_id = {text.view.evidence_id: text.view for text in texts}
-    for candidate in slot_candidates(question, texts):
+    for candidate in more:
         left, right = by_id[candidate.left.evidence_id], by_id[candidate.right.evidence_id]
         if (left.evidence_id, right.evidence_id) not in aligned:
             key = (left.evidence_id, right.evidence_id, candidate.left.norm, candidate.right.norm)
             found.setdefault(key, (candidate, left, right))
 
 
-def _settle(found: Iterable[tuple[ConflictCandidate, EvidenceView, EvidenceView]]) -> CandidateScan:
-    """Candidates for an adjudicator, and the pairs a rule settles unread."""
+def _settle(
+    found: Iterable[tuple[ConflictCandidate, EvidenceView, EvidenceView]],
+    dated: bool = False,
+    dropped: Sequence[tuple[ConflictCandidate, str]] = (),
+) -> CandidateScan:
+    """Candidates for an adjudicator, and the pairs a rule settles unread (``dated``: a side that says
+    from which date it applies is the newer rule, ``policies.conflicts.screen``)."""
     candidates, resolved = [], []
     for candidate, left, right in found:
         settled = settle_by_rule(candidate, left, right)
+        if settled is None and dated:
+            settled = settle_by_date(candidate, left, right)
         if settled is None:
             candidates.append(candidate)
         else:
             resolved.append(settled)
-    return CandidateScan(tuple(candidates), tuple(resolved))
-
-
-def settle_by_rule(
-    candidate: ConflictCandidate, left: EvidenceView, right: EvidenceView
-) -> ConflictVerdict | None:
-    """The verdict a rule gives unread: one passage stating both values, or one document in two versions."""
-    if left.evidence_id == right.evidence_id:
-        return ConflictVerdict(
-            candidate,
-            "compatible",
-            "rules",
-            "one passage states both values; read as two scopes of the same source",
-            scope=f"both within {left.evidence_id}",
-        )
-    if left.doc_id == right.doc_id and left.version != right.version and left.is_current != right.is_current:
-        current, older = (left, right) if left.is_current else (right, left)
-        return ConflictVerdict(
-            candidate,
-            "superseded",
-            "rules",
-            f"version {current.version} of {current.doc_id} is current; version {older.version} is older",
-            superseded_by=current.evidence_id,
-        )
-    return None
+    aside = tuple(DroppedCandidate(candidate, reason) for candidate, reason in dropped)
+    return CandidateScan(tuple(candidates), tuple(resolved), aside)
 
 
 def _candidates(

@@ -33,7 +33,7 @@ from evidence_loop.policies.question.slots import compact, extract_slots, slot_i
 from evidence_loop.policies.question.values import ValueKind, atoms, statements, to_int
 from evidence_loop.policies.types import ConflictCandidate, EvidenceView, Slot, SlotKind, ValueMention
 
-_VALUE_KINDS: dict[SlotKind, ValueKind] = {
+VALUE_KINDS: dict[SlotKind, ValueKind] = {
     "duration": "duration",
     "amount": "amount",
     "percentage": "percentage",
@@ -45,14 +45,14 @@ _NUMBER_RE = re.compile(rf"[0-9]+(?:[.,][0-9]+)*|[{CN_NUMERAL_CHARS}]+|^(?:{'|'.
 
 
 # Kinds compared by code; dates are left to alignment.
-_SLOT_KINDS: frozenset[ValueKind] = frozenset({"duration", "amount", "percentage", "count"})
+SLOT_KINDS: frozenset[ValueKind] = frozenset({"duration", "amount", "percentage", "count"})
 # A code is one token mixing letters and digits ("LM-X200", "QUOKKA001X"), not a quarter ("Q1") and
 # not a name with a number ("iPhone 11", "Season 17"): those are subjects of news, not part numbers.
 _CODE_RE = re.compile(r"(?![Qq][1-4]$)(?=.*[A-Za-z])(?=.*[0-9])[A-Za-z0-9][A-Za-z0-9._/-]*")
 _TABLE_LINE_RE = re.compile(r"\s*(?:\||</?(?:table|thead|tbody|tr|th|td)\b)", re.IGNORECASE)
 
 
-_slots_in = lru_cache(maxsize=50_000)(extract_slots)  # a statement's values (sentences repeat across runs)
+slots_in = lru_cache(maxsize=50_000)(extract_slots)  # a statement's values (sentences repeat across runs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,13 +82,13 @@ def unit_of(slot: Slot) -> frozenset[str]:
     return frozenset(u for u in (_NUMBER_RE.sub("", form).strip(" -") for form in forms) if u)
 
 
-def _place(text: str, value: str) -> tuple[int, int] | None:
+def value_place(text: str, value: str) -> tuple[int, int] | None:
     """Where a slot's value stands in a statement (its spaces may be any whitespace)."""
     found = re.search(r"\s+".join(map(re.escape, value.split())), text, re.IGNORECASE)
     return found.span() if found else None
 
 
-def _with_headers(text: str) -> Iterator[tuple[int, int, str]]:
+def with_headers(text: str) -> Iterator[tuple[int, int, str]]:
     """Each statement's offsets and what it says: a table row is read with its table's header row."""
     header: str | None = None
     for start, end in statements(text):
@@ -103,16 +103,16 @@ def _with_headers(text: str) -> Iterator[tuple[int, int, str]]:
 def _stated(view: EvidenceView, asked: _Asked) -> list[_Stated]:
     """The values of the asked kinds that the view's statements about an asked code give, one per unit."""
     out: list[_Stated] = []
-    for start, end, about in _with_headers(view.text):
+    for start, end, about in with_headers(view.text):
         text = view.text[start:end]
         terms = terms_in([atom.norm for atom in atoms(about)], asked.subject)
         if not terms or not any(slot_in_text(slot, text) for slot in asked.codes):
             continue
         found = []
-        for slot in _slots_in(text):
-            kind, forms, place = _VALUE_KINDS.get(slot.kind), frozenset((slot.norm, *slot.alternatives)), None
-            if kind in asked.kinds and not forms & asked.own and _counted(slot):
-                place = _place(text, slot.value)
+        for slot in slots_in(text):
+            kind, forms, place = VALUE_KINDS.get(slot.kind), frozenset((slot.norm, *slot.alternatives)), None
+            if kind in asked.kinds and not forms & asked.own and counted(slot):
+                place = value_place(text, slot.value)
             if kind is not None and place is not None:
                 offsets = (view.start + start + place[0], view.start + start + place[1])
                 quote = text[place[0] : place[1]]
@@ -125,7 +125,7 @@ def _stated(view: EvidenceView, asked: _Asked) -> list[_Stated]:
     return out
 
 
-def _counted(slot: Slot) -> bool:
+def counted(slot: Slot) -> bool:
     """A value whose number reads as one: "八九十年" (the eighties and nineties) is no number of years."""
     number = _NUMBER_RE.search(slot.norm)
     return number is not None and (number.group()[0].isdigit() or to_int(number.group()) is not None)
@@ -149,7 +149,7 @@ def _disagreement(left: Sequence[_Stated], right: Sequence[_Stated]) -> tuple[_S
 def _asked(question: Question) -> _Asked | None:
     """What the question asks of which code, or None when it names no code or asks for no such value."""
     codes = tuple(s for s in question.identifiers if s.kind == "clause" or _CODE_RE.fullmatch(s.value))
-    kinds = question.kinds & _SLOT_KINDS
+    kinds = question.kinds & SLOT_KINDS
     if not codes or not kinds:
         return None
     own = frozenset(form for s in question.slots if s not in codes for form in (s.norm, *s.alternatives))

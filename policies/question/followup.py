@@ -9,7 +9,8 @@ statement) takes what it lacks from the nearest earlier turn that has a subject:
   ("那企业版呢？" after "基础版每月多少钱" reads "企业版每月多少钱"); one that names an attribute asks
   it of the earlier subject ("what about the warranty?" -> "X200 router warranty");
 - a statement or a condition ("what if I'm not a citizen?") is read with the earlier subject beside it;
-- the earlier turn's identifiers (model numbers) come along when its subject phrase lacks them.
+- the earlier turn's identifiers (model numbers) come along when its subject phrase lacks them, and
+  to a question opening with 那 that names nothing new ("那充满能用多久呢": another attribute of it).
 
 A turn that names its own subject carries nothing (a topic switch). A singular pointer after a
 comparison ("它支持5G吗" after "X200和X300有什么区别") fits both sides: it is ambiguous, and the
@@ -27,12 +28,15 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Literal
 
+from evidence_loop.policies.lexicon import LINK_OPENINGS_ZH
 from evidence_loop.policies.question.analysis import Question
 from evidence_loop.policies.question.followup_cues import Cue, cue_of, has_cjk, subject_phrase
+from evidence_loop.policies.question.followup_swap import read_named, swap
+from evidence_loop.policies.question.scopes import scope_names
 from evidence_loop.policies.question.sides import comparison_sides
 from evidence_loop.policies.question.slots import extract_slots, identifiers, slot_in_text
 from evidence_loop.policies.types import MissingPiece
-from evidence_loop.tools.tokenize import normalize
+from evidence_loop.tools.tokenize import normalize, words
 from evidence_loop.tools.types import Hit
 
 CarryKind = Literal["subject", "identifier", "side", "attribute"]
@@ -89,42 +93,61 @@ class _Source:
     doc_ids: tuple[str, ...]
 
 
-def resolve(asked: str, history: Sequence[Turn]) -> Resolution:
-    """The question to run for ``asked`` after ``history`` (oldest first); itself when it stands alone."""
-    cue = cue_of(asked) if history else None
+def resolve(asked: str, history: Sequence[Turn], kinds: bool = True) -> Resolution:
+    """The question to run for ``asked`` after ``history`` (oldest first); itself when it stands alone.
+    ``kinds``: an ellipsis swaps the thing of its kind, the attribute kept (``followup_swap``;
+    ``Policy.followup_kinds``); off, the rule of runs recorded before it."""
+    cue = cue_of(asked, kinds) if history else None
     if cue is None:
-        return Resolution(asked, asked)
-    source = _source(history, cue)
+        linked = _linked(asked, history) if kinds and history else None
+        return linked or Resolution(asked, asked)
+    source = _source(history, cue, kinds)
     if source is None:
         return Resolution(asked, asked, cue.kind, unresolved=True)
     if cue.kind == "pronoun" and not cue.plural and len(source.sides) > 1:
         return Resolution(asked, asked, cue.kind, candidates=source.sides)
-    resolution = _apply(asked, cue, source)
+    resolution = _apply(asked, cue, source, kinds)
     return replace(resolution, prior_docs=source.doc_ids, source=source.text)
 
 
-def resolved_turns(history: Sequence[Turn]) -> list[Turn]:
+def _linked(asked: str, history: Sequence[Turn]) -> Resolution | None:
+    """ "那充满能用多久呢" after "D50 充满电要多久？": a question opening with 那 that names no thing
+    (model, plan, place) and no subject the earlier turn did not asks another attribute of its
+    subject; its model numbers come along (under ``followup_kinds``)."""
+    if not has_cjk(asked) or not asked.lstrip().startswith(LINK_OPENINGS_ZH):
+        return None
+    source = _source(history, Cue("zero", 0, 0), kinds=True)
+    if source is None or not source.ids or any(_holds(asked, i) for i in source.ids):
+        return None
+    if scope_names(asked) or not set(words(subject_phrase(asked))) <= set(words(source.text)):
+        return None  # "那企业版多少钱呢", "那退货要几天呢" name a thing of their own
+    carried = tuple(Carried("identifier", i, source.turn) for i in source.ids)
+    text = _with_ids(asked, source)
+    return Resolution(asked, text, "zero", carried, prior_docs=source.doc_ids, source=source.text)
+
+
+def resolved_turns(history: Sequence[Turn], kinds: bool = True) -> list[Turn]:
     """Each earlier turn as it resolved against the ones before it (its run's reading when known)."""
     done: list[Turn] = []
     for turn in history:
-        done.append(replace(turn, resolved=_resolved_text(done, len(done), turn)))
+        done.append(replace(turn, resolved=_resolved_text(done, len(done), turn, kinds)))
     return done
 
 
-def _resolved_text(before: Sequence[Turn], place: int, turn: Turn) -> str:
+def _resolved_text(before: Sequence[Turn], place: int, turn: Turn, kinds: bool) -> str:
     """A turn's reading: its run's, itself when it points nowhere, else resolved from those before it."""
     if turn.resolved is not None:
         return turn.resolved
-    if cue_of(turn.text) is None:
+    if cue_of(turn.text, kinds) is None:
         return turn.text
-    return resolve(turn.text, before[:place]).text
+    return resolve(turn.text, before[:place], kinds).text
 
 
-def _source(turns: Sequence[Turn], cue: Cue) -> _Source | None:
+def _source(turns: Sequence[Turn], cue: Cue, kinds: bool) -> _Source | None:
     """The nearest earlier turn naming a subject, an identifier or a comparison's sides (each turn read
     as it resolved, worked out only as far back as the search goes)."""
     for place in range(len(turns) - 1, -1, -1):
-        text = _resolved_text(turns, place, turns[place])
+        text = _resolved_text(turns, place, turns[place], kinds)
         phrase, ids, sides = _facts(text)
         if phrase or ids or len(sides) > 1:
             return _Source(place, text, phrase, ids, sides, turns[place].doc_ids)
@@ -139,15 +162,18 @@ def _facts(text: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
     return subject_phrase(text), ids, tuple(s.name for s in comparison_sides(text))
 
 
-def _apply(asked: str, cue: Cue, source: _Source) -> Resolution:
+def _apply(asked: str, cue: Cue, source: _Source, kinds: bool) -> Resolution:
     if cue.kind == "ellipsis":
-        return _swap(asked, cue, source)
+        return _swap(asked, cue, source) if kinds else _swap_subject(asked, cue, source)
     if cue.plural and len(source.sides) > 1:
         joined = ("和" if has_cjk(asked) else " and ").join(source.sides)
         text = asked[: cue.start] + joined + asked[cue.end :]
         carried = tuple(Carried("side", s, source.turn) for s in source.sides)
         return Resolution(asked, text, cue.kind, carried, sides_from=source.text)
     phrase = source.phrase or " ".join(source.ids) or " ".join(source.sides)
+    if cue.kind == "condition" and kinds:  # "and if I pay yearly?": the earlier question, on that condition
+        text = f"{source.text.rstrip()} {asked.strip()}"
+        return Resolution(asked, text, cue.kind, (Carried("attribute", source.text, source.turn),))
     if cue.kind in {"statement", "condition"}:
         text = f"{asked.rstrip()} {phrase}"
     else:
@@ -190,13 +216,27 @@ def _holds(text: str, identifier: str) -> bool:
 
 
 def _swap(asked: str, cue: Cue, source: _Source) -> Resolution:
-    """ "What about X": X takes the place of the earlier subject when it is the same kind of thing,
-    else X is asked of the earlier subject."""
-    named = _strip_determiner(cue.named)
+    """ "What about X": X takes the place of the thing of its kind in the earlier question, whose
+    attribute is kept (``policies.question.followup_swap``); else X is asked of the earlier subject."""
+    named = read_named(cue.named, asked[: cue.start])
+    swapped = swap(source.text, source.phrase, source.ids, named)
+    if swapped is not None:
+        return Resolution(asked, swapped.text, cue.kind, (Carried("attribute", swapped.kept, source.turn),))
+    old = source.phrase or (source.ids[0] if source.ids else "")
+    glue = "" if has_cjk(asked) else " "
+    text = _with_ids(f"{old}{glue}{named.text}", source)
+    carried = (Carried("subject", old, source.turn), *_ids(source, old, source.turn))
+    return Resolution(asked, text, cue.kind, carried)
+
+
+def _swap_subject(asked: str, cue: Cue, source: _Source) -> Resolution:
+    """The rule before ``_swap`` (runs recorded before ``Policy.followup_kinds``): X takes the place of
+    the earlier subject when it is the same kind of thing, else X is added to the earlier subject."""
+    named = _DETERMINER_RE.sub("", cue.named.strip())
     old = source.phrase or (source.ids[0] if source.ids else "")
     entity = _same_kind(named, old, source)
-    if entity and _find(source.text, entity[0]) >= 0:
-        at = _find(source.text, entity[0])
+    at = _find(source.text, entity[0]) if entity else -1
+    if entity and at >= 0:
         text = source.text[:at] + entity[1] + source.text[at + len(entity[0]) :]
         rest = " ".join((source.text[:at] + source.text[at + len(entity[0]) :]).split())
         return Resolution(asked, text, cue.kind, (Carried("attribute", rest, source.turn),))
@@ -208,15 +248,12 @@ def _swap(asked: str, cue: Cue, source: _Source) -> Resolution:
 
 def _same_kind(named: str, old: str, source: _Source) -> tuple[str, str] | None:
     """(what to replace in the earlier turn, what with) when X is a thing of the earlier subject's
-    kind: both model numbers, or the same head noun ("企业版"/"基础版", "Premium plan"/"Basic plan"),
-    or a name for the earlier phrase's modifier ("Premium" for "Basic plan")."""
-    new_ids = [s.value for s in identifiers(extract_slots(named))]
-    if new_ids and source.ids:
+    kind: both model numbers, or the same head noun, or a name for the earlier phrase's modifier."""
+    if identifiers(extract_slots(named)) and source.ids:
         return source.ids[0], named
     if not old:
         return None
     if has_cjk(old):
-        # "专业版" for "基础版会员": the earlier phrase up to the head character X ends with
         at = old.rfind(named[-1:]) if len(named) > 1 else -1
         return (old[: at + 1], named) if at >= 1 else None
     old_words, new_words = old.split(), named.split()
@@ -228,10 +265,6 @@ def _same_kind(named: str, old: str, source: _Source) -> tuple[str, str] | None:
 
 
 _DETERMINER_RE = re.compile(r"^(?:the|my|your|our|a|an)\s+", re.IGNORECASE)
-
-
-def _strip_determiner(text: str) -> str:
-    return _DETERMINER_RE.sub("", text.strip())
 
 
 def _find(text: str, phrase: str) -> int:

@@ -39,6 +39,7 @@ from evidence_loop.policies.lexicon import (
     REFER_PLURAL_ZH,
     REFER_THAT_BEFORE_EN,
     REFER_ZH,
+    SCOPE_PREPOSITIONS_ZH,
     STATEMENT_OPENINGS_EN,
     STATEMENT_OPENINGS_ZH,
     ZERO_SUBJECT_ZH,
@@ -89,11 +90,12 @@ _DUMMY_IT_RE = re.compile("|".join(DUMMY_IT_EN), re.IGNORECASE)
 _REFER_EN_RE = re.compile(rf"\b(?:{_alt(tuple(REFER_EN))})\b", re.IGNORECASE)
 
 
-def cue_of(text: str) -> Cue | None:
-    """How the turn points back at an earlier one; None for a turn that stands alone."""
+def cue_of(text: str, places: bool = True) -> Cue | None:
+    """How the turn points back at an earlier one; None for a turn that stands alone. ``places``: "在香港呢"
+    is an ellipsis too (``Policy.followup_kinds``; off for runs recorded before it)."""
     zh = has_cjk(text)
     return (
-        _ellipsis(text, zh)
+        _ellipsis(text, zh, places)
         or (_pronoun_zh(text) if zh else _pronoun_en(text))
         or (_generic_zh(text) if zh else _generic_en(text))
         or (_zero_zh(text) if zh else None)
@@ -102,7 +104,7 @@ def cue_of(text: str) -> Cue | None:
     )
 
 
-def _ellipsis(text: str, zh: bool) -> Cue | None:
+def _ellipsis(text: str, zh: bool, places: bool = True) -> Cue | None:
     """ "那X呢" / "what about X": X names the new thing; a full question ending in 呢 is not one."""
     patterns = (_ELLIPSIS_ZH_RE,) if zh else _ELLIPSIS_EN
     for pattern in patterns:
@@ -110,14 +112,23 @@ def _ellipsis(text: str, zh: bool) -> Cue | None:
         if match is None:
             continue
         named = match.group("x").strip()
-        if zh and any(w in PREDICATE_ZH and w != "的" for w in words(named)):
-            return None  # "年假有多少天呢" asks a whole question
+        asks = _without_preposition(named) if places else named
+        if zh and any(w in PREDICATE_ZH and w != "的" for w in words(asks)):
+            return None  # "年假有多少天呢" asks a whole question (not "在香港呢": a place)
         if not zh and any(w.lower() in PHRASE_BREAKS_EN - DETERMINERS_EN for w in named.split()[1:]):
             return None  # "and how do I cancel?" asks a whole question
         if _refers(named, zh):
             return None  # "那它的价格呢": the pronoun is the cue
         return Cue("ellipsis", match.start("x"), match.end("x"), named)
     return None
+
+
+def _without_preposition(named: str) -> str:
+    """ "香港" of "在香港": the preposition that makes X a place or a scope is no predicate."""
+    for word in SCOPE_PREPOSITIONS_ZH:
+        if named.startswith(word) and len(named) > len(word):
+            return named[len(word) :]
+    return named
 
 
 def _refers(text: str, zh: bool) -> bool:

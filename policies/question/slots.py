@@ -26,10 +26,12 @@ from functools import lru_cache
 from evidence_loop.policies.lexicon import (
     CN_NUMERAL_CHARS,
     EN_NUMBER_WORDS,
+    MODEL_VARIANTS,
     MONTHS,
     NOT_BEFORE_CN_NUMBER,
     NOT_MODEL_NAMES,
 )
+from evidence_loop.policies.question.places import alternation
 from evidence_loop.policies.question.value_forms import (
     amount_forms,
     clause_forms,
@@ -339,3 +341,23 @@ def identifiers(slots: Sequence[Slot]) -> tuple[Slot, ...]:
 
 def _has_digit(form: str) -> bool:
     return any(c.isdigit() for c in form)
+
+
+_EDITION_RE = re.compile(rf"\s*(?:{alternation(MODEL_VARIANTS)})\b|\+", re.IGNORECASE)
+
+
+def model_spans(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` names a model number, with an edition word after it ("C200 Pro" is no "C200")."""
+    spans: list[tuple[int, int]] = []
+    if not any(c.isdigit() for c in text):
+        return spans  # a model number has a digit
+    at = 0
+    for slot in identifiers(extract_slots(text)):
+        start = text.find(slot.value, at)
+        if start < 0:
+            continue
+        end = start + len(slot.value)
+        edition = _EDITION_RE.match(text, end)
+        at = end = edition.end() if edition is not None else end
+        spans.append((start, end))
+    return spans

@@ -33,8 +33,9 @@ def _raw_events(path: Path) -> list[dict[str, object]]:
     return [r for r in records if r["type"] == "event"]
 
 
-# steps added after the written traces, each replayed by tests of its own (tests/agent/test_followups.py)
-LATER_STEPS = {"resolved"}
+# steps added after the written traces, each replayed by tests of its own (tests/agent/test_followups.py,
+# tests/agent/test_conflict_scan.py)
+LATER_STEPS = {"resolved", "conflict_scan"}
 
 
 def test_the_written_traces_hold_every_kind_of_step() -> None:

@@ -15,6 +15,7 @@ from langchain_core.runnables import Runnable, RunnableLambda, RunnablePassthrou
 from evidence_loop.agent.outcome import Outcome
 from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.agent.service import Service
+from evidence_loop.integrations import refusal_message
 from evidence_loop.integrations.langchain import EvidenceLoopRetriever
 from evidence_loop.tools.errors import InputError
 from tests.agent.test_api_server import Server
@@ -35,7 +36,7 @@ def cited(docs: list[Document]) -> str:
 
 
 def chain_over(retriever: EvidenceLoopRetriever) -> Runnable[str, str]:
-    """Retrieve, then answer from the documents; with none, say the loop refused and what is missing."""
+    """Retrieve, then answer from the documents; with none, tell the user why in their language."""
 
     def answer_or_refusal(inputs: dict[str, object]) -> str | Runnable[dict[str, object], str]:
         docs = inputs["docs"]
@@ -44,7 +45,7 @@ def chain_over(retriever: EvidenceLoopRetriever) -> Runnable[str, str]:
             return PROMPT | ParrotFakeChatModel() | StrOutputParser()
         outcome = retriever.last_outcome
         assert outcome is not None
-        return f"refused ({outcome.status}): " + "; ".join(m.detail for m in outcome.missing)
+        return f"refused ({outcome.status}): " + (refusal_message(outcome) or "")
 
     return (
         {"docs": retriever, "question": RunnablePassthrough()}
@@ -74,6 +75,7 @@ def check_chain(retriever: EvidenceLoopRetriever, index: Path) -> None:
 
     refusal = chain.invoke(REFUSED)
     assert refusal.startswith("refused (insufficient_evidence): ") and "LM-Z900" in refusal
+    assert "帮助文档" in refusal  # the end user's words, in the question's language
     assert retriever.invoke(REFUSED) == []
 
 

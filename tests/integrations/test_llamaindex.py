@@ -8,6 +8,7 @@ from llama_index.core.schema import NodeWithScore, TextNode
 
 from evidence_loop.agent.outcome import Outcome
 from evidence_loop.agent.service import Service
+from evidence_loop.integrations import refusal_message
 from evidence_loop.integrations.llamaindex import EvidenceLoopRetriever
 from tests.agent.test_api_server import Server
 from tests.integrations.conftest import ANSWERED, PUBLIC_KEY, REFUSED, document_span
@@ -33,6 +34,8 @@ def check_retriever(retriever: EvidenceLoopRetriever, index: Path) -> None:
     assert retriever.retrieve(REFUSED) == []
     assert [o.status for o in seen] == ["insufficient_evidence"]
     assert any("LM-Z900" in m.detail for m in seen[0].missing)
+    message = refusal_message(seen[0])
+    assert message is not None and "LM-Z900" in message and "帮助文档" in message
 
 
 def test_the_retriever_returns_scored_nodes_or_none_with_the_refusal_in_process(index: Path) -> None:

@@ -6,7 +6,8 @@ from collections.abc import Sequence
 
 import pytest
 
-from evidence_loop.policies.conflicts.candidates import find_candidates
+from evidence_loop.policies.config import Policy
+from evidence_loop.policies.conflicts.candidates import ConflictRules, find_candidates
 from evidence_loop.policies.question.analysis import analyse
 from evidence_loop.policies.types import EvidenceView
 
@@ -244,10 +245,12 @@ def test_two_values_within_one_window_are_settled_by_rule_as_two_scopes() -> Non
     ] == [("compatible", "rules", "3次", "5次")]
 
 
-def test_one_document_in_two_sections_is_a_candidate() -> None:
+def test_one_document_in_two_sections_was_a_candidate_before_the_scope_rules() -> None:
     first = view("e1", "会员每月可免费退货3次，超出部分按次收取运费，详见退货规则。", doc_id="returns")
     second = view("e2", "会员每月可免费退货5次，超出部分按次收取运费，详见退货规则。", doc_id="returns")
-    assert values("会员每月可以免费退货几次？", [first, second]) == [("count", "3次", "5次")]
+    rules = ConflictRules.of(Policy.from_dict({}))  # a policy recorded before conflict_scopes
+    scan = find_candidates(analyse("会员每月可以免费退货几次？"), [first, second], rules)
+    assert [(c.kind, c.left.value, c.right.value) for c in scan.candidates] == [("count", "3次", "5次")]
 
 
 def test_the_scan_is_the_same_whatever_order_the_windows_come_in() -> None:

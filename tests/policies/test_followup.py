@@ -32,11 +32,11 @@ RESOLVED: list[tuple[list[str], str, str, str]] = [
         "How long is the X200 router's warranty?",
         "pronoun",
     ),
-    (["年假有多少天"], "如果没休完怎么办？", "如果没休完怎么办？ 年假", "condition"),
+    (["年假有多少天"], "如果没休完怎么办？", "年假有多少天 如果没休完怎么办？", "condition"),
     (
         ["How do I apply for retirement benefits?"],
         "What if I move abroad?",
-        "What if I move abroad? retirement benefits",
+        "How do I apply for retirement benefits? What if I move abroad?",
         "condition",
     ),
     (["X200路由器支持哪些频段"], "它是哪一年推出的", "X200路由器是哪一年推出的", "pronoun"),

@@ -88,7 +88,9 @@ def test_with_the_rule_off_the_look_alikes_are_compared_as_before() -> None:
         view("e1", "The QUOKKA000X tablet is covered. The warranty period is 1 year from delivery."),
         view("e2", "The QUOKKA001X tablet is covered. The warranty period is 2 years from delivery."),
     ]
-    rules = ConflictRules.of(Policy(rival_ids=False, slot_values=False))
+    rules = ConflictRules.of(
+        Policy(rival_ids=False, slot_values=False, attribute_values=False, conflict_scopes=False)
+    )
 
     scan = find_candidates(analyse("How long is the warranty period of the QUOKKA001X tablet?"), views, rules)
 

@@ -13,6 +13,7 @@ from evidence_loop.traces.steps import (
     AbortedStep,
     CheckedStep,
     CohereRerankBody,
+    ConflictScanStep,
     ConflictStep,
     DecidedStep,
     EmbeddedStep,
@@ -25,6 +26,7 @@ from evidence_loop.traces.steps import (
     RerankReplyStep,
     RerankRequestStep,
     ResolvedStep,
+    ScannedRecord,
     SlidStep,
     TraceStep,
     ValueRecord,
@@ -128,6 +130,20 @@ EXAMPLES: dict[str, TraceStep] = {
         adjudicator="llm",
         reason="VIP rules apply to a different scope",
         scope="VIP members",
+    ),
+    "conflict_scan": ConflictScanStep(
+        candidates=0,
+        dropped=[
+            ScannedRecord(
+                slot="- From Apps, tap Galaxy …",
+                kind="named",
+                values=[
+                    ValueRecord(value="Store", doc_id="s10-apps", version="1", start=4628, end=4633),
+                    ValueRecord(value="Wearable", doc_id="s10-apps", version="1", start=4836, end=4844),
+                ],
+                dropped="one document (s10-apps) states both values",
+            )
+        ],
     ),
     "decided": DecidedStep(
         status="answered", why="1 evidence windows cover the question", outcome={"status": "answered"}

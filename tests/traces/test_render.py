@@ -15,7 +15,7 @@ from tests.traces.conftest import EXAMPLES, SAMPLE_STEPS
 def _lines(step: TraceStep) -> list[str]:
     """The rendered lines, without the ``#seq step`` column."""
     lines = render_event(TraceEvent(seq=4, step=step.step, data=step, prev_hash="p", hash="h"))
-    width = len(f"  #4   {step.step:<12}")
+    width = len(f"  #4   {step.step + ' ':<12}")
     return [line[width:] for line in lines]
 
 
@@ -51,6 +51,7 @@ FIRST_LINES = {
     "llm_request": "model qwen2.5-7b call 1 attempt 1, 1 message",
     "llm_reply": "model qwen2.5-7b call 1 attempt 1, 812.5 ms",
     "conflict": "slot duration:7天: 7天 (refund-faq@3 [120:158]) vs 14天 (vip-rules@1 [10:44])",
+    "conflict_scan": "1 candidates set aside, 0 went on to a verdict",
     "decided": "answered: 1 evidence windows cover the question",
     "aborted": "DeadlineExceeded: the run ran out of time before the rerank",
 }
