@@ -9,9 +9,8 @@ from evidence_loop.agent.commands.common import (
     Subparsers,
     add_command,
     add_index_option,
-    progress_bar,
-    want_progress,
 )
+from evidence_loop.agent.commands.progress import Progress, add_progress_option
 from evidence_loop.agent.commands.session import (
     add_policy_option,
     add_trace_options,
@@ -42,7 +41,7 @@ def register(subparsers: Subparsers) -> None:
     add_index_option(parser)
     add_trace_options(parser)
     add_policy_option(parser)
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_progress_option(parser)
     parser.add_argument(
         "--no-history",
         action="store_true",
@@ -56,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
     service = open_service(args)
     service.settle()
     try:
-        with progress_bar(len(questions), enabled=want_progress(len(questions), args.no_progress)) as advance:
+        with Progress("batch", show=not args.no_progress) as progress:
+            advance = progress.counter("answering", "question", len(questions))
             answers = answer_all(service.ask, questions, advance, with_history=not args.no_history)
             count = write_jsonl(args.out, answers)
     finally:

@@ -13,11 +13,9 @@ from evidence_loop.agent.commands.common import (
     Subparsers,
     add_command,
     add_embed_cache_option,
-    embedding_bar,
     evaluation_embedder,
-    progress_bar,
-    want_progress,
 )
+from evidence_loop.agent.commands.progress import Progress, add_progress_option
 from evidence_loop.agent.commands.session import add_policy_option, policy_from_args, policy_line
 from evidence_loop.agent.controller import Controller
 from evidence_loop.agent.evaluate import (
@@ -92,7 +90,7 @@ def register(subparsers: Subparsers) -> None:
         help="also run the full loop with lexical recall only (no vectors), printed as 'lexical'",
     )
     add_embed_cache_option(parser)
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_progress_option(parser)
     parser.add_argument(
         "--no-history", action="store_true", help="ask each question alone, ignoring its `history` field"
     )
@@ -127,8 +125,10 @@ def run(args: argparse.Namespace) -> int:
     causes: dict[str, list[tuple[str, int, float]]] = {}
     profiles: dict[str, tuple[int, dict[str, Bin]]] = {}
     embedder = evaluation_embedder(args.embed_cache)
-    with temp_index() as tmp, embedding_bar(enabled=not args.no_progress) as bar:
-        keeper = ScaleKeeper(Controller(variants[0][1], embedder=embedder)) if embedder else None
+    with temp_index() as tmp, Progress("eval", show=not args.no_progress) as progress:
+        bar = progress.stage("embedding", "unit")
+        measuring = progress.stage("measuring the scale", "question")
+        keeper = ScaleKeeper(Controller(variants[0][1], embedder=embedder), measuring) if embedder else None
         store = ingest_set(args.set_dir, _location(args, Path(tmp)), embedder, bar, meter=keeper)
         snapshot = store.snapshot()
         scale = store.scale() if embedder else None
@@ -136,11 +136,10 @@ def run(args: argparse.Namespace) -> int:
         for mode, policy in variants:
             controller = Controller(policy, deps=None, embedder=embedder)
             out = args.out_dir / f"{args.set_dir.name}-{mode}.jsonl"
-            enabled = want_progress(len(questions), args.no_progress)
-            with progress_bar(len(questions), enabled=enabled) as advance:
-                ask = Asker(controller, snapshot, scale)
-                answers = answer_all(ask, questions, advance, ask.extra, with_history=not args.no_history)
-                write_jsonl(out, answers)
+            advance = progress.counter(f"answering ({mode})", "question", len(questions))
+            ask = Asker(controller, snapshot, scale)
+            answers = answer_all(ask, questions, advance, ask.extra, with_history=not args.no_history)
+            write_jsonl(out, answers)
             causes[mode] = _attribution(questions, out)
             profiles[mode] = _profile(out, policy)
             scores[mode] = score(args.set_dir, out)

@@ -19,7 +19,7 @@ from evidence_loop.tools.parse.html import scan_html
 from evidence_loop.tools.parse.markdown import scan_markdown
 from evidence_loop.tools.parse.plain import scan_plain
 from evidence_loop.tools.parse.sections import build_sections
-from evidence_loop.tools.types import DocumentInput, ParsedDocument
+from evidence_loop.tools.types import FIRST_VERSION, DocumentInput, ParsedDocument
 
 _READERS: dict[str, Callable[[str], list[Block]]] = {
     "text": scan_plain,
@@ -31,11 +31,15 @@ __all__ = ["parse_document"]
 
 
 def parse_document(doc: DocumentInput) -> ParsedDocument:
-    """Split a document into sections and units; ``text[u.start:u.end] == u.text`` for every unit."""
+    """Split a document into sections and units; ``text[u.start:u.end] == u.text`` for every unit.
+
+    A document without a version label is parsed as its first version (the store labels it before
+    parsing it)."""
+    version = doc.version if doc.version is not None else FIRST_VERSION
     reader = _READERS.get(doc.format)
     if reader is None:
         raise UnsupportedFormatError(f"unknown document format {doc.format!r} for {doc.doc_id!r}")
     blocks = [block for block in reader(doc.text) if block.spans]
     sections, block_sections = build_sections(doc.text, doc.title, blocks)
-    units = assemble_units(doc, blocks, block_sections)
-    return ParsedDocument(doc.doc_id, doc.version, doc.title, doc.format, doc.text, sections, units)
+    units = assemble_units(doc.doc_id, version, doc.text, blocks, block_sections)
+    return ParsedDocument(doc.doc_id, version, doc.title, doc.format, doc.text, sections, units)

@@ -5,18 +5,27 @@ The rules, per incoming document (applied in batch order, so a later line sees a
     doc_id blank, with a control char, a
         char that prints nothing or a
         look-alike letter                   -> InputError (see tools.types.doc_id_fault; it is in NFC)
+    a version label given empty             -> InputError
     a lone surrogate in text, title, acl
         or metadata (not Unicode text)      -> InputError
     NaN or an infinity in metadata          -> InputError naming the field
     empty or whitespace-only text           -> skipped, with a reason
     over max_bytes (UTF-8)                  -> DocumentTooLargeError (the caller rolls back the batch)
-    version not stored yet                  -> stored; becomes the current version (added / updated)
+    no version label given                  -> labelled by tools.store.labels (the label of the stored
+                                               version with this text, else the next integer), then:
+    version not stored yet, and the current
+        version has this text               -> unchanged: a text keeps the label it has (its title,
+                                               ACL and metadata updated in place when they differ)
+    version not stored yet                  -> stored; becomes the current version (added / changed)
     stored, same text, format, title, acl   -> unchanged (if it is the current version)
     stored, same text and format, other
         title/acl/metadata                  -> those fields updated in place
     stored, other text or format            -> VersionClashError, or with replace=True its rows replaced
     stored but not current (older version,
-        or a deleted document)              -> becomes current again (a new live span)
+        or a deleted document)              -> becomes current again (a new live span), unless a later
+                                               line of the batch names the same document: a batch that
+                                               names several versions of a document keeps the earlier
+                                               ones as history and makes the last one current
 
 A version that stops being current keeps its rows: it stays readable for replay.
 
@@ -27,6 +36,7 @@ the check and the write are one transaction, so no write of another process can 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -36,12 +46,15 @@ from typing import Literal
 
 from evidence_loop.tools.errors import DocumentTooLargeError, InputError, VersionClashError
 from evidence_loop.tools.parse import parse_document
+from evidence_loop.tools.store.labels import auto_label
 from evidence_loop.tools.store.sql import Db
 from evidence_loop.tools.store.vectors import drop_versions
 from evidence_loop.tools.tokenize import recall_tokens
 from evidence_loop.tools.types import DocumentInput, ParsedDocument, doc_id_fault, doc_id_form
 
-Outcome = Literal["added", "updated", "unchanged", "skipped"]
+Outcome = Literal["added", "changed", "unchanged", "skipped", "retired"]
+"""What a write did to one document: added (it had no live version), changed (another version, or
+its title, ACL or metadata), unchanged, skipped (empty), retired (no longer live: a sync's prune)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,26 +79,47 @@ WriteGuard = Callable[[WriteTarget], None]
 
 @dataclass(slots=True)
 class Tally:
-    """Running counts of one batch (mutable: it accumulates while the batch is written)."""
+    """Running counts of one batch (mutable: it accumulates while the batch is written).
+
+    ``outcomes`` holds (doc_id, version, outcome) for every document, in batch order (retired ones
+    last, with the version that was live); ``units`` counts the units of the versions written,
+    ``embedded`` the units embedded for them."""
 
     added: int = 0
-    updated: int = 0
+    changed: int = 0
     versions_added: int = 0
     unchanged: int = 0
+    retired: int = 0
     units: int = 0
+    embedded: int = 0
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    outcomes: list[tuple[str, str, Outcome]] = field(default_factory=list)
 
     @property
-    def changed(self) -> bool:
+    def wrote(self) -> bool:
         """True when the batch changed anything, so that a new generation is needed."""
-        return self.added + self.updated > 0
+        return self.added + self.changed + self.retired > 0
+
+    def count(self, doc_id: str, version: str, outcome: Outcome) -> Outcome:
+        """Record what happened to one document; returns ``outcome``."""
+        if outcome == "added":
+            self.added += 1
+        elif outcome == "changed":
+            self.changed += 1
+        elif outcome == "unchanged":
+            self.unchanged += 1
+        elif outcome == "retired":
+            self.retired += 1
+        self.outcomes.append((doc_id, version, outcome))
+        return outcome
 
 
 @dataclass(frozen=True, slots=True)
 class _Incoming:
-    """A document with the derived fields every rule compares."""
+    """A document (its version label settled) with the derived fields every rule compares."""
 
     doc: DocumentInput
+    version: str
     sha256: str
     acl_json: str
     metadata_json: str
@@ -100,41 +134,52 @@ def apply_document(
     max_bytes: int,
     tally: Tally,
     guard: WriteGuard | None = None,
+    superseded: bool = False,
 ) -> Outcome:
     """Write one document version at ``generation`` following the rules above; returns what happened.
 
-    ``guard`` sees the target first (after the doc_id and the text are screened)."""
-    incoming = _screen(doc, max_bytes)
+    ``guard`` sees the target first (after the doc_id and the text are screened, and the version
+    labelled). ``superseded``: a later line of the batch names the same document."""
+    incoming = _screen(conn, doc, max_bytes, replace)
     if guard is not None:
-        guard(target_of(conn, doc))
+        guard(_target(conn, doc.doc_id, _label_of(doc, incoming), tuple(sorted(set(doc.acl)))))
     if incoming is None:
         tally.skipped.append((doc.doc_id, "empty or whitespace-only text"))
-        return "skipped"
+        return tally.count(doc.doc_id, doc.version or "", "skipped")
     had_current = _has_current(conn, doc.doc_id)
-    if not _write_version(conn, incoming, generation, replace=replace, tally=tally):
-        tally.unchanged += 1
-        return "unchanged"
-    if had_current:
-        tally.updated += 1
-        return "updated"
-    tally.added += 1
-    return "added"
+    written = _write_version(conn, incoming, generation, replace=replace, superseded=superseded, tally=tally)
+    if written is None:
+        return tally.count(doc.doc_id, _current_label(conn, doc.doc_id, incoming.version), "unchanged")
+    return tally.count(doc.doc_id, written, "changed" if had_current else "added")
 
 
-def _screen(doc: DocumentInput, max_bytes: int) -> _Incoming | None:
-    """Refuse a bad id, text that is not Unicode or an oversize document; pass over an empty one."""
+def _label_of(doc: DocumentInput, incoming: _Incoming | None) -> str | None:
+    return incoming.version if incoming is not None else doc.version
+
+
+def _screen(conn: Db, doc: DocumentInput, max_bytes: int, replace: bool) -> _Incoming | None:
+    """Refuse a bad id or label, text that is not Unicode or an oversize document; pass over an empty
+    one; label the version when none is given (``tools.store.labels``)."""
     if (fault := doc_id_fault(doc.doc_id)) is not None:
         raise InputError(fault)
+    if doc.version is not None and not doc.version.strip():
+        raise InputError(f"document {doc.doc_id!r}: an empty version label; give one, or none")
     data = _encoded(doc, "text", doc.text)
     if len(data) > max_bytes:
         raise DocumentTooLargeError(
-            f"document {doc.doc_id!r} version {doc.version!r} is {len(data)} bytes, over the limit of "
+            f"document {doc.doc_id!r}{'' if doc.version is None else f' version {doc.version!r}'} is "
+            f"{len(data)} bytes, over the limit of "
             f"{max_bytes} bytes; split it or raise the limit"
         )
     if not doc.text.strip():
         return None
-    incoming = _Incoming(doc, hashlib.sha256(data).hexdigest(), _acl_json(doc), _metadata_json(doc))
-    stored = (("title", doc.title), ("version", doc.version), ("acl", incoming.acl_json))
+    sha = hashlib.sha256(data).hexdigest()
+    version = (
+        doc.version if doc.version is not None else auto_label(conn, doc.doc_id, sha, doc.format, replace)
+    )
+    labelled = doc if doc.version == version else dataclasses.replace(doc, version=version)
+    incoming = _Incoming(labelled, version, sha, _acl_json(doc), _metadata_json(doc))
+    stored = (("title", doc.title), ("version", version), ("acl", incoming.acl_json))
     for name, value in (*stored, ("metadata", incoming.metadata_json)):
         _encoded(doc, name, value)
     return incoming
@@ -151,35 +196,78 @@ def _encoded(doc: DocumentInput, field_name: str, value: str) -> bytes:
         ) from None
 
 
-def _write_version(conn: Db, incoming: _Incoming, generation: int, *, replace: bool, tally: Tally) -> bool:
-    """Store, replace, update or revive the version; False when it is already there as given."""
-    doc = incoming.doc
+def _write_version(
+    conn: Db, incoming: _Incoming, generation: int, *, replace: bool, superseded: bool, tally: Tally
+) -> str | None:
+    """Store, replace, update or revive the version; the label written, or None when the document
+    is already as given."""
+    doc, version = incoming.doc, incoming.version
     row = conn.execute(
         "SELECT sha256, format, title, acl, metadata, is_current FROM versions "
         "WHERE doc_id = ? AND version = ?",
-        (doc.doc_id, doc.version),
+        (doc.doc_id, version),
     ).fetchone()
     if row is None:
+        current = _current_same_text(conn, incoming)
+        if current is not None:  # a text keeps the label it has
+            return _keep_label(conn, incoming, current)
         _store_new(conn, incoming, generation, tally)
-        return True
+        return version
     sha, fmt, title, acl, metadata, is_current = row
     if (sha, fmt) != (incoming.sha256, doc.format):
         if not replace:
             raise VersionClashError(
-                f"document {doc.doc_id!r} version {doc.version!r} is already stored with different text; "
-                "give it a new version, or replace it (--replace)"
+                f"document {doc.doc_id!r} version {version!r} is already stored with different text; "
+                "leave the version out to store it as the next one, give a new version, or replace "
+                "the stored text (--replace)"
             )
         _replace_content(conn, incoming, tally)
     elif is_current and (title, acl, metadata) == (doc.title, incoming.acl_json, incoming.metadata_json):
-        return False
+        return None
+    elif superseded and not is_current:
+        return None  # history the store holds already: the batch's later line decides what is current
     else:
         _update_fields(conn, incoming)
     _make_current(conn, incoming, generation, is_current=bool(is_current))
-    return True
+    return version
+
+
+def _current_same_text(conn: Db, incoming: _Incoming) -> str | None:
+    """The label of the document's current version when it has the incoming text, else None."""
+    row = conn.execute(
+        "SELECT version, sha256, format FROM versions WHERE doc_id = ? AND is_current = 1",
+        (incoming.doc.doc_id,),
+    ).fetchone()
+    if row is None or (row[1], row[2]) != (incoming.sha256, incoming.doc.format):
+        return None
+    return str(row[0])
+
+
+def _keep_label(conn: Db, incoming: _Incoming, current: str) -> str | None:
+    """The current version has the incoming text under another label: its title, ACL and metadata
+    are updated in place when they differ (returns its label), else nothing changes (None)."""
+    kept = dataclasses.replace(
+        incoming, doc=dataclasses.replace(incoming.doc, version=current), version=current
+    )
+    doc = incoming.doc
+    row = conn.execute(
+        "SELECT title, acl, metadata FROM versions WHERE doc_id = ? AND version = ?", (doc.doc_id, current)
+    ).fetchone()
+    if tuple(row) == (doc.title, incoming.acl_json, incoming.metadata_json):
+        return None
+    _update_fields(conn, kept)
+    return current
+
+
+def _current_label(conn: Db, doc_id: str, fallback: str) -> str:
+    row = conn.execute(
+        "SELECT version FROM versions WHERE doc_id = ? AND is_current = 1", (doc_id,)
+    ).fetchone()
+    return str(row[0]) if row is not None else fallback
 
 
 def target_of(conn: Db, doc: DocumentInput) -> WriteTarget:
-    """The target of writing ``doc``, as ``conn``'s transaction reads the store."""
+    """The target of writing ``doc`` as labelled, as ``conn``'s transaction reads the store."""
     return _target(conn, doc.doc_id, doc.version, tuple(sorted(set(doc.acl))))
 
 
@@ -237,7 +325,7 @@ def _has_current(conn: Db, doc_id: str) -> bool:
 
 def _store_new(conn: Db, incoming: _Incoming, generation: int, tally: Tally) -> None:
     """A version the store has never seen: its rows, then it takes over as current."""
-    doc = incoming.doc
+    doc, version = incoming.doc, incoming.version
     conn.execute(
         "INSERT OR IGNORE INTO documents(doc_id, created_gen) VALUES (?, ?)", (doc.doc_id, generation)
     )
@@ -245,18 +333,18 @@ def _store_new(conn: Db, incoming: _Incoming, generation: int, tally: Tally) -> 
     conn.execute(
         "INSERT INTO versions(doc_id, version, title, format, text, sha256, acl, metadata, added_gen, "
         "removed_gen, is_current) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 1)",
-        (doc.doc_id, doc.version, doc.title, doc.format, doc.text, incoming.sha256, incoming.acl_json,
+        (doc.doc_id, version, doc.title, doc.format, doc.text, incoming.sha256, incoming.acl_json,
          incoming.metadata_json, generation),
     )  # fmt: skip
     _insert_content(conn, parse_document(doc), tally)
-    _insert_acl(conn, doc)
-    _open_span(conn, doc.doc_id, doc.version, generation)
+    _insert_acl(conn, incoming)
+    _open_span(conn, doc.doc_id, version, generation)
 
 
 def _replace_content(conn: Db, incoming: _Incoming, tally: Tally) -> None:
     """Rewrite a stored version's text and rows (only with replace=True)."""
     doc = incoming.doc
-    key = (doc.doc_id, doc.version)
+    key = (doc.doc_id, incoming.version)
     conn.execute("DELETE FROM units WHERE doc_id = ? AND version = ?", key)
     conn.execute("DELETE FROM sections WHERE doc_id = ? AND version = ?", key)
     drop_versions(conn, *key)  # its units change: the next embedding pass embeds them anew
@@ -271,26 +359,26 @@ def _replace_content(conn: Db, incoming: _Incoming, tally: Tally) -> None:
 def _update_fields(conn: Db, incoming: _Incoming) -> None:
     """Title, ACL and metadata of a stored version, in place."""
     doc = incoming.doc
-    key = (doc.doc_id, doc.version)
+    key = (doc.doc_id, incoming.version)
     conn.execute(
         "UPDATE versions SET title = ?, acl = ?, metadata = ? WHERE doc_id = ? AND version = ?",
         (doc.title, incoming.acl_json, incoming.metadata_json, *key),
     )
     conn.execute("DELETE FROM acl WHERE doc_id = ? AND version = ?", key)
-    _insert_acl(conn, doc)
+    _insert_acl(conn, incoming)
 
 
 def _make_current(conn: Db, incoming: _Incoming, generation: int, *, is_current: bool) -> None:
     """Bring a stored, no longer current version back: the current one is closed, a new span opens."""
     if is_current:
         return
-    doc = incoming.doc
-    _close_current(conn, doc.doc_id, generation)
+    doc_id, version = incoming.doc.doc_id, incoming.version
+    _close_current(conn, doc_id, generation)
     conn.execute(
         "UPDATE versions SET is_current = 1, removed_gen = NULL WHERE doc_id = ? AND version = ?",
-        (doc.doc_id, doc.version),
+        (doc_id, version),
     )
-    _open_span(conn, doc.doc_id, doc.version, generation)
+    _open_span(conn, doc_id, version, generation)
 
 
 def retire_document(conn: Db, doc_id: str, generation: int, guard: WriteGuard | None = None) -> bool:
@@ -360,8 +448,9 @@ def _insert_content(conn: Db, parsed: ParsedDocument, tally: Tally) -> None:
     tally.versions_added += 1
 
 
-def _insert_acl(conn: Db, doc: DocumentInput) -> None:
+def _insert_acl(conn: Db, incoming: _Incoming) -> None:
+    doc = incoming.doc
     conn.executemany(
         "INSERT INTO acl(doc_id, version, grp) VALUES (?, ?, ?)",
-        [(doc.doc_id, doc.version, group) for group in sorted(set(doc.acl))],
+        [(doc.doc_id, incoming.version, group) for group in sorted(set(doc.acl))],
     )
