@@ -85,7 +85,8 @@ def test_a_sync_killed_at_a_stage_of_its_write_leaves_the_state_before_or_after_
 
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     assert state(store_location) == (expected_after(before) if stage == "commit" else before)
-    assert main(["check", *flag(store_location)]) == 0
+    if not isinstance(store_location, str):  # `evloop check` looks at a folder's files and rows
+        assert main(["check", *flag(store_location)]) == 0
     capsys.readouterr()
 
 
