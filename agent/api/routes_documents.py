@@ -17,8 +17,9 @@ ones only with the ``publish`` scope (the rule: agent/write_access.py, checked i
 write transaction). No answer depends on a document the key may not read, so none tells whether
 one exists: a doc_id the key cannot read is "not found" to delete and "not writable" to write,
 whether it is free or held. Only a key whose groups cover every group of the keys file (or the
-local caller) can know that a doc_id is free, so only such a key creates new doc_ids; the others
-rewrite the documents they can read. Ingestion runs in a worker thread while questions go on: the
+local caller) can know that a doc_id is free, so only such a key creates new doc_ids, besides a key
+with ``publish`` creating a public document (agent/write_access.py); the others rewrite the
+documents they can read. Ingestion runs in a worker thread while questions go on: the
 store publishes the new snapshot in one step.
 """
 
