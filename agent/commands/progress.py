@@ -125,6 +125,10 @@ class Progress:
                 file=self._stream,
                 leave=False,
                 dynamic_ncols=True,
+                # Redrawn at most every 0.2 s, on any update: tqdm's adaptive skipping, tuned on the
+                # fast first updates, left a bar standing still through slower later ones.
+                mininterval=0.2,
+                miniters=1,
             )
 
     def _tick(self) -> None:
