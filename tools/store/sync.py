@@ -7,7 +7,8 @@ A sync is an ordinary write: one transaction, one new generation, so a kill leav
 before it or after it. What it adds to a batch of documents:
 
 - a batch that names a document more than once keeps the earlier versions as history and makes the
-  last one current (``superseded`` in tools/store/ingest.py);
+  last one current (``superseded`` in tools/store/ingest.py); the document is counted once, by its
+  last line, against what was live before the batch;
 - ``sources`` maps doc_ids to the source they came from (tools/store/origins.py), recorded for every
   document the batch holds, written or unchanged;
 - each source in ``prune`` retires its documents that have a live version and are not in the batch:
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 
 from evidence_loop.tools.errors import NotFoundError
 from evidence_loop.tools.store import origins
-from evidence_loop.tools.store.ingest import Tally, WriteGuard, apply_document, retire_document
+from evidence_loop.tools.store.ingest import Tally, WriteGuard, apply_document, has_current, retire_document
 from evidence_loop.tools.store.sql import Db
 from evidence_loop.tools.types import DocumentInput
 
@@ -48,10 +49,13 @@ def write_batch(
     if batch.sources or batch.prune:
         origins.ensure(conn)
     recorded = False
+    live_before: dict[str, bool] = {}
     for at, doc in enumerate(batch.docs):
+        if doc.doc_id not in live_before:
+            live_before[doc.doc_id] = has_current(conn, doc.doc_id)
         outcome = apply_document(
             conn, doc, generation, replace=batch.replace, max_bytes=batch.max_bytes, tally=tally,
-            guard=batch.guard, superseded=last[doc.doc_id] != at,
+            guard=batch.guard, superseded=last[doc.doc_id] != at, live_before=live_before[doc.doc_id],
         )  # fmt: skip
         source = batch.sources.get(doc.doc_id)
         if source is not None and outcome != "skipped":
