@@ -1,4 +1,4 @@
-"""``evloop batch QUESTIONS.jsonl --out RESULTS.jsonl``: answer a file of questions (FORMAT.md shapes)."""
+"""``evloop batch QUESTIONS.jsonl --out RESULTS.jsonl``: answer a file of questions, one result line each."""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ from evidence_loop.agent.evaluate import answer_all, read_questions, write_jsonl
 
 DESCRIPTION = """\
 Answer every question of a questions.jsonl file (one JSON object a line with `id`, `question`, and
-optional `groups` and `history`, the earlier questions of its conversation oldest first, as in the
-evaluation FORMAT.md) and write one result line per question to --out: id, status, answer, evidence
+optional `groups` and `history`, the earlier questions of its conversation oldest first, as
+`evloop eval` reads them) and write one result line per question to --out: id, status, answer, evidence
 (doc_id, version, start, end, text), missing, latency_ms, plus conflicts, run_id and signals. The results file
 appears only when complete."""
 

@@ -38,7 +38,8 @@ from evidence_loop.tools.models.embedding import Embedder
 DESCRIPTION = """\
 Calibrate the answer-or-refuse decision (the sufficiency judge, see docs/models.md).
 
-With SET_DIR folders (FORMAT.md: corpus.jsonl + questions.jsonl with expect=answer/refuse), fit
+With SET_DIR folders (each a corpus.jsonl, one document a line, and a questions.jsonl whose
+questions say "expect": "answer" or "refuse", as `evloop eval` reads them), fit
 the judge on their labels: each set is ingested into a temporary index, measures its own scale
 (self-calibration), and every question's signals are read; a logistic regression over the scaled
 signals, each set weighing alike, is written to --out with its threshold for each answer rate.

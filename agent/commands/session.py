@@ -34,7 +34,8 @@ def add_policy_option(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="override a policy threshold, e.g. --policy window_budget=600 (see policies/config.py)",
+        help="override a policy threshold, e.g. --policy window_budget=600 (an unknown name is refused "
+        "with the list of names; docs/configuration.md says what each does)",
     )
     parser.add_argument(
         "--policy-file",
