@@ -50,7 +50,11 @@ def test_a_put_of_the_same_text_changes_nothing(client: TestClient, service: Ser
     put(client, "gift-cards", GIFT)
     generation = service.store.generation
     report = put(client, "gift-cards", GIFT)
-    assert (report["unchanged"], report["generation"], service.store.generation) == (1, generation, generation)
+    assert (report["unchanged"], report["generation"], service.store.generation) == (
+        1,
+        generation,
+        generation,
+    )
 
 
 def test_a_put_is_held_to_the_write_rule(client: TestClient) -> None:
@@ -74,7 +78,9 @@ def test_a_sync_leaves_the_documents_of_other_sources(client: TestClient) -> Non
     assert set(versions(client)) == before | {"gift-cards"}
 
 
-def test_a_dry_run_sync_says_what_it_would_do_and_writes_nothing(client: TestClient, service: Service) -> None:
+def test_a_dry_run_sync_says_what_it_would_do_and_writes_nothing(
+    client: TestClient, service: Service
+) -> None:
     sync(client, {"gift-cards": GIFT})
     generation = service.store.generation
     report = sync(client, {"gift-cards": GIFT_V2, "gift-new": GIFT}, dry_run=True).json()

@@ -130,7 +130,9 @@ def test_a_batch_of_two_versions_keeps_the_first_as_history_and_serves_the_last(
 
 
 def test_a_batch_naming_a_new_document_twice_counts_it_once_as_added(store: Store) -> None:
-    report = store.ingest([DocumentInput("refund", V1, version="1"), DocumentInput("refund", V2, version="2")])
+    report = store.ingest(
+        [DocumentInput("refund", V1, version="1"), DocumentInput("refund", V2, version="2")]
+    )
     assert (report.added, report.changed, report.versions_added) == (1, 0, 2)
     assert report.outcomes == (("refund", "2", "added"),)
 
