@@ -7,7 +7,7 @@
     │   ├── DecodeError               bytes that are not UTF-8
     │   ├── DocumentTooLargeError     over the configured size limit
     │   ├── QuestionTooLongError      a question over the configured length limit
-    │   ├── VersionClashError         same doc_id and version, different text, without --replace
+    │   ├── VersionClashError         a version label given again with different text, without --replace
     │   └── PolicyError               a policy field or policy file that cannot be used (names which)
     ├── NotFoundError                 an unknown document, version, run id or trace
     ├── WriteRefusedError             a write the caller's groups or scopes do not allow; nothing written
@@ -69,7 +69,7 @@ class QuestionTooLongError(InputError):
 
 
 class VersionClashError(InputError):
-    """The same doc_id and version with different text, without replace."""
+    """A version label given again with different text than it names, without replace."""
 
 
 class PolicyError(InputError, ValueError):

@@ -23,7 +23,12 @@ ask (POST /v1/ask and its own traces), ingest (add, list and delete the document
 ACL group the key holds), publish (with ingest: also public documents, those without an ACL),
 audit (read, verify and replay other keys' traces, within the key's groups, and the /audit console),
 review (post verdicts on runs within the key's groups: POST /v1/runs/{run_id}/feedback). The file
-stores only the sha256 of each key; `add` prints the key itself once."""
+stores only the sha256 of each key; `add` prints the key itself once.
+
+A running `evloop serve` (every worker) and `evloop mcp --http` read the file again within a
+second or two of a change: an added key works and a removed one is refused without a restart. A
+file they cannot read (a typo, half-written) changes nothing there: they keep the keys they had
+and log why."""
 
 EPILOG = """\
 examples:

@@ -57,7 +57,8 @@ WORKER_HEALTHCHECK_S = 60
 DESCRIPTION = """\
 Serve the HTTP API: POST /v1/ask, /v1/documents, /v1/traces/{run_id}, /healthz, /readyz, and the
 OpenAPI document at /openapi.json (interactive at /docs). With --keys, every request needs
-`Authorization: Bearer <key>` for a key in KEYS.json (create one with `evloop keys add`).
+`Authorization: Bearer <key>` for a key in KEYS.json (create one with `evloop keys add`); the
+server follows the file: keys added or removed take effect within seconds, no restart.
 Without --keys authentication is off: the server then listens on loopback only, whatever --host
 says, and trusts each request with every scope and the groups it names.
 
@@ -84,7 +85,9 @@ def register(subparsers: Subparsers) -> None:
     add_index_option(parser)
     parser.add_argument("--host", default=LOOPBACK, help=f"address to listen on (default: {LOOPBACK})")
     parser.add_argument("--port", type=int, default=8080, help="port to listen on (default: 8080)")
-    parser.add_argument("--keys", type=Path, metavar="KEYS.json", default=None, help="API keys file")
+    parser.add_argument(
+        "--keys", type=Path, metavar="KEYS.json", default=None, help="API keys file (followed: no restart)"
+    )
     parser.add_argument(
         "--traces", type=Path, metavar="DIR", default=None, help="trace folder (default: INDEX/traces)"
     )
