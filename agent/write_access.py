@@ -34,7 +34,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from evidence_loop.tools.errors import DocIdNotWritableError, NotFoundError, WriteRefusedError
-from evidence_loop.tools.store.ingest import WriteGuard, WriteTarget
+from evidence_loop.tools.store.guard import WriteGuard, WriteTarget
 
 PUBLISH_HINT = "a key with the 'publish' scope (`evloop keys add NAME --scopes ingest,publish`)"
 EVERY_GROUP = "every-group"

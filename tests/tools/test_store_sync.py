@@ -12,7 +12,7 @@ import pytest
 from evidence_loop.tools.errors import NotFoundError, VersionClashError, WriteRefusedError
 from evidence_loop.tools.parse import parse_document
 from evidence_loop.tools.store.folder import Store
-from evidence_loop.tools.store.ingest import WriteTarget
+from evidence_loop.tools.store.guard import WriteTarget
 from evidence_loop.tools.store.labels import next_label
 from evidence_loop.tools.store.location import Location, open_store
 from evidence_loop.tools.types import DocumentInput

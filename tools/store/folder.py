@@ -33,7 +33,6 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Literal
@@ -48,7 +47,8 @@ from evidence_loop.tools.store import vectors
 from evidence_loop.tools.store.calibration import CorpusScale, ScaleMeter, read_scale, write_scale
 from evidence_loop.tools.store.folder_open import connections
 from evidence_loop.tools.store.generation import BM25_DIR, PASSAGES_DIR, gen_dir
-from evidence_loop.tools.store.ingest import Outcome, Tally, WriteGuard, retire_document
+from evidence_loop.tools.store.guard import WriteGuard
+from evidence_loop.tools.store.ingest import retire_document
 from evidence_loop.tools.store.schema import (
     DB_NAME,
     database_errors,
@@ -57,6 +57,7 @@ from evidence_loop.tools.store.schema import (
 )
 from evidence_loop.tools.store.sql import Db, Source
 from evidence_loop.tools.store.sync import Batch, write_batch
+from evidence_loop.tools.store.tally import IngestReport, Tally
 from evidence_loop.tools.store.views import DocumentInfo, WriterSource, load_view, read_documents
 from evidence_loop.tools.types import DocumentInput
 
@@ -72,28 +73,6 @@ Written = bool | Literal["keep"]
 """What a write's callback did: True changed the corpus (a new generation), False nothing (rolled
 back), ``KEEP`` only rows beside the corpus, such as where documents came from (committed, no new
 generation)."""
-
-
-@dataclass(frozen=True, slots=True)
-class IngestReport:
-    """What one write did. ``documents`` counts documents added or changed; ``outcomes`` holds
-    (doc_id, version, outcome) of each (tools.store.ingest.Outcome); ``units`` counts the units of the
-    versions written, ``embedded`` the units embedded. A ``dry_run`` wrote nothing: its counts say
-    what the write would have done (nothing embedded)."""
-
-    documents: int
-    versions_added: int
-    unchanged: int
-    skipped: tuple[tuple[str, str], ...]
-    units: int
-    seconds: float
-    generation: int
-    added: int = 0
-    changed: int = 0
-    retired: int = 0
-    embedded: int = 0
-    outcomes: tuple[tuple[str, str, Outcome], ...] = ()
-    dry_run: bool = False
 
 
 def _no_checkpoint(stage: str) -> None:
@@ -243,21 +222,7 @@ class Store:
             return True
 
         generation = self._write(write)
-        return IngestReport(
-            documents=tally.added + tally.changed,
-            versions_added=tally.versions_added,
-            unchanged=tally.unchanged,
-            skipped=tuple(tally.skipped),
-            units=tally.units,
-            seconds=time.perf_counter() - started,
-            generation=generation,
-            added=tally.added,
-            changed=tally.changed,
-            retired=tally.retired,
-            embedded=tally.embedded,
-            outcomes=tuple(tally.outcomes),
-            dry_run=dry_run,
-        )
+        return IngestReport.of(tally, time.perf_counter() - started, generation, dry_run=dry_run)
 
     def delete(self, doc_id: str, *, guard: WriteGuard | None = None) -> None:
         """Stop serving a document; its versions stay stored and readable for replay. ``guard`` is

@@ -40,78 +40,18 @@ import dataclasses
 import hashlib
 import json
 import math
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Literal
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 from evidence_loop.tools.errors import DocumentTooLargeError, InputError, VersionClashError
 from evidence_loop.tools.parse import parse_document
+from evidence_loop.tools.store.guard import WriteGuard, read_target
 from evidence_loop.tools.store.labels import auto_label
 from evidence_loop.tools.store.sql import Db
+from evidence_loop.tools.store.tally import Outcome, Tally
 from evidence_loop.tools.store.vectors import drop_versions
 from evidence_loop.tools.tokenize import recall_tokens
 from evidence_loop.tools.types import DocumentInput, ParsedDocument, doc_id_fault, doc_id_form
-
-Outcome = Literal["added", "changed", "unchanged", "skipped", "retired"]
-"""What a write did to one document: added (it had no live version), changed (another version, or
-its title, ACL or metadata), unchanged, skipped (empty), retired (no longer live: a sync's prune)."""
-
-
-@dataclass(frozen=True, slots=True)
-class WriteTarget:
-    """What one write would change, as the write's own transaction reads it.
-
-    ``live_acl``: the ACL of the document's live version (None: no live version); ``stored_acl``:
-    of the stored version the write names (None: not stored, or a delete); ``new_acl``: the ACL the
-    write brings (None: a delete).
-    """
-
-    doc_id: str
-    version: str | None
-    live_acl: tuple[str, ...] | None
-    stored_acl: tuple[str, ...] | None
-    new_acl: tuple[str, ...] | None
-
-
-WriteGuard = Callable[[WriteTarget], None]
-"""Told each target inside the write transaction; raises to refuse it (the whole batch rolls back)."""
-
-
-@dataclass(slots=True)
-class Tally:
-    """Running counts of one batch (mutable: it accumulates while the batch is written).
-
-    ``outcomes`` holds (doc_id, version, outcome) for every document, in batch order (retired ones
-    last, with the version that was live); ``units`` counts the units of the versions written,
-    ``embedded`` the units embedded for them."""
-
-    added: int = 0
-    changed: int = 0
-    versions_added: int = 0
-    unchanged: int = 0
-    retired: int = 0
-    units: int = 0
-    embedded: int = 0
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-    outcomes: list[tuple[str, str, Outcome]] = field(default_factory=list)
-
-    @property
-    def wrote(self) -> bool:
-        """True when the batch changed anything, so that a new generation is needed."""
-        return self.added + self.changed + self.retired > 0
-
-    def count(self, doc_id: str, version: str, outcome: Outcome) -> Outcome:
-        """Record what happened to one document; returns ``outcome``."""
-        if outcome == "added":
-            self.added += 1
-        elif outcome == "changed":
-            self.changed += 1
-        elif outcome == "unchanged":
-            self.unchanged += 1
-        elif outcome == "retired":
-            self.retired += 1
-        self.outcomes.append((doc_id, version, outcome))
-        return outcome
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +85,7 @@ def apply_document(
     a live version before the batch (default: before this line)."""
     incoming = _screen(conn, doc, max_bytes, replace)
     if guard is not None:
-        guard(_target(conn, doc.doc_id, _label_of(doc, incoming), tuple(sorted(set(doc.acl)))))
+        guard(read_target(conn, doc.doc_id, _label_of(doc, incoming), tuple(sorted(set(doc.acl)))))
     if incoming is None:
         tally.skipped.append((doc.doc_id, "empty or whitespace-only text"))
         return tally.count(doc.doc_id, doc.version or "", "skipped")
@@ -272,28 +212,6 @@ def _current_label(conn: Db, doc_id: str, fallback: str) -> str:
     return str(row[0]) if row is not None else fallback
 
 
-def target_of(conn: Db, doc: DocumentInput) -> WriteTarget:
-    """The target of writing ``doc`` as labelled, as ``conn``'s transaction reads the store."""
-    return _target(conn, doc.doc_id, doc.version, tuple(sorted(set(doc.acl))))
-
-
-def _target(conn: Db, doc_id: str, version: str | None, new_acl: tuple[str, ...] | None) -> WriteTarget:
-    """The ACLs a write to ``doc_id`` (``version``; None: a delete) meets, read in its transaction."""
-    live: tuple[str, ...] | None = None
-    stored: tuple[str, ...] | None = None
-    rows = conn.execute(
-        "SELECT version, acl, is_current FROM versions WHERE doc_id = ? AND (is_current = 1 OR version = ?)",
-        (doc_id, version),
-    ).fetchall()
-    for row_version, acl_json, is_current in rows:
-        acl = tuple(json.loads(acl_json))
-        if is_current:
-            live = acl
-        if row_version == version:
-            stored = acl
-    return WriteTarget(doc_id, version, live, stored, new_acl)
-
-
 def _acl_json(doc: DocumentInput) -> str:
     return json.dumps(sorted(set(doc.acl)), ensure_ascii=False)
 
@@ -405,11 +323,11 @@ def retire_document(conn: Db, doc_id: str, generation: int, guard: WriteGuard | 
     for held in dict.fromkeys((doc_id_form(doc_id), doc_id)):
         if _has_current(conn, held):
             if guard is not None:
-                guard(_target(conn, held, None, None))
+                guard(read_target(conn, held, None, None))
             _close_current(conn, held, generation)
             return True
     if guard is not None:
-        guard(_target(conn, doc_id_form(doc_id), None, None))
+        guard(read_target(conn, doc_id_form(doc_id), None, None))
     return False
 
 

@@ -23,8 +23,10 @@ from dataclasses import dataclass, field
 
 from evidence_loop.tools.errors import NotFoundError
 from evidence_loop.tools.store import origins
-from evidence_loop.tools.store.ingest import Tally, WriteGuard, apply_document, has_current, retire_document
+from evidence_loop.tools.store.guard import WriteGuard
+from evidence_loop.tools.store.ingest import apply_document, has_current, retire_document
 from evidence_loop.tools.store.sql import Db
+from evidence_loop.tools.store.tally import Tally
 from evidence_loop.tools.types import DocumentInput
 
 
