@@ -31,7 +31,7 @@ from fastapi import APIRouter, Body, Depends, Query, Request, Response
 
 from evidence_loop.agent.api.auth import Caller
 from evidence_loop.agent.api.context import ApiContext, require
-from evidence_loop.agent.api.problems import PROBLEM_RESPONSES
+from evidence_loop.agent.api.problems import PROBLEM_RESPONSES, ApiProblem
 from evidence_loop.agent.api.schemas import DocumentBody, DocumentList, DocumentOut, IngestOut
 from evidence_loop.agent.api.uploads import read_documents
 from evidence_loop.agent.write_access import Writer
@@ -96,6 +96,8 @@ def documents_router(ctx: ApiContext) -> APIRouter:
         """The batch is the whole of ``source``: each document is added, changed (a new version, the
         old kept) or left alone; with ``prune``, the documents synced from ``source`` before that are
         not in the batch are retired (not answered, their versions kept). All or nothing."""
+        if not source.strip() or not source.isprintable():
+            raise ApiProblem(422, "bad-source", "Bad source", "source must be a name of printable characters")
         docs = await read_documents(request, ctx.limits.batch_documents)
         work = partial(_ingest, ctx, caller, docs, source=source, prune=prune, dry_run=dry_run)
         return await ctx.in_thread(work)

@@ -148,8 +148,8 @@ def run(args: argparse.Namespace) -> int:
     index = resolve_location(args)
     if not 0 < args.max_mb < math.inf:
         raise InputError(f"--max-mb must be a positive number, not {args.max_mb}")
-    if args.source is not None and not args.source.strip():
-        raise InputError("--source needs a name")
+    if args.source is not None and (not args.source.strip() or not args.source.isprintable()):
+        raise InputError(f"--source needs a name of printable characters, not {args.source!r}")
     max_bytes = int(args.max_mb * 1_000_000)
     found = collect(
         args.paths,

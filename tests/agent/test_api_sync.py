@@ -102,3 +102,10 @@ def test_a_delete_retires_a_document_and_keeps_its_versions(client: TestClient, 
     assert client.delete("/v1/documents/gift-cards", headers=ADMIN.headers).status_code == 204
     assert "gift-cards" not in versions(client)
     assert service.store.snapshot().parsed("gift-cards", "1").text == GIFT
+
+
+def test_a_source_that_does_not_print_is_refused(client: TestClient) -> None:
+    response = client.post(
+        "/v1/sync", params={"source": "kb\n"}, json={"doc_id": "a", "text": "x"}, headers=ADMIN.headers
+    )
+    assert (response.status_code, response.json()["type"]) == (422, "urn:evloop:problem:bad-source")
