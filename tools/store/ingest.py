@@ -112,10 +112,10 @@ def _screen(conn: Db, doc: DocumentInput, max_bytes: int, replace: bool) -> _Inc
         raise InputError(f"document {doc.doc_id!r}: an empty version label; give one, or none")
     data = _encoded(doc, "text", doc.text)
     if len(data) > max_bytes:
+        label = "" if doc.version is None else f" version {doc.version!r}"
         raise DocumentTooLargeError(
-            f"document {doc.doc_id!r}{'' if doc.version is None else f' version {doc.version!r}'} is "
-            f"{len(data)} bytes, over the limit of "
-            f"{max_bytes} bytes; split it or raise the limit"
+            f"document {doc.doc_id!r}{label} is {len(data)} bytes, over the limit of {max_bytes} bytes; "
+            "split it or raise the limit"
         )
     if not doc.text.strip():
         return None
