@@ -1,17 +1,36 @@
-"""A help centre kept in sync over HTTP: PUT of one document, POST /v1/sync of a source, DELETE."""
+"""A help centre kept in sync over HTTP: PUT of one document, POST /v1/sync of a source, DELETE; on both
+backends (an index folder, a PostgreSQL database)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
+from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.agent.service import Service
-from tests.agent.api_support import ADMIN, INGEST_STAFF, PUBLIC, Key
+from evidence_loop.tools.store.location import Location
+from tests.agent.api_support import ADMIN, INGEST_STAFF, PUBLIC, Key, api_client
 
 GIFT = "# 礼品卡说明\n\n礼品卡自购买之日起有效期为36个月，过期后余额不退。"
 GIFT_V2 = "# 礼品卡说明\n\n礼品卡自购买之日起有效期为24个月，过期后余额不退。"
 HELP = "help-centre-export"
+
+
+@pytest.fixture
+def service(store_location: Location, tmp_path: Path) -> Iterator[Service]:
+    """The sample help centre on each backend, traced."""
+    with Service.open(store_location, create=True, traces=tmp_path / "traces") as opened:
+        opened.ingest(load_sample_kb())
+        yield opened
+
+
+@pytest.fixture
+def client(service: Service) -> TestClient:
+    return api_client(service)
 
 
 def put(client: TestClient, doc_id: str, text: str, key: Key = ADMIN, **fields: Any) -> dict[str, Any]:
