@@ -75,21 +75,27 @@ def apply_document(
     tally: Tally,
     guard: WriteGuard | None = None,
     superseded: bool = False,
-    live_before: bool | None = None,
+    live_before: dict[str, bool] | None = None,
 ) -> Outcome:
     """Write one document version at ``generation`` following the rules above; returns what happened.
 
     ``guard`` sees the target first (after the doc_id and the text are screened, and the version
     labelled). ``superseded``: a later line of the batch names the same document (this one is not
-    counted: the document's outcome is its last line's). ``live_before``: whether the document had
-    a live version before the batch (default: before this line)."""
+    counted: the document's outcome is its last line's). ``live_before`` remembers, per doc_id,
+    whether the document had a live version before the batch's first line of it (without it: before
+    this line)."""
     incoming = _screen(conn, doc, max_bytes, replace)
     if guard is not None:
         guard(read_target(conn, doc.doc_id, _label_of(doc, incoming), tuple(sorted(set(doc.acl)))))
     if incoming is None:
         tally.skipped.append((doc.doc_id, "empty or whitespace-only text"))
         return tally.count(doc.doc_id, doc.version or "", "skipped")
-    had_current = _has_current(conn, doc.doc_id) if live_before is None else live_before
+    if live_before is None:
+        had_current = _has_current(conn, doc.doc_id)
+    else:
+        if doc.doc_id not in live_before:
+            live_before[doc.doc_id] = _has_current(conn, doc.doc_id)
+        had_current = live_before[doc.doc_id]
     written = _write_version(conn, incoming, generation, replace=replace, superseded=superseded, tally=tally)
     if written is None:
         outcome: Outcome = "unchanged"
@@ -240,11 +246,6 @@ def _non_finite(metadata: object) -> tuple[str, float] | None:
         elif isinstance(item, list | tuple):
             stack.extend((f"{path}[{i}]", inner) for i, inner in enumerate(item))
     return None
-
-
-def has_current(conn: Db, doc_id: str) -> bool:
-    """Whether ``doc_id`` has a live version, as ``conn``'s transaction reads the store."""
-    return _has_current(conn, doc_id)
 
 
 def _has_current(conn: Db, doc_id: str) -> bool:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from evidence_loop.tools.errors import NotFoundError
 from evidence_loop.tools.store import origins
 from evidence_loop.tools.store.guard import WriteGuard
-from evidence_loop.tools.store.ingest import apply_document, has_current, retire_document
+from evidence_loop.tools.store.ingest import apply_document, retire_document
 from evidence_loop.tools.store.sql import Db
 from evidence_loop.tools.store.tally import Tally
 from evidence_loop.tools.types import DocumentInput
@@ -53,11 +53,9 @@ def write_batch(
     recorded = False
     live_before: dict[str, bool] = {}
     for at, doc in enumerate(batch.docs):
-        if doc.doc_id not in live_before:
-            live_before[doc.doc_id] = has_current(conn, doc.doc_id)
         outcome = apply_document(
             conn, doc, generation, replace=batch.replace, max_bytes=batch.max_bytes, tally=tally,
-            guard=batch.guard, superseded=last[doc.doc_id] != at, live_before=live_before[doc.doc_id],
+            guard=batch.guard, superseded=last[doc.doc_id] != at, live_before=live_before,
         )  # fmt: skip
         source = batch.sources.get(doc.doc_id)
         if source is not None and outcome != "skipped":
