@@ -252,3 +252,14 @@ def test_a_sync_embeds_the_units_of_the_changed_document_only(store_location: Lo
         len(changed_units),
         1,
     )
+
+
+PAGE = "<html><body><main><h1>Returns</h1><p>Returns are free within 30 days.</p></main></body></html>"
+
+
+def test_an_html_page_synced_again_keeps_its_version_and_an_edit_makes_the_next(store: Store) -> None:
+    store.ingest([DocumentInput("returns", PAGE, format="html")])
+    again = store.ingest([DocumentInput("returns", PAGE, format="html")])
+    edited = store.ingest([DocumentInput("returns", PAGE.replace("30", "14"), format="html")])
+    assert (again.outcomes, again.generation) == ((("returns", "1", "unchanged"),), 1)
+    assert edited.outcomes == (("returns", "2", "changed"),)

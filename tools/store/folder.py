@@ -40,6 +40,7 @@ from typing import Literal
 from evidence_loop.tools.disk import disk_error
 from evidence_loop.tools.errors import DiskError, EmbedderError, IndexStateError, NotFoundError
 from evidence_loop.tools.models.embedding import Embedder
+from evidence_loop.tools.parse import parse_document
 from evidence_loop.tools.search.snapshot import CorpusView, Snapshot, VersionSource
 from evidence_loop.tools.store import embedder_check as store_embedder
 from evidence_loop.tools.store import generation as gen
@@ -48,7 +49,7 @@ from evidence_loop.tools.store.calibration import CorpusScale, ScaleMeter, read_
 from evidence_loop.tools.store.folder_open import connections
 from evidence_loop.tools.store.generation import BM25_DIR, PASSAGES_DIR, gen_dir
 from evidence_loop.tools.store.guard import WriteGuard
-from evidence_loop.tools.store.ingest import retire_document
+from evidence_loop.tools.store.ingest import Parse, retire_document
 from evidence_loop.tools.store.schema import (
     DB_NAME,
     database_errors,
@@ -189,6 +190,7 @@ class Store:
         sources: Mapping[str, str] | None = None,
         prune: Collection[str] = (),
         dry_run: bool = False,
+        parse: Parse = parse_document,
     ) -> IngestReport:
         """Write a batch of documents in one transaction, embed its new versions, rebuild the index once.
 
@@ -203,7 +205,7 @@ class Store:
         """
         started = time.perf_counter()
         tally = Tally()
-        batch = Batch(tuple(docs), replace, max_bytes, guard, dict(sources or {}), tuple(prune))
+        batch = Batch(tuple(docs), replace, max_bytes, guard, dict(sources or {}), tuple(prune), parse)
 
         def on_document(count: int) -> None:
             if count == 1:

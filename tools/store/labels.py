@@ -5,10 +5,11 @@
 The rule, for a document whose writer gave no label:
 
 - a doc_id the store has never held: ``"1"``;
-- the text of a stored version (the same sha256 and format): that version's label, the current
-  version first, then the most recently added. A text keeps the label it has, so an unchanged
-  document is left alone and a document put back as it was (a reverted edit, a deleted file
-  restored) brings its old version back instead of storing the same text again;
+- the text of a stored version (the same sha256 and format, of the text or of the source it was
+  made from): that version's label, the current version first, then the most recently added. A
+  text keeps the label it has, so an unchanged document is left alone and a document put back as
+  it was (a reverted edit, a deleted file restored) brings its old version back instead of storing
+  the same text again;
 - with ``replace`` and a current version: the current version's label (its text is rewritten);
 - otherwise the next integer: one more than the largest label of the document that is all digits
   ("1", "2" -> "3"), or, when none is, one more than the number of its stored versions; a label
@@ -22,13 +23,11 @@ from __future__ import annotations
 import json
 import re
 
+from evidence_loop.tools.store.provenance import PARSED_FROM
 from evidence_loop.tools.store.sql import Db
 from evidence_loop.tools.types import FIRST_VERSION
 
 _DIGITS = re.compile(r"[0-9]{1,18}")
-# An HTML page stored as its clean text keeps its source's sha256 and format in its metadata under
-# this key: the source a writer sends again is recognised by them without parsing it.
-PARSED_FROM = "parsed_from"
 
 
 def auto_label(conn: Db, doc_id: str, sha256: str, fmt: str, replace: bool) -> str:
@@ -41,7 +40,7 @@ def auto_label(conn: Db, doc_id: str, sha256: str, fmt: str, replace: bool) -> s
     if not rows:
         return FIRST_VERSION
     for version, stored_sha, stored_fmt, metadata, _ in rows:
-        if (sha256, fmt) in ((stored_sha, stored_fmt), _source_of(metadata)):
+        if (sha256, fmt) in ((stored_sha, stored_fmt), source_of(metadata)):
             return str(version)
     if replace and rows[0][4]:
         return str(rows[0][0])
@@ -58,8 +57,10 @@ def next_label(labels: list[str]) -> str:
     return str(candidate)
 
 
-def _source_of(metadata: str) -> tuple[str, str] | None:
-    """(sha256, format) of the source a stored text was made from, when the store recorded one."""
+def source_of(metadata: str) -> tuple[str, str] | None:
+    """(sha256, format) of the source a stored text was made from, when the store recorded one
+    (``parsed_from``, tools/store/provenance.py: an HTML page stored as its clean text): the source a
+    writer sends again is recognised by it without being parsed."""
     if PARSED_FROM not in metadata:
         return None
     try:

@@ -22,9 +22,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from evidence_loop.tools.errors import NotFoundError
+from evidence_loop.tools.parse import parse_document
 from evidence_loop.tools.store import origins
 from evidence_loop.tools.store.guard import WriteGuard
-from evidence_loop.tools.store.ingest import apply_document, retire_document
+from evidence_loop.tools.store.ingest import Parse, apply_document, retire_document
 from evidence_loop.tools.store.sql import Db
 from evidence_loop.tools.store.tally import Tally
 from evidence_loop.tools.types import DocumentInput
@@ -40,6 +41,7 @@ class Batch:
     guard: WriteGuard | None = None
     sources: Mapping[str, str] = field(default_factory=dict)
     prune: tuple[str, ...] = ()
+    parse: Parse = parse_document
 
 
 def write_batch(
@@ -55,7 +57,7 @@ def write_batch(
     for at, doc in enumerate(batch.docs):
         outcome = apply_document(
             conn, doc, generation, replace=batch.replace, max_bytes=batch.max_bytes, tally=tally,
-            guard=batch.guard, superseded=last[doc.doc_id] != at, live_before=live_before,
+            guard=batch.guard, superseded=last[doc.doc_id] != at, live_before=live_before, parse=batch.parse,
         )  # fmt: skip
         source = batch.sources.get(doc.doc_id)
         if source is not None and outcome != "skipped":
