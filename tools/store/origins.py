@@ -8,7 +8,7 @@
 
 In an index folder the table is created by the first write that records a source (``ensure``), as
 the vectors' table is: a folder written before sources existed opens unchanged, its documents
-without one. In PostgreSQL migration 5 creates it (``evloop migrate``).
+without one. In PostgreSQL migration 6 creates it (``evloop migrate``).
 """
 
 from __future__ import annotations

@@ -178,6 +178,29 @@ CREATE TRIGGER trace_documents_append_only BEFORE UPDATE OR DELETE ON trace_docu
     ),
     Migration(
         5,
+        "the run chain (each writer's runs of a day numbered, their ends anchored); the feedback tail",
+        f"""
+ALTER TABLE trace_runs ADD COLUMN writer TEXT COLLATE "C", ADD COLUMN wseq INTEGER;
+CREATE TABLE trace_anchors (
+    writer {_K},
+    day DATE NOT NULL,
+    wseq INTEGER NOT NULL,
+    run_id {_K},
+    by TEXT NOT NULL,
+    at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+CREATE INDEX trace_anchors_by_day ON trace_anchors(day);
+CREATE TRIGGER trace_anchors_append_only BEFORE UPDATE OR DELETE ON trace_anchors
+    FOR EACH ROW EXECUTE FUNCTION evloop_append_only();
+CREATE TABLE feedback_tail (
+    one BOOLEAN PRIMARY KEY DEFAULT true CHECK (one),
+    seq BIGINT NOT NULL,
+    hash TEXT NOT NULL
+);
+""",
+    ),
+    Migration(
+        6,
         "the source each document was synced from (a folder, a file, a name), for a prune",
         f"""
 CREATE TABLE doc_sources (
