@@ -151,7 +151,7 @@ class DocumentBody(_Strict):
 
 
 class DocumentIn(DocumentBody):
-    """One document in the corpus.jsonl shape (FORMAT.md)."""
+    """One document, as a line of a corpus.jsonl holds it (see Document formats in the docs)."""
 
     doc_id: Text = Field(min_length=1, max_length=DOC_ID_CHARS, pattern=r"\S")
 

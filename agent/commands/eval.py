@@ -40,9 +40,10 @@ from evidence_loop.tools.store.location import Location
 from evidence_loop.tools.store.pg import is_url
 
 DESCRIPTION = """\
-Evaluate on a set folder in the FORMAT.md shape (corpus.jsonl + questions.jsonl), or a folder whose
-corpus is a kb/ folder of article files (read as `evloop ingest SET_DIR/kb` reads it: doc_id = the
-path under kb/ without its extension) beside its questions.jsonl: ingest the corpus into a temporary
+Evaluate on a set folder holding a corpus.jsonl (one document a line, as `evloop ingest` reads it)
+and a questions.jsonl (one {"id": ..., "question": ...} a line), or a folder whose corpus is a kb/
+folder of article files (read as `evloop ingest SET_DIR/kb` reads it: doc_id = the path under kb/
+without its extension) beside its questions.jsonl: ingest the corpus into a temporary
 index, answer every question, write the results, and print the scores computed by the `score.py`
 that sits beside the set folders, or the one --scorer names (answer/refusal/conflict rates,
 evidence hit rate, token recall, mean context characters, offset honesty, latency).

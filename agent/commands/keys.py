@@ -1,4 +1,4 @@
-"""``evloop keys add|list|remove``: manage the API keys of ``evloop serve`` in a KEYS.json file.
+"""``evloop keys add|list|remove`` (or ``revoke``): manage the API keys of ``evloop serve``, a KEYS.json.
 
 The file holds each key's sha256, never the key: ``add`` prints the new key once, and it cannot
 be shown again (remove the name and add it anew to rotate a key).
@@ -38,7 +38,7 @@ examples:
   evloop keys add importer --groups staff --scopes ingest --file keys.json
   evloop keys add help-centre --scopes ingest,publish --file keys.json
   evloop keys list --file keys.json
-  evloop keys remove chatbot --file keys.json"""
+  evloop keys remove chatbot --file keys.json        # or: evloop keys revoke chatbot"""
 
 
 def register(subparsers: Subparsers) -> None:
@@ -58,7 +58,7 @@ def register(subparsers: Subparsers) -> None:
         help="ask, ingest, audit, publish, review (default: ask)",
     )
     listing = actions.add_parser("list", help="the keys' names, groups and scopes")
-    remove = actions.add_parser("remove", help="revoke a key by name")
+    remove = actions.add_parser("remove", aliases=["revoke"], help="revoke a key by name (or: revoke)")
     remove.add_argument("name", metavar="NAME")
     for action in (add, listing, remove):
         action.add_argument("--file", type=Path, required=True, metavar="KEYS.json", help="the keys file")
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
             groups = ",".join(sorted(key.groups)) or "-"
             print(f"{key.name}  groups={groups}  scopes={','.join(sorted(key.scopes))}")
         return 0
-    if args.action == "remove":
+    if args.action in ("remove", "revoke"):
         if not any(k.name == args.name for k in keys):
             raise InputError(f"{path}: no key named {args.name!r}")
         _write(path, [k for k in keys if k.name != args.name])
