@@ -27,12 +27,12 @@ from collections.abc import Sequence
 from functools import partial
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Depends, Query, Request, Response
+from fastapi import APIRouter, Body, Depends, Path, Query, Request, Response
 
 from evidence_loop.agent.api.auth import Caller
 from evidence_loop.agent.api.context import ApiContext, require
 from evidence_loop.agent.api.problems import PROBLEM_RESPONSES, ApiProblem
-from evidence_loop.agent.api.schemas import DocumentBody, DocumentList, DocumentOut, IngestOut
+from evidence_loop.agent.api.schemas import DOC_ID_CHARS, DocumentBody, DocumentList, DocumentOut, IngestOut
 from evidence_loop.agent.api.uploads import read_documents
 from evidence_loop.agent.write_access import Writer
 from evidence_loop.tools.types import DocumentInput, doc_id_form
@@ -104,7 +104,9 @@ def documents_router(ctx: ApiContext) -> APIRouter:
 
     @router.put("/v1/documents/{doc_id:path}", response_model=IngestOut, summary="Write one document")
     async def put_document(
-        doc_id: str, body: Annotated[DocumentBody, Body()], caller: Annotated[Caller, Depends(ingester)]
+        doc_id: Annotated[str, Path(max_length=DOC_ID_CHARS)],  # as long as POST takes it
+        body: Annotated[DocumentBody, Body()],
+        caller: Annotated[Caller, Depends(ingester)],
     ) -> IngestOut:
         """A new version when the text changed (the next integer, unless ``version`` names one), nothing
         when it did not; the old versions stay stored for replay."""

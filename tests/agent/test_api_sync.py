@@ -76,6 +76,13 @@ def test_a_put_of_the_same_text_changes_nothing(client: TestClient, service: Ser
     )
 
 
+def test_a_put_takes_a_doc_id_as_long_as_a_post_takes_and_no_longer(client: TestClient) -> None:
+    longest = put(client, "a" * 512, GIFT)
+    refused = client.put("/v1/documents/" + "a" * 513, json={"text": GIFT}, headers=ADMIN.headers)
+    posted = client.post("/v1/documents", json={"doc_id": "a" * 513, "text": GIFT}, headers=ADMIN.headers)
+    assert (longest["added"], refused.status_code, refused.json()["type"]) == (1, 422, posted.json()["type"])
+
+
 def test_a_put_is_held_to_the_write_rule(client: TestClient) -> None:
     response = client.put(
         "/v1/documents/staff-discount-zh", json={"text": GIFT, "acl": []}, headers=INGEST_STAFF.headers
