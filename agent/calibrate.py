@@ -172,13 +172,17 @@ def labelled_rows(
     controller: Controller,
     questions: Iterable[Mapping[str, Any]],
     scale: CorpusScale,
+    progress: Progress | None = None,
 ) -> list[Row]:
-    """(z-scored judge inputs, answerable?) for each question expecting an answer or a refusal."""
+    """(z-scored judge inputs, answerable?) for each question expecting an answer or a refusal;
+    ``progress(done, total)`` after each."""
     asked = [q for q in questions if q.get("expect") in ("answer", "refuse")]
     assert controller.embedder is not None
     vectors = controller.embedder.queries([str(q["question"]) for q in asked])
     rows: list[Row] = []
-    for q, vector in zip(asked, vectors, strict=True):
+    for done, (q, vector) in enumerate(zip(asked, vectors, strict=True), start=1):
+        if progress is not None:
+            progress(done - 1, len(asked))
         groups = [str(g) for g in q.get("groups") or []]
         signals = run_signals(controller, snapshot, str(q["question"]), vector, groups)
         if signals is not None:

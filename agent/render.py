@@ -49,6 +49,29 @@ def render_outcome(outcome: Outcome, *, show_evidence: bool = True) -> str:
     return "\n".join(lines)
 
 
+def brief_outcome(outcome: Outcome, width: int = 100) -> list[str]:
+    """An outcome in two or three lines: the question, the status with the answer's start (or what is
+    missing, or the conflict), and the first citation with its quote."""
+    lines = [outcome.question]
+    if outcome.answer is not None:
+        lines.append(f"answered: {_short(outcome.answer.text, width)}")
+        if outcome.answer.citations:
+            c = outcome.answer.citations[0]
+            quote = _short(c.quote, width - 30)
+            lines.append(f'cites {c.doc_id}@{c.version} [{c.start}:{c.end}] "{quote}"')
+    elif outcome.conflicts:
+        conflict = outcome.conflicts[0]
+        sides = " vs ".join(
+            f"{s.value!r} in {s.citation.doc_id}@{s.citation.version}" for s in conflict.values
+        )
+        lines.append(f"{outcome.status} on {conflict.slot}: {sides}")
+    else:
+        missing = "; ".join(m.detail for m in outcome.missing) or "no evidence"
+        lines.append(f"{outcome.status}: {_short(missing, width)}")
+    lines[-1 if len(lines) == 2 else 1] += f"  (run {outcome.run_id})"
+    return lines
+
+
 def _evidence_lines(outcome: Outcome) -> list[str]:
     """The evidence windows, grouped under their documents when the outcome groups them (each group
     headed by the document and the sides of a comparison it speaks for)."""

@@ -398,20 +398,45 @@ class Service:
         )
 
     def ingest(
-        self, docs: Iterable[DocumentInput], *, replace: bool = False, writer: Writer | None = None
+        self,
+        docs: Iterable[DocumentInput],
+        *,
+        replace: bool = False,
+        writer: Writer | None = None,
+        source: str | None = None,
+        prune: bool = False,
+        dry_run: bool = False,
     ) -> IngestReport:
         """Ingest a batch atomically; writers are serialised, readers keep their snapshot meanwhile.
         The corpus's scale is measured in the same transaction when the batch makes it due.
 
+        A document without a version label gets one (``tools.store.labels``): unchanged, it is left
+        alone; changed, it becomes the next version and the old one stays for replay. ``source``
+        names where the batch comes from (recorded for each document); ``prune`` then retires that
+        source's documents the batch no longer holds (no longer answered, their versions kept).
+        ``dry_run`` reports what the batch would do and writes nothing.
+
         With a ``writer``, each document must be one it may write (``agent.write_access``), checked
         inside the write's transaction; a refusal (WriteRefusedError) writes nothing of the batch.
         """
+        if prune and source is None:
+            raise InputError("a prune needs the source whose documents it retires")
+        batch = list(docs)
+        sources = {doc.doc_id: source for doc in batch} if source is not None else None
         guard = writer.guard() if writer is not None else None
         with self._write_lock:
-            return self.store.ingest(docs, replace=replace, guard=guard)
+            return self.store.ingest(
+                batch,
+                replace=replace,
+                guard=guard,
+                sources=sources,
+                prune=(source,) if prune and source is not None else (),
+                dry_run=dry_run,
+            )
 
     def delete(self, doc_id: str, *, writer: Writer | None = None) -> None:
-        """Stop serving a document; with a ``writer``, only one it may write (as for ``ingest``)."""
+        """Retire a document: no longer answered, its versions kept for replay and audit; with a
+        ``writer``, only one it may write (as for ``ingest``)."""
         guard = writer.guard() if writer is not None else None
         with self._write_lock:
             self.store.delete(doc_id, guard=guard)

@@ -10,7 +10,17 @@ turning a restricted document public, takes the ``publish`` scope; holding group
 A writer that cannot read a doc_id's live document gets the same refusal whether the doc_id is
 free or held (``DocIdNotWritableError``; a delete: the same NotFoundError as an unknown doc_id), so
 only a writer allowed to create doc_ids (``creates``: the API gives it to a key holding every
-group of the keys file) may write a doc_id that has no live document.
+group of the keys file) may write a doc_id that has no live document; and a writer with
+``publish`` may create a public document (it is trusted with what every caller reads; what it can
+learn is that a doc_id it tried is taken, never what the document holding it says or who reads it).
+
+Every refusal names its rule and the key that would be allowed (``WriteRefusedError.rule`` and
+``allowed_by``, the problem's ``rule`` and ``allowed_by`` over HTTP):
+
+    every-group   the key lacks a group of an ACL: a key holding those groups
+    publish       a public document, or one made public: a key with the scope publish
+    create-doc-id a doc_id with no live document the key can read: a key whose groups cover every
+                  group of the keys file, or, for a public document, a key with publish
 
 The rule runs as the store's ``WriteGuard``: the store reads the ACLs in the write's own
 transaction (SQLite's ``BEGIN IMMEDIATE``, PostgreSQL's advisory write lock), so the check and the
@@ -24,15 +34,18 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from evidence_loop.tools.errors import DocIdNotWritableError, NotFoundError, WriteRefusedError
-from evidence_loop.tools.store.ingest import WriteGuard, WriteTarget
+from evidence_loop.tools.store.guard import WriteGuard, WriteTarget
 
 PUBLISH_HINT = "a key with the 'publish' scope (`evloop keys add NAME --scopes ingest,publish`)"
+EVERY_GROUP = "every-group"
+PUBLISH = "publish"
+CREATE = "create-doc-id"
 
 
 @dataclass(frozen=True, slots=True)
 class Writer:
     """Who writes: ``groups`` None is unbounded (the command line, the local caller); ``publish``
-    allows public documents; ``creates`` allows doc_ids that have no live document."""
+    allows public documents (new ones too); ``creates`` allows doc_ids that have no live document."""
 
     name: str
     groups: frozenset[str] | None
@@ -70,14 +83,23 @@ def check(writer: Writer, target: WriteTarget) -> None:
         if not acl and not writer.publish:
             raise WriteRefusedError(
                 f"document {target.doc_id!r}: {whose} is empty (public: every caller reads it); "
-                f"writing a public document takes {PUBLISH_HINT}"
+                f"writing a public document takes {PUBLISH_HINT}",
+                rule=PUBLISH,
+                allowed_by=PUBLISH_HINT,
             )
         missing = sorted(set(acl) - held)
         if missing:
             named = f" ({', '.join(missing)})" if shown else ""
+            allowed = (
+                f"a key that also holds {', '.join(missing)}"
+                if shown
+                else f"a key holding every group of {whose}"
+            )
             raise WriteRefusedError(
                 f"document {target.doc_id!r}: {whose} has groups this key does not hold{named}; "
-                "a key writes a document only when it holds every group of its ACL"
+                f"a key writes a document only when it holds every group of its ACL: {allowed}",
+                rule=EVERY_GROUP,
+                allowed_by=allowed,
             )
 
 
@@ -87,9 +109,20 @@ def _refuse_hidden(writer: Writer, target: WriteTarget) -> None:
         if target.live_acl is not None:
             raise NotFoundError(f"no document {target.doc_id!r} in the store")
         return  # nothing live: the store's own "not found"
-    if target.live_acl is None and writer.creates:
+    public = not target.new_acl
+    if target.live_acl is None and (writer.creates or (writer.publish and public)):
         return
+    if public and writer.publish:  # it may create public documents: only a hidden document stops it
+        allowed = "another doc_id, or a key that can read the document holding this one"
+        detail = "its doc_id is held by a document this key cannot read"
+    else:
+        allowed = f"a key whose groups cover every group of the keys file, or {PUBLISH_HINT} for a public one"
+        detail = (
+            "a key rewrites the documents it can read, and creates new doc_ids only if its groups "
+            "cover every group of the keys file, or with the scope publish for a public document"
+        )
     raise DocIdNotWritableError(
-        f"document {target.doc_id!r} cannot be written with this key: a key rewrites the documents "
-        "it can read, and creates new doc_ids only if its groups cover every group of the keys file"
+        f"document {target.doc_id!r} cannot be written with this key: {detail}; allowed: {allowed}",
+        rule=CREATE,
+        allowed_by=allowed,
     )

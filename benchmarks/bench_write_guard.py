@@ -26,7 +26,7 @@ from common import EVAL_DIR, Row, print_table
 from evidence_loop.agent.service import Service
 from evidence_loop.agent.write_access import Writer, check
 from evidence_loop.tools.parse.sources import collect
-from evidence_loop.tools.store.ingest import target_of
+from evidence_loop.tools.store.guard import target_of
 from evidence_loop.tools.store.schema import DB_NAME, connect
 from evidence_loop.tools.types import DocumentInput
 

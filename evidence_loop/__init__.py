@@ -115,9 +115,9 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    """Names renamed in 0.2, kept for one release with a DeprecationWarning."""
+    """Names renamed in 0.2.0, kept through 0.2.x with a DeprecationWarning (docs/versioning.md)."""
     if name == "LLMConfig":  # deprecated alias
-        message = f"{__name__}.{name} is renamed ConflictLLMConfig; the old name goes in the next release"
+        message = f"{__name__}.{name} is renamed ConflictLLMConfig; the old name goes in 0.3.0"
         warnings.warn(message, DeprecationWarning, stacklevel=2)
         return ConflictLLMConfig
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
@@ -32,13 +33,17 @@ def _bare(text: str) -> str:
 
 
 class FakeEmbeddingServer(LoopbackServer):
-    """Embeds what it is sent with a ``FakeEmbedder``; counts the texts it embedded."""
+    """Embeds what it is sent with a ``FakeEmbedder``; counts the texts it embedded and keeps those sent
+    as passages (``passages``: a store's units, and the client's dimension probe). ``delay_s`` slows
+    each request down, as a busy endpoint."""
 
     NAME = "embeddings server"
 
-    def __init__(self) -> None:
+    def __init__(self, delay_s: float = 0.0) -> None:
         self.embedder = FakeEmbedder(MODEL)
         self.texts = 0
+        self.passages: list[str] = []
+        self.delay_s = delay_s
         self._lock = threading.Lock()
         super().__init__()
 
@@ -57,9 +62,12 @@ class FakeEmbeddingServer(LoopbackServer):
             texts = [texts]
         if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
             return 422, {"error": {"message": "input must be a string or a list of strings"}}
+        if self.delay_s:
+            time.sleep(self.delay_s)
         vectors = self.embedder.queries([_bare(t) for t in texts])
         with self._lock:
             self.texts += len(texts)
+            self.passages.extend(t[len(PREFIXES[1]) :] for t in texts if t.startswith(PREFIXES[1]))
         data = [{"object": "embedding", "index": i, "embedding": v.tolist()} for i, v in enumerate(vectors)]
         usage = {"prompt_tokens": 0, "total_tokens": 0}
         return 200, {"object": "list", "data": data, "model": body.get("model", MODEL), "usage": usage}

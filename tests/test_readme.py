@@ -6,6 +6,8 @@ loop runs in tests/agent/test_tool_schema.py)."""
 
 from __future__ import annotations
 
+import importlib.metadata
+import os
 import re
 import subprocess
 import sys
@@ -59,3 +61,80 @@ def test_every_docs_page_the_readme_links_exists_or_is_generated() -> None:
     linked = set(re.findall(r"\]\(docs/([^)#]+)", readme))
     generated = {"http-api-reference.md"}  # by the mkdocs hook .ci/docs_openapi.py
     assert linked and {page for page in linked if not (ROOT / "docs" / page).is_file()} <= generated
+
+
+def _commands() -> list[str]:
+    """The two commands the README opens with."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    match = re.search(r"```\n(python3\.11 .*?)```", text, re.S)
+    assert match is not None, "README: no command block"
+    return match.group(1).strip().splitlines()
+
+
+def test_the_readme_opens_with_a_demo_on_the_package_alone_and_the_tests_on_dev() -> None:
+    demo, tests = _commands()
+    assert demo == "python3.11 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/evloop demo"
+    assert tests.endswith("pip install -q -e '.[dev]' && .venv/bin/python -m pytest")
+    assert tests in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def _dev_only_modules() -> set[str]:
+    """Top-level modules that only the [dev] extra installs (none of the package's own dependencies)."""
+    from packaging.requirements import Requirement
+
+    def name(requirement: str) -> str:
+        return re.sub(r"[-_.]+", "-", Requirement(requirement).name).lower()
+
+    def closure(names: set[str]) -> set[str]:
+        seen: set[str] = set()
+        stack = list(names)
+        while stack:
+            current = stack.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            try:
+                requires = importlib.metadata.requires(current) or []
+            except importlib.metadata.PackageNotFoundError:
+                continue
+            stack += [name(r) for r in requires if "extra ==" not in r]
+        return seen
+
+    own = importlib.metadata.requires("evidence-loop") or []
+    base = closure({name(r) for r in own if "extra ==" not in r})
+    dev = closure({name(r) for r in own if 'extra == "dev"' in r})
+    owners = importlib.metadata.packages_distributions()
+    dev_only = {re.sub(r"[-_.]+", "-", d).lower() for d in dev - base}
+    return {
+        module
+        for module, dists in owners.items()
+        if {re.sub(r"[-_.]+", "-", d).lower() for d in dists} <= dev_only and not module.startswith("_")
+    }
+
+
+BLOCKER = """
+import importlib.abc, sys
+BLOCKED = set(sys.argv[1].split(","))
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in BLOCKED:
+            raise ImportError(f"{name} comes with [dev] only")
+sys.meta_path.insert(0, Block())
+from evidence_loop.agent.cli import main
+sys.exit(main(["demo", "--index", sys.argv[2]]))
+"""
+
+
+def test_the_demo_needs_nothing_but_the_package_and_its_own_dependencies(tmp_path: Path) -> None:
+    blocked = _dev_only_modules()
+    assert {"psycopg", "pytest", "mcp"} <= blocked
+    done = subprocess.run(
+        [sys.executable, "-c", BLOCKER, ",".join(sorted(blocked)), str(tmp_path / "demo")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "EVLOOP_EMBEDDER": "none", "PYTHONPATH": str(ROOT)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Every run above is traced" in done.stdout

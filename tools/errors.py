@@ -8,7 +8,7 @@
     │   ├── JsonInputError            JSON that is not, nests too deeply, or holds a lone surrogate
     │   ├── DocumentTooLargeError     over the configured size limit
     │   ├── QuestionTooLongError      a question over the configured length limit
-    │   ├── VersionClashError         same doc_id and version, different text, without --replace
+    │   ├── VersionClashError         a version label given again with different text, without --replace
     │   └── PolicyError               a policy field or policy file that cannot be used (names which)
     ├── NotFoundError                 an unknown document, version, run id or trace
     ├── WriteRefusedError             a write the caller's groups or scopes do not allow; nothing written
@@ -80,7 +80,7 @@ class QuestionTooLongError(InputError):
 
 
 class VersionClashError(InputError):
-    """The same doc_id and version with different text, without replace."""
+    """A version label given again with different text than it names, without replace."""
 
 
 class PolicyError(InputError, ValueError):
@@ -100,7 +100,13 @@ class NotFoundError(EvidenceLoopError):
 
 class WriteRefusedError(EvidenceLoopError):
     """A write (create, replace, update, delete) that the caller's groups or scopes do not allow;
-    nothing of its batch was written. Its message never shows a document's text."""
+    nothing of its batch was written. Its message never shows a document's text. ``rule`` names the
+    rule that refused it, ``allowed_by`` the key that would be allowed (agent/write_access.py)."""
+
+    def __init__(self, message: str, *, rule: str = "", allowed_by: str = "") -> None:
+        super().__init__(message)
+        self.rule = rule
+        self.allowed_by = allowed_by
 
 
 class DocIdNotWritableError(WriteRefusedError):

@@ -131,13 +131,22 @@ def shown_doc_id(doc_id: str) -> str:
     return "".join(out)
 
 
+FIRST_VERSION = "1"
+"""The label of a document's first version when none is given."""
+
+
 @dataclass(frozen=True, slots=True)
 class DocumentInput:
-    """One document version as handed to ingestion."""
+    """One document version as handed to ingestion.
+
+    ``version`` None lets the store label it (``tools.store.labels``): "1" for a new document, the
+    label of the stored version with the same text, else the next integer. A label given names this
+    text: the store refuses to give it to another text (``VersionClashError``) unless told to replace.
+    """
 
     doc_id: str
     text: str
-    version: str = "1"
+    version: str | None = None
     title: str = ""
     format: DocFormat = "text"
     acl: tuple[str, ...] = ()

@@ -106,7 +106,8 @@ def problem_of(error: type[EvidenceLoopError]) -> tuple[int, str, str]:
 
 
 class Problem(BaseModel):
-    """An RFC 9457 problem document; ``errors`` lists validation failures when there are several."""
+    """An RFC 9457 problem document; ``errors`` lists validation failures when there are several; a
+    refused write (403) says which ``rule`` refused it and what key it would be ``allowed_by``."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -115,6 +116,8 @@ class Problem(BaseModel):
     status: int
     detail: str
     errors: list[dict[str, object]] | None = None
+    rule: str | None = None
+    allowed_by: str | None = None
 
 
 class ProblemResponse(JSONResponse):
@@ -147,13 +150,16 @@ def problem_response(
     title: str | None = None,
     headers: Mapping[str, str] | None = None,
     errors: list[dict[str, object]] | None = None,
+    extra: Mapping[str, object] | None = None,
 ) -> JSONResponse:
-    """A problem+json response; without a slug, ``about:blank`` with the status phrase as title."""
+    """A problem+json response; without a slug, ``about:blank`` with the status phrase as title;
+    ``extra`` adds members of the problem's own (RFC 9457 extensions)."""
     body: dict[str, object] = {
         "type": f"urn:evloop:problem:{slug}" if slug else "about:blank",
         "title": title or _phrase(status),
         "status": status,
         "detail": detail,
+        **(extra or {}),
     }
     if errors is not None:
         body["errors"] = errors
@@ -222,7 +228,10 @@ async def _on_project_error(request: Request, exc: Exception) -> JSONResponse:
         detail = f"{title.lower()}; the server log has the details"
     else:
         detail = " ".join(str(exc).split()) or title
-    return problem_response(status, detail, slug=slug, title=title)
+    extra = None
+    if isinstance(exc, WriteRefusedError) and exc.rule:  # which rule refused, and who it would allow
+        extra = {"rule": exc.rule, "allowed_by": exc.allowed_by}
+    return problem_response(status, detail, slug=slug, title=title, extra=extra)
 
 
 async def _on_crash(request: Request, exc: Exception) -> JSONResponse:

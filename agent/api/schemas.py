@@ -20,7 +20,7 @@ from evidence_loop.traces.schema import RUN_ID_PATTERN, TraceEvent, TraceFooter,
 
 if TYPE_CHECKING:  # the replay and the store's rows are read, never built, here
     from evidence_loop.agent.replay import ReplayReport
-    from evidence_loop.tools.store.folder import DocumentInfo
+    from evidence_loop.tools.store.folder import DocumentInfo, IngestReport
 
 GROUP_NAME = r"^[^\s,]{1,64}$"
 DOC_ID_CHARS = 512  # the longest doc_id the API takes (a document's, a review's)
@@ -120,22 +120,27 @@ class AskRequest(_Strict):
     )
 
 
-class DocumentIn(_Strict):
-    """One document in the corpus.jsonl shape (FORMAT.md)."""
+class DocumentBody(_Strict):
+    """A document's text and fields, without its doc_id (the body of ``PUT /v1/documents/{doc_id}``)."""
 
-    doc_id: Text = Field(min_length=1, max_length=DOC_ID_CHARS, pattern=r"\S")
     text: Text
     title: Text = ""
-    version: Text = Field(default="1", min_length=1, max_length=128)
+    version: Text | None = Field(
+        default=None,
+        min_length=1,
+        max_length=128,
+        description="a label naming this text; default: the store labels it: 1 for a new document, "
+        "the label of the stored version with this text, else the next integer",
+    )
     format: DocFormat = "text"
     acl: list[Text] = Field(default=[], description="groups allowed to read it; empty: everyone")
     metadata: Annotated[dict[str, Any], BeforeValidator(_plain_metadata)] = Field(
         default={}, description=f"JSON values, nested at most {METADATA_DEPTH} levels"
     )
 
-    def to_input(self) -> DocumentInput:
+    def to_input(self, doc_id: str) -> DocumentInput:
         return DocumentInput(
-            doc_id=self.doc_id,
+            doc_id=doc_id,
             text=self.text,
             version=self.version,
             title=self.title,
@@ -143,6 +148,15 @@ class DocumentIn(_Strict):
             acl=tuple(dict.fromkeys(self.acl)),
             metadata=self.metadata,
         )
+
+
+class DocumentIn(DocumentBody):
+    """One document, as a line of a corpus.jsonl holds it (see Document formats in the docs)."""
+
+    doc_id: Text = Field(min_length=1, max_length=DOC_ID_CHARS, pattern=r"\S")
+
+    def as_input(self) -> DocumentInput:
+        return self.to_input(self.doc_id)
 
 
 class DocumentBatch(_Strict):
@@ -156,16 +170,50 @@ class Skipped(_Strict):
     reason: str
 
 
-class IngestOut(_Strict):
-    """What one ingest did (see ``tools.store.folder.IngestReport``)."""
+class DocumentOutcome(_Strict):
+    """What a write did to one document."""
 
-    documents: int = Field(description="documents added or updated")
-    versions_added: int
+    doc_id: str
+    version: str = Field(description="the version written, kept, or retired")
+    outcome: Literal["added", "changed", "unchanged", "skipped", "retired"]
+
+
+class IngestOut(_Strict):
+    """What one write did (see ``tools.store.folder.IngestReport``); a dry run wrote nothing."""
+
+    documents: int = Field(description="documents added or changed")
+    added: int = Field(description="documents that had no live version")
+    changed: int = Field(
+        description="documents now live in another version, or with a new title, ACL or metadata"
+    )
     unchanged: int
+    retired: int = Field(description="documents of the source no longer in the batch (a prune)")
+    versions_added: int
     skipped: list[Skipped] = Field(description="documents passed over, and why")
-    units: int
+    units: int = Field(description="units of the versions written")
+    embedded: int = Field(description="units embedded for them")
+    outcomes: list[DocumentOutcome]
     seconds: float
     generation: int
+    dry_run: bool = False
+
+    @classmethod
+    def of(cls, report: IngestReport) -> IngestOut:
+        return cls(
+            documents=report.documents,
+            added=report.added,
+            changed=report.changed,
+            unchanged=report.unchanged,
+            retired=report.retired,
+            versions_added=report.versions_added,
+            skipped=[Skipped(doc_id=doc_id, reason=reason) for doc_id, reason in report.skipped],
+            units=report.units,
+            embedded=report.embedded,
+            outcomes=[DocumentOutcome(doc_id=d, version=v, outcome=o) for d, v, o in report.outcomes],
+            seconds=round(report.seconds, 6),
+            generation=report.generation,
+            dry_run=report.dry_run,
+        )
 
 
 class DocumentOut(_Strict):

@@ -49,7 +49,7 @@ async def read_documents(request: Request, batch_limit: int) -> list[DocumentInp
             "Unsupported media type",
             f"send application/json, application/x-ndjson or multipart/form-data, not {media or 'nothing'!r}",
         )
-    return _checked([r.to_input() for r in records], batch_limit)
+    return _checked([r.as_input() for r in records], batch_limit)
 
 
 def _checked(docs: list[DocumentInput], batch_limit: int) -> list[DocumentInput]:
@@ -109,7 +109,7 @@ async def _from_form(request: Request, batch_limit: int) -> list[DocumentInput]:
         if len(files) != len(form.getlist("file")):
             raise _bad_form('each "file" part must be a file upload')
         acl = tuple(g.strip() for g in _text_field(form.getlist("acl")).split(",") if g.strip())
-        version = _text_field(form.getlist("version")) or "1"
+        version = _text_field(form.getlist("version")) or None
         doc_id = _text_field(form.getlist("doc_id"))
         if doc_id and len(files) != 1:
             raise _bad_form("doc_id names one file only; send several files without it")
@@ -126,7 +126,9 @@ def _text_field(values: Sequence[object]) -> str:
     return str(values[0]).strip() if values else ""
 
 
-def _upload(data: bytes, filename: str, doc_id: str, acl: tuple[str, ...], version: str) -> DocumentInput:
+def _upload(
+    data: bytes, filename: str, doc_id: str, acl: tuple[str, ...], version: str | None
+) -> DocumentInput:
     name = PurePosixPath(filename.replace("\\", "/")).name
     suffix = PurePosixPath(name).suffix.lower()
     fmt = FILE_FORMATS.get(suffix)
@@ -152,4 +154,4 @@ def _upload(data: bytes, filename: str, doc_id: str, acl: tuple[str, ...], versi
         "metadata": {"file": name},
     }
     doc: DocumentIn = _validated(DocumentIn, record, ("body", "file", name))
-    return doc.to_input()
+    return doc.as_input()

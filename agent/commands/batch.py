@@ -1,4 +1,4 @@
-"""``evloop batch QUESTIONS.jsonl --out RESULTS.jsonl``: answer a file of questions (FORMAT.md shapes)."""
+"""``evloop batch QUESTIONS.jsonl --out RESULTS.jsonl``: answer a file of questions, one result line each."""
 
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ from evidence_loop.agent.commands.common import (
     Subparsers,
     add_command,
     add_index_option,
-    progress_bar,
-    want_progress,
 )
+from evidence_loop.agent.commands.progress import Progress, add_progress_option
 from evidence_loop.agent.commands.session import (
     add_policy_option,
     add_trace_options,
@@ -22,8 +21,8 @@ from evidence_loop.agent.evaluate import answer_all, read_questions, write_jsonl
 
 DESCRIPTION = """\
 Answer every question of a questions.jsonl file (one JSON object a line with `id`, `question`, and
-optional `groups` and `history`, the earlier questions of its conversation oldest first, as in the
-evaluation FORMAT.md) and write one result line per question to --out: id, status, answer, evidence
+optional `groups` and `history`, the earlier questions of its conversation oldest first, as
+`evloop eval` reads them) and write one result line per question to --out: id, status, answer, evidence
 (doc_id, version, start, end, text), missing, latency_ms, plus conflicts, run_id and signals. The results file
 appears only when complete."""
 
@@ -42,7 +41,7 @@ def register(subparsers: Subparsers) -> None:
     add_index_option(parser)
     add_trace_options(parser)
     add_policy_option(parser)
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_progress_option(parser)
     parser.add_argument(
         "--no-history",
         action="store_true",
@@ -56,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
     service = open_service(args)
     service.settle()
     try:
-        with progress_bar(len(questions), enabled=want_progress(len(questions), args.no_progress)) as advance:
+        with Progress("batch", show=not args.no_progress) as progress:
+            advance = progress.counter("answering", "question", len(questions))
             answers = answer_all(service.ask, questions, advance, with_history=not args.no_history)
             count = write_jsonl(args.out, answers)
     finally:

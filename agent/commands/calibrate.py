@@ -25,8 +25,8 @@ from evidence_loop.agent.commands.common import (
     evaluation_embedder,
     open_store,
     resolve_location,
-    want_progress,
 )
+from evidence_loop.agent.commands.progress import Progress
 from evidence_loop.agent.commands.session import add_policy_option, policy_from_args, scale_keeper
 from evidence_loop.agent.controller import Controller
 from evidence_loop.agent.evaluate import ingest_set, read_questions
@@ -38,7 +38,8 @@ from evidence_loop.tools.models.embedding import Embedder
 DESCRIPTION = """\
 Calibrate the answer-or-refuse decision (the sufficiency judge, see docs/models.md).
 
-With SET_DIR folders (FORMAT.md: corpus.jsonl + questions.jsonl with expect=answer/refuse), fit
+With SET_DIR folders (each a corpus.jsonl, one document a line, and a questions.jsonl whose
+questions say "expect": "answer" or "refuse", as `evloop eval` reads them), fit
 the judge on their labels: each set is ingested into a temporary index, measures its own scale
 (self-calibration), and every question's signals are read; a logistic regression over the scaled
 signals, each set weighing alike, is written to --out with its threshold for each answer rate.
@@ -92,10 +93,8 @@ def run(args: argparse.Namespace) -> int:
         if args.set_dirs:
             raise InputError("--self measures an index; give SET_DIR folders or --self, not both")
         index = resolve_location(args)
-        with (
-            scale_keeper(args, embedder, enabled=want_progress(1000, False)) as keeper,
-            open_store(index, embedder=embedder) as store,
-        ):
+        with Progress("calibrate") as progress, open_store(index, embedder=embedder) as store:
+            keeper = scale_keeper(args, embedder, progress=progress.stage("measuring the scale", "question"))
             scale = store.measure_scale(keeper, force=True)
         if scale is None:
             raise InputError(f"{index} has too few sentences everyone may read to measure a scale")
@@ -106,7 +105,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.set_dirs or args.out is None:
         raise InputError("give one or more SET_DIR folders and --out FILE (or --self)")
-    rows = {d.name: _set_rows(d, policy, embedder) for d in args.set_dirs}
+    with Progress("calibrate") as progress:
+        rows = {d.name: _set_rows(d, policy, embedder, progress) for d in args.set_dirs}
     model = fit_judge(rows, l2=args.l2)
     report = {name: _report(model, r, policy) for name, r in rows.items()}
     tmp = args.out.with_suffix(args.out.suffix + ".part")
@@ -124,16 +124,20 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _set_rows(set_dir: Path, policy: Policy, embedder: Embedder) -> list[Row]:
+def _set_rows(set_dir: Path, policy: Policy, embedder: Embedder, progress: Progress) -> list[Row]:
     questions = read_questions(set_dir / "questions.jsonl")
+    name = set_dir.name
     with tempfile.TemporaryDirectory(prefix="evloop-calibrate-") as tmp:
         controller = Controller(policy, embedder=embedder)
-        store = ingest_set(set_dir, Path(tmp) / "index", embedder, meter=ScaleKeeper(controller))
+        keeper = ScaleKeeper(controller, progress.stage(f"{name}: measuring the scale", "question"))
+        embedding = progress.stage(f"{name}: embedding", "unit")
+        store = ingest_set(set_dir, Path(tmp) / "index", embedder, embedding, meter=keeper)
         try:
             scale = store.scale()
             if scale is None:
                 raise InputError(f"{set_dir}: too few sentences to measure the corpus's scale")
-            return labelled_rows(store.snapshot(), controller, questions, scale)
+            asking = progress.stage(f"{name}: asking", "question")
+            return labelled_rows(store.snapshot(), controller, questions, scale, asking)
         finally:
             store.close()
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -27,8 +26,6 @@ from evidence_loop.tools.types import Hit
 INDEX_ENV = "EVLOOP_INDEX"
 STORE_ENV = "EVLOOP_STORE_URL"
 DEFAULT_INDEX = Path(".evloop")
-# A bar for a handful of documents is noise; a big batch on a pipe still deserves one.
-PROGRESS_MIN_DOCUMENTS = 200
 
 # A string alias: argparse's private action class cannot be subscripted at run time.
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -110,50 +107,6 @@ def parse_groups(value: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(g for g in groups if g))
 
 
-@contextmanager
-def progress_bar(total: int, *, enabled: bool) -> Iterator[Callable[[int], None] | None]:
-    """A tqdm bar on stderr for ``total`` documents, or None when disabled.
-
-    Yields the callback ``Store.ingest`` calls with the number of documents written so far.
-    """
-    if not enabled:
-        yield None
-        return
-    from tqdm import tqdm  # only the ingest path pays for importing it
-
-    with tqdm(total=total, unit="doc", file=sys.stderr, leave=False, dynamic_ncols=True) as bar:
-
-        def advance(done: int) -> None:
-            bar.update(done - bar.n)
-
-        yield advance
-
-
-@contextmanager
-def embedding_bar(
-    *, enabled: bool, desc: str = "embedding", unit: str = "unit"
-) -> Iterator[Callable[[int, int], None] | None]:
-    """A tqdm bar on stderr for the units being embedded (its total known at the first call), or for
-    other long work counted the same way (``desc``, ``unit``)."""
-    if not enabled:
-        yield None
-        return
-    from tqdm import tqdm
-
-    bars: list[tqdm] = []
-
-    def advance(done: int, total: int) -> None:
-        if not bars:
-            bars.append(tqdm(total=total, unit=unit, desc=desc, file=sys.stderr, leave=False))
-        bars[0].update(done - bars[0].n)
-
-    try:
-        yield advance
-    finally:
-        for bar in bars:
-            bar.close()
-
-
 def configured_embedder() -> Embedder | None:
     """The embedder the settings configure (``EVLOOP_EMBEDDER``, ``EVLOOP_EMBED_CONFIG``...)."""
     return build_embedder(EmbedConfig.from_env(settings.current().environ()))
@@ -182,24 +135,41 @@ def evaluation_embedder(cache: Path | None) -> Embedder | None:
     return build_embedder(replace(config, cache=str(path)))
 
 
-def want_progress(total: int, no_progress: bool) -> bool:
-    """Show a bar when stderr is a terminal, or for a batch large enough to be worth watching."""
-    return not no_progress and (sys.stderr.isatty() or total > PROGRESS_MIN_DOCUMENTS)
-
-
 def shown(location: Location) -> str:
     """A store's location for people: the folder, or the URL without its password."""
     return redact(location) if isinstance(location, str) else str(location)
 
 
 def summary_line(report: IngestReport, index: Location, *, source_skipped: int = 0) -> str:
-    """The one line an ingest ends with; ``source_skipped`` adds documents dropped while reading files."""
+    """The one line a write of documents ends with; ``source_skipped`` adds documents dropped while
+    reading files. Each count is of documents: what happened to each one given, and those retired."""
     skipped = len(report.skipped) + source_skipped
+    if report.dry_run:
+        return (
+            f"dry run, nothing written: {report.added} to add, {report.changed} to change, "
+            f"{report.unchanged} unchanged, {report.retired} to retire, {skipped} skipped -> {shown(index)}"
+        )
     return (
-        f"ingested {report.documents} documents ({report.versions_added} new versions, "
-        f"{report.unchanged} unchanged, {skipped} skipped), {report.units} units "
-        f"in {report.seconds:.2f}s -> {shown(index)}"
+        f"{report.added} added, {report.changed} changed, {report.unchanged} unchanged, "
+        f"{report.retired} retired, {skipped} skipped: {_count(report.versions_added, 'new version')}, "
+        f"{report.units} units, {report.embedded} embedded, in {report.seconds:.2f}s -> {shown(index)}"
     )
+
+
+def _count(n: int, thing: str) -> str:
+    return f"{n} {thing}" if n == 1 else f"{n} {thing}s"
+
+
+_DRY_RUN_VERBS = {"added": "add", "changed": "change", "retired": "retire"}
+
+
+def dry_run_lines(report: IngestReport) -> list[str]:
+    """What a dry run would do to each document it would add, change or retire, one line each."""
+    return [
+        f"would {_DRY_RUN_VERBS[outcome]:<6} {doc_id} (version {version})"
+        for doc_id, version, outcome in report.outcomes
+        if outcome in _DRY_RUN_VERBS
+    ]
 
 
 def warn(message: str) -> None:
@@ -286,7 +256,7 @@ __all__ = [
     "add_embed_cache_option",
     "add_index_option",
     "configured_embedder",
-    "embedding_bar",
+    "dry_run_lines",
     "error_line",
     "evaluation_embedder",
     "hit_line",
@@ -294,12 +264,10 @@ __all__ = [
     "open_location",
     "open_store",
     "parse_groups",
-    "progress_bar",
     "recall",
     "resolve_index",
     "resolve_location",
     "shown",
     "summary_line",
-    "want_progress",
     "warn",
 ]

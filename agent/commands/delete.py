@@ -12,14 +12,15 @@ from evidence_loop.agent.commands.common import (
     open_store,
     resolve_location,
     shown,
-    want_progress,
 )
+from evidence_loop.agent.commands.progress import Progress
 from evidence_loop.agent.commands.session import measured_line, scale_keeper
 from evidence_loop.tools.errors import EmbedderError
 
 DESCRIPTION = """\
-Remove a document from search: none of its versions is found any more. The stored versions stay
-in the database so that traces of earlier runs can still be replayed against them.
+Retire a document: none of its versions is found any more. The stored versions stay in the
+database so that traces of earlier runs can still be verified and replayed against them.
+(`evloop ingest FOLDER --prune` retires the documents whose files are gone.)
 
 A delete that shrinks the corpus by a quarter measures the corpus's scale again, in the same
 transaction, as an ingest does."""
@@ -43,7 +44,8 @@ def run(args: argparse.Namespace) -> int:
     """Delete the document; an unknown doc_id is a NotFoundError (exit 1)."""
     index = resolve_location(args)
     embedder = configured_embedder()
-    with scale_keeper(args, embedder, enabled=want_progress(0, False)) as keeper:
+    with Progress("delete") as progress:
+        keeper = scale_keeper(args, embedder, progress=progress.stage("measuring the scale", "question"))
         try:
             store = open_store(index, embedder=embedder, meter=keeper)
         except EmbedderError:

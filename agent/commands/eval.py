@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,11 +14,9 @@ from evidence_loop.agent.commands.common import (
     Subparsers,
     add_command,
     add_embed_cache_option,
-    embedding_bar,
     evaluation_embedder,
-    progress_bar,
-    want_progress,
 )
+from evidence_loop.agent.commands.progress import Progress, add_progress_option
 from evidence_loop.agent.commands.session import add_policy_option, policy_from_args, policy_line
 from evidence_loop.agent.controller import Controller
 from evidence_loop.agent.eval_kinds import KindRow, by_kind, kind_lines
@@ -41,9 +40,10 @@ from evidence_loop.tools.store.location import Location
 from evidence_loop.tools.store.pg import is_url
 
 DESCRIPTION = """\
-Evaluate on a set folder in the FORMAT.md shape (corpus.jsonl + questions.jsonl), or a folder whose
-corpus is a kb/ folder of article files (read as `evloop ingest SET_DIR/kb` reads it: doc_id = the
-path under kb/ without its extension) beside its questions.jsonl: ingest the corpus into a temporary
+Evaluate on a set folder holding a corpus.jsonl (one document a line, as `evloop ingest` reads it)
+and a questions.jsonl (one {"id": ..., "question": ...} a line), or a folder whose corpus is a kb/
+folder of article files (read as `evloop ingest SET_DIR/kb` reads it: doc_id = the path under kb/
+without its extension) beside its questions.jsonl: ingest the corpus into a temporary
 index, answer every question, write the results, and print the scores computed by the `score.py`
 that sits beside the set folders, or the one --scorer names (answer/refusal/conflict rates,
 evidence hit rate, token recall, mean context characters, offset honesty, latency).
@@ -105,7 +105,7 @@ def register(subparsers: Subparsers) -> None:
         help="also run the full loop with lexical recall only (no vectors), printed as 'lexical'",
     )
     add_embed_cache_option(parser)
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_progress_option(parser)
     parser.add_argument(
         "--no-history", action="store_true", help="ask each question alone, ignoring its `history` field"
     )
@@ -142,8 +142,10 @@ def run(args: argparse.Namespace) -> int:
     profiles: dict[str, tuple[int, dict[str, Bin]]] = {}
     kinds: dict[str, list[KindRow]] = {}
     embedder = evaluation_embedder(args.embed_cache)
-    with temp_index() as tmp, embedding_bar(enabled=not args.no_progress) as bar:
-        keeper = ScaleKeeper(Controller(variants[0][1], embedder=embedder)) if embedder else None
+    with temp_index() as tmp, Progress("eval", show=not args.no_progress) as progress:
+        bar = progress.stage("embedding", "unit")
+        measuring = progress.stage("measuring the scale", "question")
+        keeper = ScaleKeeper(Controller(variants[0][1], embedder=embedder), measuring) if embedder else None
         store = ingest_set(args.set_dir, _location(args, Path(tmp)), embedder, bar, meter=keeper)
         snapshot = store.snapshot()
         scale = store.scale() if embedder else None
@@ -152,7 +154,8 @@ def run(args: argparse.Namespace) -> int:
         for mode, policy in variants:
             ask = Asker(Controller(policy, deps=None, embedder=embedder), snapshot, scale)
             out = args.out_dir / f"{args.set_dir.name}-{mode}.jsonl"
-            results = _answer(args, questions, ask, out)
+            answering = progress.counter(f"answering ({mode})", "question", len(questions))
+            results = _answer(args, questions, ask, out, answering)
             causes[mode] = _attribution(questions, results, out)
             profiles[mode] = profile(results, policy)
             kinds[mode] = by_kind(questions, results)
@@ -173,12 +176,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _answer(
-    args: argparse.Namespace, questions: list[dict[str, object]], ask: Asker, out: Path
+    args: argparse.Namespace,
+    questions: list[dict[str, object]],
+    ask: Asker,
+    out: Path,
+    advance: Callable[[int], None] | None,
 ) -> list[dict[str, object]]:
-    """Every question asked, its result lines written to ``out`` and read back."""
-    with progress_bar(len(questions), enabled=want_progress(len(questions), args.no_progress)) as advance:
-        answers = answer_all(ask, questions, advance, ask.extra, with_history=not args.no_history)
-        write_jsonl(out, answers)
+    """Every question asked (``advance`` told each one done), its result lines written to ``out`` and
+    read back."""
+    answers = answer_all(ask, questions, advance, ask.extra, with_history=not args.no_history)
+    write_jsonl(out, answers)
     return _results(out)
 
 

@@ -1,9 +1,11 @@
-"""``evloop ingest PATH...``: read files, folders and corpus.jsonl files into the index."""
+"""``evloop ingest PATH...``: make the index hold what the files, folders and corpus.jsonl files hold."""
 
 from __future__ import annotations
 
 import argparse
 import math
+import tempfile
+from contextlib import ExitStack
 from pathlib import Path
 
 from evidence_loop.agent.commands.common import (
@@ -11,23 +13,42 @@ from evidence_loop.agent.commands.common import (
     add_command,
     add_index_option,
     configured_embedder,
-    embedding_bar,
+    dry_run_lines,
     open_store,
     parse_groups,
-    progress_bar,
     resolve_location,
     summary_line,
-    want_progress,
     warn,
 )
+from evidence_loop.agent.commands.progress import add_progress_option, ingest_progress
 from evidence_loop.agent.commands.session import measured_line, scale_keeper
 from evidence_loop.tools.errors import InputError
-from evidence_loop.tools.parse.sources import SUPPORTED_SUFFIXES, collect
+from evidence_loop.tools.parse.sources import SUPPORTED_SUFFIXES, collect, source_name
+from evidence_loop.tools.store.location import Location
+from evidence_loop.tools.store.schema import DB_NAME
 
 DESCRIPTION = """\
-Add documents to the index. Every path is read and checked first; if any input is bad
-(malformed JSON line, unsupported file type, bytes that are not UTF-8, a document over the
-size limit, a version clash) nothing is written and the error names the file and line.
+Make the index hold what the paths hold: run it again after editing, adding or removing files.
+Every path is read and checked first; if any input is bad (malformed JSON line, unsupported file
+type, bytes that are not UTF-8, a document over the size limit, a version clash) nothing is
+written and the error names the file and line. The whole run is one write: interrupted, it leaves
+the index as it was before, never half of it.
+
+Per document:
+  new doc_id              added, as version "1"
+  text changed            a new version, labelled with the next integer ("1" -> "2"); the old one
+                          stays stored, so that earlier answers still replay and verify
+  text unchanged          left alone: no new version, nothing embedded again
+  text of an older version
+                          that version becomes current again (a reverted edit, a restored file)
+  gone from PATH          still answered, unless --prune: then retired (no longer answered; its
+                          versions stay stored for replay and audit). Only documents that an
+                          earlier run synced from the same PATH (or --source) are retired.
+
+--version V labels this run's new versions V instead of the next integer (an unchanged document
+keeps its label; V already stored with another text is an error, unless --replace rewrites it).
+A .jsonl record's own "version" is such a label. --dry-run prints what would happen and writes
+nothing.
 
 Files: .md/.markdown (markdown), .txt (text), .html/.htm (html), .jsonl (one document per line:
 doc_id and text required; title, version, format, acl, metadata optional). Folders are read
@@ -38,25 +59,29 @@ A file's doc_id is its path below the folder given, without the extension. A doc
 printable text: a file name that is not UTF-8, or a doc_id with a control character (NUL,
 newline, tab, escape, direction overrides), is refused.
 
-Re-ingesting a document version with the same text changes nothing; a new --version becomes the
-current one and older versions stay readable.
-
-With an embedder (the default), the first ingest, and any that grows or shrinks the corpus by a
-quarter, also measures the corpus's own scale for the answer-or-refuse judge (self-calibration,
-seconds), in the same transaction: later `ask`, `batch` and `serve` decide with the calibrated
-judge, as `evloop eval` does."""
+With an embedder (the default), only new versions are embedded. The first ingest, and any that
+grows or shrinks the corpus by a quarter, also measures the corpus's own scale for the
+answer-or-refuse judge (self-calibration, seconds), in the same write: later `ask`, `batch` and
+`serve` decide with the calibrated judge, as `evloop eval` does."""
 
 EPILOG = """\
 examples:
-  evloop ingest help-centre/
+  evloop ingest help-centre/                      add, or sync after edits
+  evloop ingest help-centre/ --prune --dry-run    what a sync that retires deleted files would do
+  evloop ingest help-centre/ --prune              ... and do it
   evloop ingest internal/ --acl staff --version 2024-10
+  evloop ingest /builds/$CI_JOB_ID/kb --source kb --prune   a checkout whose path changes
   evloop ingest corpus.jsonl --index /tmp/kb --max-mb 50"""
 
 
 def register(subparsers: Subparsers) -> None:
     """Add the ``ingest`` command."""
     parser = add_command(
-        subparsers, "ingest", summary="add documents to the index", description=DESCRIPTION, epilog=EPILOG
+        subparsers,
+        "ingest",
+        summary="add documents to the index, or sync it with changed files",
+        description=DESCRIPTION,
+        epilog=EPILOG,
     )
     parser.add_argument(
         "paths",
@@ -78,12 +103,29 @@ def register(subparsers: Subparsers) -> None:
         "--version",
         metavar="V",
         default=None,
-        help='version label for the documents (default: "1"); for .jsonl records, only those without one',
+        help='label this run\'s new versions V (default: the next integer, "1" for a new document); '
+        "for .jsonl records, only those without one",
+    )
+    parser.add_argument(
+        "--prune",
+        action="store_true",
+        help="retire the documents synced from these paths before that are no longer there",
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="print what would be added, changed and retired; write nothing"
+    )
+    parser.add_argument(
+        "--source",
+        metavar="NAME",
+        default=None,
+        help="record the documents as coming from NAME, not from each PATH's absolute path "
+        "(for a folder whose path changes from run to run)",
     )
     parser.add_argument(
         "--replace",
         action="store_true",
-        help="overwrite a stored version whose text changed (default: refuse)",
+        help="rewrite a stored version's text in place instead of storing a new version (old traces "
+        "that cite it no longer replay pinned)",
     )
     parser.add_argument(
         "--max-mb",
@@ -97,7 +139,7 @@ def register(subparsers: Subparsers) -> None:
         action="store_true",
         help="in folders, also read links to files outside the folder (default: skip them with a warning)",
     )
-    parser.add_argument("--no-progress", action="store_true", help="never show the progress bar")
+    add_progress_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -106,6 +148,8 @@ def run(args: argparse.Namespace) -> int:
     index = resolve_location(args)
     if not 0 < args.max_mb < math.inf:
         raise InputError(f"--max-mb must be a positive number, not {args.max_mb}")
+    if args.source is not None and (not args.source.strip() or not args.source.isprintable()):
+        raise InputError(f"--source needs a name of printable characters, not {args.source!r}")
     max_bytes = int(args.max_mb * 1_000_000)
     found = collect(
         args.paths,
@@ -116,22 +160,46 @@ def run(args: argparse.Namespace) -> int:
     )
     for message in found.warnings:
         warn(message)
-    if not found.documents:
+    if not found.documents and not args.prune:
         raise InputError(f"no documents to ingest in {', '.join(map(str, args.paths))}")
-    total = len(found.documents)
+    sources = {doc_id: args.source or source for doc_id, source in found.sources.items()}
+    pruned = _pruned(args) if args.prune else ()
     embedder = configured_embedder()
-    with (
-        scale_keeper(args, embedder, enabled=want_progress(total, args.no_progress)) as keeper,
-        open_store(index, create=True, embedder=embedder, meter=keeper) as store,
-        progress_bar(total, enabled=want_progress(total, args.no_progress)) as bar,
-        embedding_bar(enabled=want_progress(total, args.no_progress)) as embed_bar,
-    ):
-        report = store.ingest(
-            found.documents, replace=args.replace, max_bytes=max_bytes, progress=bar, embed_progress=embed_bar
-        )
+    with ingest_progress(len(found.documents), args.no_progress) as progress, ExitStack() as stack:
+        keeper = None if args.dry_run else scale_keeper(args, embedder, progress=progress.scale)
+        target = _dry_run_target(index, stack) if args.dry_run else index
+        with open_store(target, create=True, embedder=embedder, meter=keeper) as store:
+            report = store.ingest(
+                found.documents,
+                replace=args.replace,
+                max_bytes=max_bytes,
+                progress=progress.documents,
+                embed_progress=progress.embedding,
+                sources=sources,
+                prune=pruned,
+                dry_run=args.dry_run,
+            )
     for doc_id, reason in report.skipped:
         warn(f"{doc_id}: {reason}; skipped")
+    if args.dry_run:
+        for planned in dry_run_lines(report):
+            print(planned)
     print(summary_line(report, index, source_skipped=found.skipped))
     if (line := measured_line(keeper)) is not None:
         print(line)
     return 0
+
+
+def _dry_run_target(index: Location, stack: ExitStack) -> Location:
+    """Where a dry run applies the rules: the store, or an empty one in a temporary folder when there
+    is none yet (a dry run creates nothing)."""
+    if isinstance(index, str) or (Path(index) / DB_NAME).is_file():
+        return index
+    return Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="evloop-dry-run-"))) / "index"
+
+
+def _pruned(args: argparse.Namespace) -> tuple[str, ...]:
+    """The sources a prune covers: --source, else each path given, as collect names them."""
+    if args.source is not None:
+        return (args.source,)
+    return tuple(dict.fromkeys(source_name(path) for path in args.paths))

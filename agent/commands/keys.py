@@ -1,4 +1,4 @@
-"""``evloop keys add|list|remove``: manage the API keys of ``evloop serve`` in a KEYS.json file.
+"""``evloop keys add|list|remove`` (or ``revoke``): manage the API keys of ``evloop serve``, a KEYS.json.
 
 The file holds each key's sha256, never the key: ``add`` prints the new key once, and it cannot
 be shown again (remove the name and add it anew to rotate a key).
@@ -23,7 +23,12 @@ ask (POST /v1/ask and its own traces), ingest (add, list and delete the document
 ACL group the key holds), publish (with ingest: also public documents, those without an ACL),
 audit (read, verify and replay other keys' traces, within the key's groups, and the /audit console),
 review (post verdicts on runs within the key's groups: POST /v1/runs/{run_id}/feedback). The file
-stores only the sha256 of each key; `add` prints the key itself once."""
+stores only the sha256 of each key; `add` prints the key itself once.
+
+A running `evloop serve` (every worker) and `evloop mcp --http` read the file again within a
+second or two of a change: an added key works and a removed one is refused without a restart. A
+file they cannot read (a typo, half-written) changes nothing there: they keep the keys they had
+and log why."""
 
 EPILOG = """\
 examples:
@@ -33,7 +38,7 @@ examples:
   evloop keys add importer --groups staff --scopes ingest --file keys.json
   evloop keys add help-centre --scopes ingest,publish --file keys.json
   evloop keys list --file keys.json
-  evloop keys remove chatbot --file keys.json"""
+  evloop keys remove chatbot --file keys.json        # or: evloop keys revoke chatbot"""
 
 
 def register(subparsers: Subparsers) -> None:
@@ -53,7 +58,7 @@ def register(subparsers: Subparsers) -> None:
         help="ask, ingest, audit, publish, review (default: ask)",
     )
     listing = actions.add_parser("list", help="the keys' names, groups and scopes")
-    remove = actions.add_parser("remove", help="revoke a key by name")
+    remove = actions.add_parser("remove", aliases=["revoke"], help="revoke a key by name (or: revoke)")
     remove.add_argument("name", metavar="NAME")
     for action in (add, listing, remove):
         action.add_argument("--file", type=Path, required=True, metavar="KEYS.json", help="the keys file")
@@ -69,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
             groups = ",".join(sorted(key.groups)) or "-"
             print(f"{key.name}  groups={groups}  scopes={','.join(sorted(key.scopes))}")
         return 0
-    if args.action == "remove":
+    if args.action in ("remove", "revoke"):
         if not any(k.name == args.name for k in keys):
             raise InputError(f"{path}: no key named {args.name!r}")
         _write(path, [k for k in keys if k.name != args.name])

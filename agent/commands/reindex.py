@@ -10,13 +10,12 @@ from evidence_loop.agent.commands.common import (
     add_command,
     add_index_option,
     configured_embedder,
-    embedding_bar,
     open_store,
     resolve_location,
     shown,
-    want_progress,
     warn,
 )
+from evidence_loop.agent.commands.progress import Count, Progress, add_progress_option
 from evidence_loop.agent.commands.session import measured_line, scale_keeper
 from evidence_loop.tools.errors import EmbedderError
 from evidence_loop.tools.models.embedding import Embedder
@@ -55,16 +54,17 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument(
         "--embeddings", action="store_true", help="re-embed every document with the configured embedder"
     )
-    parser.add_argument("--no-progress", action="store_true", help="never show the progress bar")
+    add_progress_option(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     index = resolve_location(args)
     embedder = configured_embedder()
-    with scale_keeper(args, embedder, enabled=want_progress(1000, args.no_progress)) as keeper:
+    with Progress("reindex", show=not args.no_progress) as progress:
+        keeper = scale_keeper(args, embedder, progress=progress.stage("measuring the scale", "question"))
         if args.embeddings:
-            _reembed(index, embedder, keeper, args.no_progress)
+            _reembed(index, embedder, keeper, progress.stage("embedding", "unit"))
         else:
             _rebuild(index)
             if keeper is not None:
@@ -99,12 +99,9 @@ def _measure_when_due(index: Location, embedder: Embedder | None, keeper: ScaleK
 
 
 def _reembed(
-    index: Location, embedder: Embedder | None, keeper: ScaleKeeper | None, no_progress: bool
+    index: Location, embedder: Embedder | None, keeper: ScaleKeeper | None, bar: Count | None
 ) -> None:
     """Every document embedded anew (none: the vectors dropped), in a new generation with its scale."""
-    with (
-        embedding_bar(enabled=want_progress(1000, no_progress)) as bar,
-        open_store(index, embedder=embedder, reembed=True, embed_progress=bar, meter=keeper) as store,
-    ):
+    with open_store(index, embedder=embedder, reembed=True, embed_progress=bar, meter=keeper) as store:
         what = f"embedded every document with {embedder.identity.key}" if embedder else "dropped the vectors"
         print(f"{what}: generation {store.generation} in {shown(index)}")

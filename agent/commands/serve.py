@@ -54,7 +54,8 @@ DESCRIPTION = """\
 Serve the HTTP API: POST /v1/ask, /v1/documents, /v1/traces/{run_id}, /healthz, /readyz, the
 audit console at /audit, and the OpenAPI document at /openapi.json (there is no /docs page: it would
 load Swagger UI from a CDN). With --keys, every request needs `Authorization: Bearer <key>` for a
-key in KEYS.json (create one with `evloop keys add`).
+key in KEYS.json (create one with `evloop keys add`); the server follows the file: keys added or
+removed take effect within seconds, no restart.
 Without --keys authentication is off: the server then listens on loopback only, whatever --host
 says, and trusts each request with every scope and the groups it names.
 
@@ -80,7 +81,9 @@ def register(subparsers: Subparsers) -> None:
     )
     add_index_option(parser)
     add_listen_options(parser, port=8080)
-    parser.add_argument("--keys", type=Path, metavar="KEYS.json", default=None, help="API keys file")
+    parser.add_argument(
+        "--keys", type=Path, metavar="KEYS.json", default=None, help="API keys file (followed: no restart)"
+    )
     parser.add_argument(
         "--traces", type=Path, metavar="DIR", default=None, help="trace folder (default: INDEX/traces)"
     )

@@ -4,13 +4,12 @@ and the after-write step every command that writes a store passes it (the corpus
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from evidence_loop.agent import settings
 from evidence_loop.agent.calibrate import ScaleKeeper
-from evidence_loop.agent.commands.common import embedding_bar, resolve_location, shown, warn
+from evidence_loop.agent.commands.common import resolve_location, shown, warn
+from evidence_loop.agent.commands.progress import Count
 from evidence_loop.agent.controller import Controller
 from evidence_loop.agent.service import Service
 from evidence_loop.policies.config import POLICY_ENV, Policy, load_policy_file
@@ -35,7 +34,8 @@ def add_policy_option(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="override a policy threshold, e.g. --policy window_budget=600 (see policies/config.py)",
+        help="override a policy threshold, e.g. --policy window_budget=600 (an unknown name is refused "
+        "with the list of names; docs/configuration.md says what each does)",
     )
     parser.add_argument(
         "--policy-file",
@@ -110,19 +110,16 @@ def warn_judge_gap(service: Service, index: Location) -> None:
     )
 
 
-@contextmanager
 def scale_keeper(
-    args: argparse.Namespace, embedder: Embedder | None, *, enabled: bool
-) -> Iterator[ScaleKeeper | None]:
+    args: argparse.Namespace, embedder: Embedder | None, *, progress: Count | None = None
+) -> ScaleKeeper | None:
     """The after-write step a command that writes a store hands it: the corpus's scale measured when
-    the write makes it due, under the policy the command's questions will run with, with a bar on
-    stderr (``enabled``). None without an embedder: there is then no scale to measure."""
+    the write makes it due, under the policy the command's questions will run with, each
+    pseudo-question told to ``progress``. None without an embedder: there is then no scale to measure."""
     if embedder is None:
-        yield None
-        return
+        return None
     controller = Controller(policy_from_args(args), embedder=embedder)
-    with embedding_bar(enabled=enabled, desc="measuring the scale", unit="question") as bar:
-        yield ScaleKeeper(controller, bar)
+    return ScaleKeeper(controller, progress)
 
 
 def measured_line(keeper: ScaleKeeper | None) -> str | None:

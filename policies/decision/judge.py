@@ -87,9 +87,9 @@ def probability(logit: float) -> float:
 
 
 def __getattr__(name: str) -> object:
-    """Names renamed in 0.2, kept for one release with a DeprecationWarning."""
+    """Names renamed in 0.2.0, kept through 0.2.x with a DeprecationWarning (docs/versioning.md)."""
     if name == "Verdict":  # deprecated alias
-        message = f"{__name__}.{name} is renamed JudgeVerdict; the old name goes in the next release"
+        message = f"{__name__}.{name} is renamed JudgeVerdict; the old name goes in 0.3.0"
         warnings.warn(message, DeprecationWarning, stacklevel=2)
         return JudgeVerdict
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

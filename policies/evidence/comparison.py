@@ -84,9 +84,9 @@ def side_query(text: str, sides: Sequence[Side], missing: Collection[str]) -> st
 
 
 def __getattr__(name: str) -> object:
-    """Names renamed in 0.2, kept for one release with a DeprecationWarning."""
+    """Names renamed in 0.2.0, kept through 0.2.x with a DeprecationWarning (docs/versioning.md)."""
     if name == "compared":  # deprecated alias
-        message = f"{__name__}.{name} is renamed sides_to_cover; the old name goes in the next release"
+        message = f"{__name__}.{name} is renamed sides_to_cover; the old name goes in 0.3.0"
         warnings.warn(message, DeprecationWarning, stacklevel=2)
         return sides_to_cover
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

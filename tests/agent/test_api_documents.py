@@ -160,9 +160,8 @@ def test_a_batch_over_the_limit_is_a_413_naming_the_limit(service: Service) -> N
 
 
 def test_a_changed_text_under_a_stored_version_is_a_409_and_writes_nothing(client: TestClient) -> None:
-    batch = {
-        "documents": [{**NEW_DOC, "doc_id": "fresh"}, {**NEW_DOC, "doc_id": "warranty-zh", "format": "text"}]
-    }
+    changed = {**NEW_DOC, "doc_id": "warranty-zh", "format": "text", "version": "1"}
+    batch = {"documents": [{**NEW_DOC, "doc_id": "fresh"}, changed]}
 
     response = client.post("/v1/documents", json=batch, headers=ADMIN.headers)
 

@@ -165,6 +165,16 @@ def test_keys_remove_revokes_a_key(tmp_path: Path, capsys: pytest.CaptureFixture
     assert Keyring.load(keys).authenticate(key) is None
 
 
+def test_keys_revoke_is_keys_remove(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    keys = tmp_path / "keys.json"
+    key = add_key(keys, "chatbot", capsys)
+    kept = add_key(keys, "staff", capsys)
+
+    assert main(["keys", "revoke", "chatbot", "--file", str(keys)]) == 0
+    keyring = Keyring.load(keys)
+    assert (keyring.authenticate(key), keyring.authenticate(kept) is not None) == (None, True)
+
+
 def test_a_second_key_with_the_same_name_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

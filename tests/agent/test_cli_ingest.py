@@ -56,7 +56,7 @@ def test_ingest_prints_one_summary_line_and_creates_the_index_folder(
     code, out, err = run(capsys, "ingest", str(kb), "--index", str(index))
 
     assert (code, err) == (0, "")
-    assert out.startswith("ingested 2 documents (2 new versions, 0 unchanged, 0 skipped), ")
+    assert out.startswith("2 added, 0 changed, 0 unchanged, 0 retired, 0 skipped: 2 new versions, ")
     assert out.rstrip().endswith(f"-> {index}")
     assert index.is_dir()
 
@@ -151,7 +151,7 @@ def test_reingesting_the_same_files_changes_nothing(capsys: Capture, kb: Path, t
     code, out, _ = run(capsys, "ingest", str(kb), "--index", str(index))
 
     assert code == 0
-    assert out.startswith("ingested 0 documents (0 new versions, 2 unchanged, 0 skipped)")
+    assert out.startswith("0 added, 0 changed, 2 unchanged, 0 retired, 0 skipped: 0 new versions, 0 units, ")
 
 
 def test_a_new_version_becomes_current_and_the_old_one_stays_listed(
@@ -184,7 +184,7 @@ def test_an_empty_file_is_reported_as_skipped(capsys: Capture, kb: Path, tmp_pat
     code, out, err = run(capsys, "ingest", str(kb), "--index", str(tmp_path / "index"))
 
     assert code == 0
-    assert "0 unchanged, 1 skipped)" in out
+    assert "0 unchanged, 0 retired, 1 skipped:" in out
     assert err.startswith("evloop: warning: ") and "blank.txt" in err
 
 
@@ -262,14 +262,29 @@ def test_a_folder_without_documents_is_refused(capsys: Capture, tmp_path: Path) 
     assert_refused(code, err, index, "no documents")
 
 
-def test_changed_text_under_the_same_version_is_refused_and_the_stored_text_kept(
+def test_changed_text_becomes_the_next_version_and_the_old_text_stays_stored(
     capsys: Capture, kb: Path, tmp_path: Path
 ) -> None:
     index = tmp_path / "index"
     run(capsys, "ingest", str(kb), "--index", str(index))
     (kb / "warranty.md").write_text(WARRANTY.replace("3 years", "4 years"), encoding="utf-8")
 
-    code, _, err = run(capsys, "ingest", str(kb), "--index", str(index))
+    code, out, err = run(capsys, "ingest", str(kb), "--index", str(index))
+
+    hits = search_json(capsys, index, "LM-S10 covered")
+    assert (code, err) == (0, "")
+    assert out.startswith("0 added, 1 changed, 1 unchanged, 0 retired, 0 skipped: 1 new version, ")
+    assert (hits[0]["version"], "4 years" in str(hits[0]["text"])) == ("2", True)
+
+
+def test_changed_text_under_a_version_given_again_is_refused_and_the_stored_text_kept(
+    capsys: Capture, kb: Path, tmp_path: Path
+) -> None:
+    index = tmp_path / "index"
+    run(capsys, "ingest", str(kb), "--index", str(index), "--version", "1")
+    (kb / "warranty.md").write_text(WARRANTY.replace("3 years", "4 years"), encoding="utf-8")
+
+    code, _, err = run(capsys, "ingest", str(kb), "--index", str(index), "--version", "1")
 
     texts = [str(h["text"]) for h in search_json(capsys, index, "LM-S10 covered")]
     assert code == 2

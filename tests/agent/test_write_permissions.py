@@ -278,3 +278,49 @@ def test_a_keys_file_granting_publish_without_ingest_is_refused(tmp_path: Path) 
 
     with pytest.raises(InputError, match="needs the scope ingest"):
         Keyring.load(keys)
+
+
+# --- the help-centre writer of docs/write-permissions.md ----------------------------------------------
+
+HELP_CENTRE = Key("help-centre", "wk-help", (), ("ingest", "publish"))
+
+
+def test_the_documented_help_centre_key_creates_public_articles_while_other_keys_hold_groups(
+    service: Service,
+) -> None:
+    client = api_client(service, keys_for=(*KEYS, HELP_CENTRE))
+
+    assert post(client, HELP_CENTRE, doc("new-article", "1", ()))[0] == 200
+    assert live(service)["new-article"] == ("1", ())
+
+
+def test_the_help_centre_key_cannot_take_a_doc_id_a_hidden_document_holds(service: Service) -> None:
+    client = api_client(service, keys_for=(*KEYS, HELP_CENTRE))
+
+    response = client.post("/v1/documents", json=doc("gamma-doc", "2", ()), headers=HELP_CENTRE.headers)
+
+    assert (response.status_code, response.json()["type"]) == (403, NOT_WRITABLE)
+    assert "4417" not in response.text and live(service)["gamma-doc"] == ("1", ("gamma",))
+
+
+def test_a_key_with_publish_creates_no_restricted_doc_id_it_could_not_tell_free(service: Service) -> None:
+    response = api_client(service, keys_for=KEYS).post(
+        "/v1/documents", json=doc("alpha-new", "1", ("alpha",)), headers=KA_PUBLISH.headers
+    )
+
+    assert (response.status_code, response.json()["rule"]) == (403, "create-doc-id")
+    assert "cover every group of the keys file" in response.json()["allowed_by"]
+
+
+def test_a_refusal_names_the_rule_and_the_groups_that_would_allow_it(client: TestClient) -> None:
+    response = client.post("/v1/documents", json=doc("shared-ag", "2", ("alpha",)), headers=KA.headers)
+
+    body = response.json()
+    assert (body["rule"], body["allowed_by"]) == ("every-group", "a key that also holds gamma")
+
+
+def test_a_refusal_of_a_public_document_names_the_publish_scope(client: TestClient) -> None:
+    body = client.post("/v1/documents", json=doc("public-faq", "2", ()), headers=KA.headers).json()
+
+    assert body["rule"] == "publish"
+    assert "--scopes ingest,publish" in body["allowed_by"]

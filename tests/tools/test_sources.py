@@ -42,7 +42,7 @@ def test_a_file_named_directly_gets_its_stem_as_doc_id_and_its_first_heading_as_
         "returns",
         "退换货政策",
         "markdown",
-        "1",
+        None,
         (),
     )
 
@@ -155,7 +155,7 @@ def test_two_files_with_the_same_doc_id_and_different_text_clash(tmp_path: Path)
     write(tmp_path / "kb" / "faq.md", "# FAQ\none")
     write(tmp_path / "kb" / "faq.txt", "FAQ two")
 
-    with pytest.raises(VersionClashError, match="faq@1"):
+    with pytest.raises(VersionClashError, match="'faq' is given twice with different text"):
         collect([tmp_path / "kb"])
 
 
@@ -219,7 +219,7 @@ def test_jsonl_records_get_the_documented_defaults(tmp_path: Path) -> None:
         "d1",
         "正文",
         "",
-        "1",
+        None,
         "text",
         (),
         {},

@@ -78,10 +78,10 @@ def test_the_same_version_with_the_same_text_is_a_no_op(store: Store) -> None:
     assert store.generation == 1
 
 
-def test_the_same_version_with_other_text_clashes_and_writes_nothing(store: Store) -> None:
+def test_the_same_version_label_given_with_other_text_clashes_and_writes_nothing(store: Store) -> None:
     store.ingest([DocumentInput("refund", REFUND_V1)])
     with pytest.raises(VersionClashError, match="refund"):
-        store.ingest([DocumentInput("ship", SHIPPING), DocumentInput("refund", REFUND_V2)])
+        store.ingest([DocumentInput("ship", SHIPPING), DocumentInput("refund", REFUND_V2, version="1")])
     assert [d.doc_id for d in store.documents()] == ["refund"]
     assert store.generation == 1
     assert store.snapshot().parsed("refund", "1").text == REFUND_V1

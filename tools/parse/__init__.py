@@ -23,7 +23,7 @@ from evidence_loop.tools.parse.html import read_html
 from evidence_loop.tools.parse.markdown import scan_markdown
 from evidence_loop.tools.parse.plain import scan_plain
 from evidence_loop.tools.parse.sections import build_sections
-from evidence_loop.tools.types import DocFormat, DocumentInput, ParsedDocument
+from evidence_loop.tools.types import FIRST_VERSION, DocFormat, DocumentInput, ParsedDocument
 
 _READERS: dict[str, Callable[[str], list[Block]]] = {
     "text": scan_plain,
@@ -35,7 +35,9 @@ __all__ = ["parse_document"]
 
 def parse_document(doc: DocumentInput) -> ParsedDocument:
     """Split a document into sections and units; ``parsed.text[u.start:u.end] == u.text`` for every
-    unit, where ``parsed.text`` is the text to store (an HTML page's clean text)."""
+    unit, where ``parsed.text`` is the text to store (an HTML page's clean text). A document without
+    a version label is parsed as its first version (the store labels it before parsing it)."""
+    version = doc.version if doc.version is not None else FIRST_VERSION
     text, fmt = doc.text, doc.format
     if fmt == "html":
         page = read_html(doc.text)
@@ -47,6 +49,6 @@ def parse_document(doc: DocumentInput) -> ParsedDocument:
         found = reader(text)
     blocks = [block for block in found if block.spans]
     sections, block_sections = build_sections(text, doc.title, blocks)
-    units = assemble_units(doc.doc_id, doc.version, text, blocks, block_sections)
+    units = assemble_units(doc.doc_id, version, text, blocks, block_sections)
     stored: DocFormat = fmt
-    return ParsedDocument(doc.doc_id, doc.version, doc.title, stored, text, sections, units)
+    return ParsedDocument(doc.doc_id, version, doc.title, stored, text, sections, units)

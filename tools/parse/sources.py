@@ -8,7 +8,7 @@ Rules:
 
 - ``.md``/``.markdown`` are markdown, ``.txt`` is text, ``.html``/``.htm`` is html, ``.jsonl`` is a
   corpus file in the evaluation format (``doc_id`` and ``text`` required; ``title``, ``version``
-  (default "1"), ``format`` (default "text"), ``acl`` and ``metadata`` optional).
+  (default: none, the store labels it), ``format`` (default "text"), ``acl`` and ``metadata`` optional).
 - Folders are walked recursively in sorted order. Hidden files and folders are skipped; files with
   other extensions are skipped with a warning. A file of another type named explicitly is an
   ``UnsupportedFormatError``.
@@ -25,6 +25,11 @@ Rules:
 - The caller's ``acl`` and ``version`` apply to every file. For corpus records they are defaults
   only: a record's own non-empty ``acl`` and its own ``version`` win, because the corpus file is
   the authority on its documents, and a default ACL can only narrow who reads a public record.
+  Without either, a document has no version label: the store labels it (``tools.store.labels``).
+- Each document's source is the path it was found under, as given on the command line, absolute
+  (``Collection.sources``): a folder for the files in it, a file named explicitly for itself (a
+  corpus file's records too). A sync records it, so that a prune retires only that source's
+  documents.
 - Documents that are empty or whitespace are skipped with a warning. The same doc_id and version
   twice with different text is a ``VersionClashError``; an exact duplicate is dropped with a warning.
 """
@@ -56,6 +61,7 @@ __all__ = [
     "html_title",
     "markdown_title",
     "read_corpus_jsonl",
+    "source_name",
 ]
 
 FILE_FORMATS: Mapping[str, DocFormat] = {
@@ -73,11 +79,13 @@ _FENCE_RE = re.compile(r"^ {0,3}(```|~~~)")
 
 @dataclass(frozen=True, slots=True)
 class Collection:
-    """What ``collect`` found: the documents in order, the warnings, and how many were skipped."""
+    """What ``collect`` found: the documents in order, the warnings, how many were skipped, and the
+    source of each document (doc_id -> the absolute path it was found under)."""
 
     documents: tuple[DocumentInput, ...]
     warnings: tuple[str, ...]
     skipped: int
+    sources: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -87,7 +95,9 @@ class _Collector:
     documents: list[DocumentInput] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     skipped: int = 0
-    origins: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    origins: dict[tuple[str, str | None], tuple[str, str]] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+    source: str = ""
 
     def skip(self, warning: str) -> None:
         self.warnings.append(warning)
@@ -100,13 +110,17 @@ class _Collector:
             first_origin, first_text = seen
             if first_text != doc.text:
                 raise VersionClashError(
-                    f"{doc.doc_id}@{doc.version} is given twice with different text: "
-                    f"{first_origin} and {origin}"
+                    f"{_named(doc)} is given twice with different text: {first_origin} and {origin}"
                 )
-            self.skip(f"{origin}: {doc.doc_id}@{doc.version} duplicates {first_origin}; skipped")
+            self.skip(f"{origin}: {_named(doc)} duplicates {first_origin}; skipped")
             return
         self.origins[key] = (origin, doc.text)
         self.documents.append(doc)
+        self.sources[doc.doc_id] = self.source
+
+
+def _named(doc: DocumentInput) -> str:
+    return f"{doc.doc_id}@{doc.version}" if doc.version is not None else repr(doc.doc_id)
 
 
 def collect(
@@ -127,6 +141,7 @@ def collect(
     for path in paths:
         if not path.exists() and not path.is_symlink():
             raise InputError(f"{path}: no such file or directory")
+        out.source = source_name(path)
         if path.is_dir():
             inside = None if follow_symlinks else Path(os.path.realpath(path))
             for file in _walk(path, inside, out):
@@ -138,7 +153,13 @@ def collect(
                     f"supported: {', '.join(SUPPORTED_SUFFIXES)}"
                 )
             _collect_file(path, path.parent, out, acl, version, max_bytes)
-    return Collection(tuple(out.documents), tuple(out.warnings), out.skipped)
+    return Collection(tuple(out.documents), tuple(out.warnings), out.skipped, dict(out.sources))
+
+
+def source_name(path: Path) -> str:
+    """The source a path given names: absolute, as typed (a link in it is not resolved, so that a
+    folder reached through a link that moves, ``current -> releases/42``, stays one source)."""
+    return os.path.abspath(path)
 
 
 def read_corpus_jsonl(
@@ -217,7 +238,7 @@ def _collect_file(
     # The file name relative to its root, not the path as typed: re-ingesting the same folder from
     # another working directory must leave the document unchanged.
     metadata = {"file": path.relative_to(root).as_posix()}
-    doc = DocumentInput(doc_id, text, version or "1", title, fmt, acl or (), metadata)
+    doc = DocumentInput(doc_id, text, version, title, fmt, acl or (), metadata)
     out.add(doc, str(path))
 
 
@@ -286,7 +307,7 @@ def _record(
     return DocumentInput(
         doc_id=obj["doc_id"],
         text=obj["text"],
-        version=obj.get("version") or version or "1",
+        version=obj.get("version") or version,
         title=obj.get("title", ""),
         format=fmt,
         acl=tuple(acl_value) or acl or (),

@@ -37,16 +37,18 @@ def check(conn: Db, embedder: Embedder, shown: Path | str) -> None:
         )
 
 
-def embed_written(conn: Db, embedder: Embedder | None, shown: Path | str, progress: Progress | None) -> None:
-    """Embed the versions this write added; a store that embeds refuses to go on without its embedder."""
+def embed_written(conn: Db, embedder: Embedder | None, shown: Path | str, progress: Progress | None) -> int:
+    """Embed the versions this write added (the count of units embedded); a store that embeds refuses
+    to go on without its embedder."""
     if embedder is not None:
-        vectors.embed_missing(conn, embedder, progress)
-    elif (recorded := vectors.recorded_identity(conn)) is not None:
+        return vectors.embed_missing(conn, embedder, progress)
+    if (recorded := vectors.recorded_identity(conn)) is not None:
         raise EmbedderError(
             f"the index at {shown} embeds its documents with {recorded.key}, and no embedder "
             f"is configured; configure it to ingest, or drop the vectors with "
             f"`EVLOOP_EMBEDDER=none evloop reindex --embeddings {location_flag(shown)}`"
         )
+    return 0
 
 
 def reembed(conn: Db, embedder: Embedder | None, progress: Progress | None) -> bool:

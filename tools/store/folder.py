@@ -32,10 +32,10 @@ import sqlite3
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
+from typing import Literal
 
 from evidence_loop.tools.disk import disk_error
 from evidence_loop.tools.errors import DiskError, EmbedderError, IndexStateError, NotFoundError
@@ -48,7 +48,8 @@ from evidence_loop.tools.store import vectors
 from evidence_loop.tools.store.calibration import CorpusScale, ScaleMeter, read_scale, write_scale
 from evidence_loop.tools.store.folder_open import connections
 from evidence_loop.tools.store.generation import BM25_DIR, PASSAGES_DIR, gen_dir
-from evidence_loop.tools.store.ingest import Parse, Tally, WriteGuard, apply_document, retire_document
+from evidence_loop.tools.store.guard import WriteGuard
+from evidence_loop.tools.store.ingest import Parse, retire_document
 from evidence_loop.tools.store.schema import (
     DB_NAME,
     database_errors,
@@ -56,6 +57,8 @@ from evidence_loop.tools.store.schema import (
     write_generation,
 )
 from evidence_loop.tools.store.sql import Db, Source
+from evidence_loop.tools.store.sync import Batch, write_batch
+from evidence_loop.tools.store.tally import IngestReport, Tally
 from evidence_loop.tools.store.views import DocumentInfo, WriterSource, load_view, read_documents
 from evidence_loop.tools.types import DocumentInput
 
@@ -66,19 +69,11 @@ Checkpoint = Callable[[str], None]
 """Told each stage a write reaches: "rows" (an ingest's first document written), "index" (the new
 generation's files saved, not committed), "commit". The crash tests pass one that kills the process."""
 _PAST_SNAPSHOTS = 4
-
-
-@dataclass(frozen=True, slots=True)
-class IngestReport:
-    """What one ingest batch did. ``documents`` counts documents added or updated."""
-
-    documents: int
-    versions_added: int
-    unchanged: int
-    skipped: tuple[tuple[str, str], ...]
-    units: int
-    seconds: float
-    generation: int
+KEEP: Literal["keep"] = "keep"
+Written = bool | Literal["keep"]
+"""What a write's callback did: True changed the corpus (a new generation), False nothing (rolled
+back), ``KEEP`` only rows beside the corpus, such as where documents came from (committed, no new
+generation)."""
 
 
 def _no_checkpoint(stage: str) -> None:
@@ -192,42 +187,44 @@ class Store:
         progress: Callable[[int], None] | None = None,
         embed_progress: EmbedProgress | None = None,
         guard: WriteGuard | None = None,
+        sources: Mapping[str, str] | None = None,
+        prune: Collection[str] = (),
+        dry_run: bool = False,
         parse: Parse = parse_document,
     ) -> IngestReport:
-        """Add a batch of documents in one transaction, embed its new versions, rebuild the index once.
+        """Write a batch of documents in one transaction, embed its new versions, rebuild the index once.
 
         All or nothing: an error (a version clash, an oversize document, a parse failure, an
         embedder that fails, a ``guard`` that refuses a document) or a kill leaves the store as it
-        was. The rules per document are in :mod:`tools.store.ingest`; ``embed_progress(done, total)``
-        counts the units embedded.
+        was. The rules per document are in :mod:`tools.store.ingest` (a document without a version
+        label is labelled by :mod:`tools.store.labels`), a sync's in :mod:`tools.store.sync`:
+        ``sources`` (doc_id -> source) records where each document came from, and each source in
+        ``prune`` retires its live documents the batch does not hold. ``dry_run`` applies the rules
+        and rolls them back: the report says what would change, nothing is written or embedded.
+        ``progress(n)`` counts documents, ``embed_progress(done, total)`` the units embedded.
         """
         started = time.perf_counter()
         tally = Tally()
+        batch = Batch(tuple(docs), replace, max_bytes, guard, dict(sources or {}), tuple(prune), parse)
 
-        def write(conn: Db, generation: int) -> bool:
-            for count, doc in enumerate(docs, start=1):
-                apply_document(
-                    conn, doc, generation, replace=replace, max_bytes=max_bytes, tally=tally, guard=guard,
-                    parse=parse,
-                )  # fmt: skip
-                if count == 1:
-                    self._checkpoint("rows")
-                if progress is not None:
-                    progress(count)
-            if tally.changed:
-                self._embed(conn, embed_progress)
-            return tally.changed
+        def on_document(count: int) -> None:
+            if count == 1:
+                self._checkpoint("rows")
+            if progress is not None:
+                progress(count)
+
+        def write(conn: Db, generation: int) -> Written:
+            recorded = write_batch(conn, batch, generation, tally, on_document)
+            if dry_run:
+                return False
+            if not tally.wrote:
+                return KEEP if recorded else False
+            if tally.added + tally.changed:
+                tally.embedded = self._embed(conn, embed_progress)
+            return True
 
         generation = self._write(write)
-        return IngestReport(
-            documents=tally.added + tally.updated,
-            versions_added=tally.versions_added,
-            unchanged=tally.unchanged,
-            skipped=tuple(tally.skipped),
-            units=tally.units,
-            seconds=time.perf_counter() - started,
-            generation=generation,
-        )
+        return IngestReport.of(tally, time.perf_counter() - started, generation, dry_run=dry_run)
 
     def delete(self, doc_id: str, *, guard: WriteGuard | None = None) -> None:
         """Stop serving a document; its versions stay stored and readable for replay. ``guard`` is
@@ -329,17 +326,18 @@ class Store:
     ) -> None:
         self.close()
 
-    def _write(self, write: Callable[[Db, int], bool], *, measure: bool = True) -> int:
-        """Run ``write`` in one write transaction; if it changed anything, publish a new generation
-        (and its scale, when due and ``measure``)."""
+    def _write(self, write: Callable[[Db, int], Written], *, measure: bool = True) -> int:
+        """Run ``write`` in one write transaction; if it changed the corpus, publish a new generation
+        (and its scale, when due and ``measure``); ``KEEP`` commits rows beside the corpus alone."""
         with self._write_lock, database_errors(self._folder):
             conn = self._sqlite
             conn.execute("BEGIN IMMEDIATE")
             generation = -1
             try:
                 generation = read_generation(conn) + 1
-                if not write(conn, generation):
-                    conn.execute("ROLLBACK")
+                written = write(conn, generation)
+                if written is not True:
+                    conn.execute("COMMIT" if written == KEEP else "ROLLBACK")
                     return generation - 1
                 snapshot = self._publish(conn, generation)
                 if measure:
@@ -414,9 +412,9 @@ class Store:
         gen.save(gen.fresh_dir(gen_dir(self._folder, generation)), indexes, meta)
         return snapshot
 
-    def _embed(self, conn: Db, progress: EmbedProgress | None) -> None:
-        """Embed the versions this write added (tools/store_embedder.embed_written)."""
-        store_embedder.embed_written(conn, self._embedder, self._shown, progress)
+    def _embed(self, conn: Db, progress: EmbedProgress | None) -> int:
+        """Embed the versions this write added (tools/store_embedder.embed_written); the units embedded."""
+        return store_embedder.embed_written(conn, self._embedder, self._shown, progress)
 
     def _reembed(self, progress: EmbedProgress | None) -> None:
         """Embed every stored version with this store's embedder (none: drop the vectors), in a new

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from evidence_loop.tools.models.embedding import Embedder
 from evidence_loop.tools.store.calibration import ScaleMeter
-from evidence_loop.tools.store.folder import EmbedProgress, Store
+from evidence_loop.tools.store.folder import Checkpoint, EmbedProgress, Store
 from evidence_loop.tools.store.pg import is_url
 
 Location = str | Path
@@ -30,16 +30,19 @@ def open_store(
     reembed: bool = False,
     embed_progress: EmbedProgress | None = None,
     meter: ScaleMeter | None = None,
+    checkpoint: Checkpoint | None = None,
 ) -> Store:
     """The store at ``location``; ``create`` and ``rebuild_index`` concern folders only (a database
     is created by ``evloop migrate``, and its indexes live in each replica's memory); ``meter`` measures
-    the corpus's scale in each write that makes it due (``Store.keep_scale_with``)."""
+    the corpus's scale in each write that makes it due (``Store.keep_scale_with``); ``checkpoint`` is
+    told each stage of every write (the crash tests kill the process there)."""
     if is_url(location):
         from evidence_loop.tools.store.postgres import PgStore
 
         return PgStore.open(
-            str(location), embedder=embedder, reembed=reembed, embed_progress=embed_progress, meter=meter
-        )
+            str(location), embedder=embedder, reembed=reembed, embed_progress=embed_progress, meter=meter,
+            checkpoint=checkpoint,
+        )  # fmt: skip
     return Store.open(
         location,
         create=create,
@@ -48,4 +51,5 @@ def open_store(
         reembed=reembed,
         embed_progress=embed_progress,
         meter=meter,
+        checkpoint=checkpoint,
     )

@@ -8,9 +8,9 @@
 
 The store's rules are written once, in SQLite's dialect. PostgreSQL differs in little that they
 use: placeholders (``?`` and ``:name`` become ``%s`` and ``%(name)s``), ``INSERT OR IGNORE``
-(``ON CONFLICT DO NOTHING``), and the SQLite-only upkeep of the vectors table (the migrations
-create it, tools/store/pg_schema.py). Anything else is the same SQL, and a statement this module does
-not translate fails loudly in the tests that run every rule on both databases.
+(``ON CONFLICT DO NOTHING``), and the SQLite-only upkeep of the vectors and sources tables (the
+migrations create them, tools/store/pg_schema.py). Anything else is the same SQL, and a statement
+this module does not translate fails loudly in the tests that run every rule on both databases.
 
 psycopg is imported here only: a store in a folder never needs it.
 """
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from evidence_loop.tools.errors import DiskError, StoreStateError, StoreUnavailableError
-from evidence_loop.tools.store import vectors
+from evidence_loop.tools.store import origins, vectors
 from evidence_loop.tools.store.sql import Rows
 
 if TYPE_CHECKING:
@@ -36,7 +36,12 @@ SCHEMES = ("postgresql://", "postgres://")
 CONNECT_TIMEOUT_S = 5
 
 # Statements of SQLite-only upkeep and what PostgreSQL runs instead (None: nothing).
-_SQLITE_ONLY: dict[str, str | None] = {vectors.DDL: None, vectors.TABLE_SQL: "SELECT 1"}
+_SQLITE_ONLY: dict[str, str | None] = {
+    vectors.DDL: None,
+    vectors.TABLE_SQL: "SELECT 1",
+    origins.DDL: None,
+    origins.INDEX_DDL: None,
+}
 _NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 _OR_IGNORE = re.compile(r"^\s*INSERT OR IGNORE INTO", re.IGNORECASE)
 

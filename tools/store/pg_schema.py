@@ -1,7 +1,7 @@
 """The PostgreSQL schema of the shared store: versioned migrations, applied by ``evloop migrate`` only.
 
 The tables hold what the SQLite store holds (tools/store/schema.py: meta, documents, versions, spans,
-sections, units, acl, unit_vectors), with the same columns and rules, so that one set of
+sections, units, acl, unit_vectors, doc_sources), with the same columns and rules, so that one set of
 statements (tools/store/ingest.py, tools/store/views.py) serves both. Two differences:
 
 - every key column is ``COLLATE "C"``: rows come back in code-point order, as SQLite orders them,
@@ -197,6 +197,17 @@ CREATE TABLE feedback_tail (
     seq BIGINT NOT NULL,
     hash TEXT NOT NULL
 );
+""",
+    ),
+    Migration(
+        6,
+        "the source each document was synced from (a folder, a file, a name), for a prune",
+        f"""
+CREATE TABLE doc_sources (
+    doc_id {_K} PRIMARY KEY REFERENCES documents(doc_id),
+    source {_K}
+);
+CREATE INDEX doc_sources_by_source ON doc_sources(source);
 """,
     ),
 )

@@ -34,7 +34,7 @@ from evidence_loop.tools.errors import EvidenceLoopError
 from evidence_loop.tools.models.embedding import Embedder
 from evidence_loop.tools.search.snapshot import CorpusView, Snapshot, VersionInfo, VersionSource
 from evidence_loop.tools.store.calibration import CorpusScale, ScaleMeter, write_scale
-from evidence_loop.tools.store.folder import Checkpoint, EmbedProgress, Store
+from evidence_loop.tools.store.folder import KEEP, Checkpoint, EmbedProgress, Store, Written
 from evidence_loop.tools.store.pg import CONNECT_TIMEOUT_S, PgConnection, connect, redact, unavailable
 from evidence_loop.tools.store.pg_schema import CHANNEL, WRITE_LOCK, check_schema
 from evidence_loop.tools.store.schema import read_generation, write_generation
@@ -219,16 +219,19 @@ class PgStore(Store):
             self._watcher.stop()
         self._source.close()
 
-    def _write(self, write: Callable[[Db, int], bool], *, measure: bool = True) -> int:
+    def _write(self, write: Callable[[Db, int], Written], *, measure: bool = True) -> int:
         """One transaction under the write lock; a change commits a new generation (and its scale, when
-        due and ``measure``) and announces it."""
+        due and ``measure``) and announces it; ``KEEP`` commits without one."""
         from psycopg import Rollback
 
         with self._write_lock:
             snapshot = None
             with self._transaction() as conn:
                 generation = read_generation(conn) + 1
-                if not write(conn, generation):
+                written = write(conn, generation)
+                if written == KEEP:
+                    return generation - 1  # rows beside the corpus: committed, no new generation
+                if not written:
                     raise Rollback()  # nothing changed: no new generation
                 snapshot = self._built(conn, generation)
                 if measure:

@@ -94,7 +94,9 @@ def embed_missing(conn: Db, embedder: Embedder, progress: Progress | None = None
     total = sum(len(s) for s in spans)
     done = 0
     for (doc_id, version, text), bounds in zip(versions, spans, strict=True):
-        rows = embedder.passages([text[start:end] for start, end in bounds])
+        rows = embedder.passages(
+            [text[start:end] for start, end in bounds], progress=_within(progress, done, total)
+        )
         if rows.shape != (len(bounds), identity.dim):
             raise EmbedderError(f"the embedder returned {rows.shape} vectors for {len(bounds)} units")
         conn.execute(
@@ -105,6 +107,13 @@ def embed_missing(conn: Db, embedder: Embedder, progress: Progress | None = None
         if progress is not None:
             progress(done, total)
     return total
+
+
+def _within(progress: Progress | None, done: int, total: int) -> Callable[[int], None] | None:
+    """The embedder's count inside one version, as units done of the whole write."""
+    if progress is None:
+        return None
+    return lambda inside: progress(done + inside, total)
 
 
 def _unit_spans(conn: Db, doc_id: str, version: str) -> list[tuple[int, int]]:
