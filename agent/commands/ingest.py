@@ -9,6 +9,7 @@ from pathlib import Path
 from evidence_loop.agent.commands.common import (
     Subparsers,
     add_command,
+    add_embed_workers_option,
     add_index_option,
     configured_embedder,
     embedding_bar,
@@ -97,6 +98,7 @@ def register(subparsers: Subparsers) -> None:
         action="store_true",
         help="in folders, also read links to files outside the folder (default: skip them with a warning)",
     )
+    add_embed_workers_option(parser)
     parser.add_argument("--no-progress", action="store_true", help="never show the progress bar")
     parser.set_defaults(run=run)
 
