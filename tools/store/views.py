@@ -73,11 +73,19 @@ def load_view(conn: Db, generation: int, *, tokens: bool = True) -> tuple[Corpus
     owners: list[int] = []
     token_lists: list[list[str]] = []
     counts: list[int] = []
+    kinds: dict[
+        str, UnitKind
+    ] = {}  # one string per kind, and the doc_id of the version: held once, not per unit
     sql = _UNITS_SQL.format(tokens="u.tokens" if tokens else _TOKEN_COUNT)
     for doc_id, ordinal, kind, section_id, start, end, link, held in conn.execute(sql, {"g": generation}):
         d = doc_index[doc_id]
-        version = docs[d].version
-        units.append(Unit(doc_id, version, ordinal, kind, section_id, start, end, texts[d][start:end], link))
+        info = docs[d]
+        shared = kinds.setdefault(kind, cast(UnitKind, kind))
+        units.append(
+            Unit(
+                info.doc_id, info.version, ordinal, shared, section_id, start, end, texts[d][start:end], link
+            )
+        )
         owners.append(d)
         if tokens:
             token_lists.append(held.split())
