@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from evidence_loop.tools.errors import IndexStateError
+from evidence_loop.tools.search.bm25_build import built
 from evidence_loop.tools.types import TYPO_MIN_CHARS
 
 # bm25s sets its own logger to DEBUG on import; any app that turns on logging would then print a
@@ -119,12 +120,11 @@ class RecallIndex:
 
     @classmethod
     def build(cls, token_lists: Sequence[Sequence[str]]) -> RecallIndex:
-        """Index one token list per corpus position (lucene BM25, bm25s defaults k1=1.5, b=0.75)."""
+        """Index one token list per corpus position (lucene BM25, bm25s defaults k1=1.5, b=0.75), as
+        bm25s would (``tools/search/bm25_build.py``, in numpy passes)."""
         if not token_lists:
             return cls(None, 0)
-        bm25 = bm25s.BM25()
-        bm25.index([list(tokens) if tokens else _EMPTY_ROW for tokens in token_lists], show_progress=False)
-        return cls(bm25, len(token_lists))
+        return cls(built([tokens if tokens else _EMPTY_ROW for tokens in token_lists]), len(token_lists))
 
     def save(self, folder: Path, meta: Mapping[str, object]) -> None:
         """Write the index and ``meta`` (plus the row count) into a new folder."""
