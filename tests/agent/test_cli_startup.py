@@ -68,3 +68,7 @@ def test_the_top_level_help_shows_the_summary_each_command_registers() -> None:
 
     assert lazy == build_parser().format_help()
     assert all(command.name in lazy for command in COMMANDS)
+
+
+def test_managing_keys_reads_the_key_file_without_importing_the_web_app() -> None:
+    assert imported_after("import evidence_loop.agent.commands.keys").isdisjoint(HEAVY)
