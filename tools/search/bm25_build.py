@@ -16,14 +16,31 @@ is only ever used through the vocabulary, and a query sums its tokens' columns i
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Sequence
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-import bm25s
 import numpy as np
 import numpy.typing as npt
 
+if TYPE_CHECKING:
+    import bm25s
+
 K1, B = 1.5, 0.75  # bm25s's defaults, which the index has always used
+
+
+@cache
+def bm25s_module() -> Any:
+    """bm25s, imported when an index is first built or loaded (it brings tqdm and asyncio: a command
+    that reads no index, `evloop docs`, does without)."""
+    import bm25s
+
+    # bm25s sets its own logger to DEBUG on import; any app that turns on logging would then print a
+    # line per load. Its warnings still pass.
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
+    return bm25s
 
 
 def built(token_lists: Sequence[Sequence[str]]) -> bm25s.BM25:
@@ -43,7 +60,7 @@ def built(token_lists: Sequence[Sequence[str]]) -> bm25s.BM25:
     order = np.argsort(token * rows + row)
     indptr = np.zeros(size + 1, dtype=np.int64)
     np.cumsum(freq, out=indptr[1:])
-    bm25 = bm25s.BM25(k1=K1, b=B)
+    bm25: bm25s.BM25 = bm25s_module().BM25(k1=K1, b=B)
     bm25.scores = {
         "data": scores[order],
         "indices": row[order].astype(np.int32),

@@ -14,23 +14,21 @@ alone, to the bit, so the rows outside it change nothing that is computed from t
 from __future__ import annotations
 
 import json
-import logging
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import bm25s
 import numpy as np
 import numpy.typing as npt
 
 from evidence_loop.tools.errors import IndexStateError
-from evidence_loop.tools.search.bm25_build import built
+from evidence_loop.tools.search.bm25_build import bm25s_module, built
 from evidence_loop.tools.types import TYPO_MIN_CHARS
 
-# bm25s sets its own logger to DEBUG on import; any app that turns on logging would then print a
-# line per index build. Its warnings still get through.
-logging.getLogger("bm25s").setLevel(logging.WARNING)
+if TYPE_CHECKING:
+    import bm25s
 
 META_FILE = "recall.json"
 _FORMAT = 2  # 2: recall tokens with CJK bigrams; a passages/ index beside the unit index
@@ -144,7 +142,7 @@ class RecallIndex:
                 raise ValueError(f"unknown index format {meta.get('format')!r}")
             if size == 0:
                 return cls(None, 0), meta
-            bm25 = bm25s.BM25.load(folder, show_progress=False)
+            bm25 = bm25s_module().BM25.load(folder, show_progress=False)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise IndexStateError(f"the bm25 index in {folder} cannot be read ({exc})") from exc
         if bm25.scores.get("num_docs") != size:
