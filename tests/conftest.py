@@ -15,6 +15,7 @@ from pathlib import Path
 import pydantic_ai.models
 import pytest
 
+from evidence_loop.agent import settings
 from evidence_loop.tools.store.location import Location
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.pg_server import PgServer, missing_reason
@@ -55,6 +56,14 @@ def _unfrozen_heap() -> Iterator[None]:
     """Commands that freeze the heap (batch, eval) do so in this process too: undo it after each test."""
     yield
     gc.unfreeze()
+
+
+@pytest.fixture(autouse=True)
+def _no_flags_left() -> Iterator[None]:
+    """A command run in this process installs its flags (``--index``, ``--embed-workers``) for every
+    later ``settings.current()``: forget them after each test, or the next test reads them."""
+    yield
+    settings.install({})
 
 
 @pytest.fixture

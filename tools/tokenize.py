@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import lru_cache
-
-import rjieba
-import Stemmer
+from functools import cache, lru_cache
+from typing import Any
 
 from evidence_loop.tools.types import INVISIBLE_CHARS
 
@@ -39,7 +37,21 @@ STOPWORDS_ZH: frozenset[str] = frozenset(
     "有 没有 么 呀 嘛 就 都 也 还 把 被 对 从".split()
 )
 
-_STEMMER = Stemmer.Stemmer("english")
+
+@cache
+def _stemmer() -> Any:
+    """The English stemmer, made when first needed (as the segmenter: a command that tokenizes
+    nothing, `evloop docs`, does not load them)."""
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+@cache
+def _segmenter() -> Any:
+    import rjieba  # loads its dictionary: a third of a second on a busy core
+
+    return rjieba
 
 
 def normalize(text: str) -> str:
@@ -55,11 +67,11 @@ def visible(text: str) -> str:
 
 @lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
-    return str(_STEMMER.stemWord(word))
+    return str(_stemmer().stemWord(word))
 
 
 def _cut_cjk(run: str) -> list[str]:
-    return [w for w in rjieba.cut(run) if w.strip()]
+    return [w for w in _segmenter().cut(run) if w.strip()]
 
 
 def words(text: str) -> list[str]:

@@ -15,8 +15,28 @@ Where things are:
     routes_traces.py     GET /v1/traces/{run_id}, .../verify, POST .../replay
 """
 
-from evidence_loop.agent.api.app import create_app
-from evidence_loop.agent.api.auth import Caller, Keyring
-from evidence_loop.agent.api.limits import Limits
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from evidence_loop.agent.api.app import create_app
+    from evidence_loop.agent.api.auth import Caller, Keyring
+    from evidence_loop.agent.api.limits import Limits
+
+# Imported when first read: `evloop keys` reads auth.py without importing the web app.
+_NAMES = {
+    "create_app": "evidence_loop.agent.api.app",
+    "Caller": "evidence_loop.agent.api.auth",
+    "Keyring": "evidence_loop.agent.api.auth",
+    "Limits": "evidence_loop.agent.api.limits",
+}
 
 __all__ = ["Caller", "Keyring", "Limits", "create_app"]
+
+
+def __getattr__(name: str) -> object:
+    if (module := _NAMES.get(name)) is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

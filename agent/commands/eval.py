@@ -14,6 +14,7 @@ from evidence_loop.agent.commands.common import (
     Subparsers,
     add_command,
     add_embed_cache_option,
+    add_embed_workers_option,
     evaluation_embedder,
 )
 from evidence_loop.agent.commands.progress import Progress, add_progress_option
@@ -106,6 +107,7 @@ def register(subparsers: Subparsers) -> None:
     )
     add_embed_cache_option(parser)
     add_progress_option(parser)
+    add_embed_workers_option(parser)
     parser.add_argument(
         "--no-history", action="store_true", help="ask each question alone, ignoring its `history` field"
     )

@@ -11,6 +11,7 @@ from pathlib import Path
 from evidence_loop.agent.commands.common import (
     Subparsers,
     add_command,
+    add_embed_workers_option,
     add_index_option,
     configured_embedder,
     dry_run_lines,
@@ -140,6 +141,7 @@ def register(subparsers: Subparsers) -> None:
         help="in folders, also read links to files outside the folder (default: skip them with a warning)",
     )
     add_progress_option(parser)
+    add_embed_workers_option(parser)
     parser.set_defaults(run=run)
 
 

@@ -8,6 +8,7 @@ from evidence_loop.agent.calibrate import ScaleKeeper
 from evidence_loop.agent.commands.common import (
     Subparsers,
     add_command,
+    add_embed_workers_option,
     add_index_option,
     configured_embedder,
     open_store,
@@ -55,6 +56,7 @@ def register(subparsers: Subparsers) -> None:
         "--embeddings", action="store_true", help="re-embed every document with the configured embedder"
     )
     add_progress_option(parser)
+    add_embed_workers_option(parser)
     parser.set_defaults(run=run)
 
 

@@ -31,19 +31,29 @@ def pseudo_questions(units: Sequence[Unit], count: int, seed: int = 0) -> list[t
     """Up to ``count`` (doc_id, question) pairs, documents taken in turn in a seeded order.
 
     Deterministic for the same units and seed; a document gives several questions only when the
-    corpus has fewer documents than ``count``.
+    corpus has fewer documents than ``count``. A document's sentences are analysed only until one
+    has enough content terms, unless the document is drawn: a corpus of 100,000 units draws 200
+    questions without analysing every sentence it holds.
     """
     rng = random.Random(seed)
-    by_doc: dict[str, list[Unit]] = {}
+    sentences: dict[str, list[Unit]] = {}
     for unit in units:
-        if unit.kind == "sentence" and len(content_terms(unit.text)) >= MIN_TERMS:
-            by_doc.setdefault(unit.doc_id, []).append(unit)
-    docs = sorted(by_doc)
+        if unit.kind == "sentence":
+            sentences.setdefault(unit.doc_id, []).append(unit)
+    docs = sorted(doc_id for doc_id, found in sentences.items() if any(map(_drawable, found)))
     rng.shuffle(docs)
+    by_doc: dict[str, list[Unit]] = {}
     out: list[tuple[str, str]] = []
     while docs and len(out) < count:
         for doc_id in docs:
             if len(out) >= count:
                 break
+            if doc_id not in by_doc:
+                by_doc[doc_id] = [u for u in sentences[doc_id] if _drawable(u)]
             out.append((doc_id, opening(rng.choice(by_doc[doc_id]).text, rng)))
     return out
+
+
+def _drawable(unit: Unit) -> bool:
+    """A sentence that can open a question: three content terms or more."""
+    return len(content_terms(unit.text)) >= MIN_TERMS

@@ -22,9 +22,8 @@ and addressing words must name a model ("our AI assistant can help" is about a p
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
-from itertools import pairwise
 
 from evidence_loop.tools.tokenize import CJK_CHARS, normalize, visible
 from evidence_loop.tools.types import ParsedDocument, Unit
@@ -131,33 +130,87 @@ def split_family(first: str, second: str) -> str | None:
     return None
 
 
-def _split_directives(units: tuple[Unit, ...], found: dict[int, str]) -> None:
-    """Add to ``found`` both units of each directive cut in two at a sentence end (``split_family``)."""
-    for first, second in pairwise(units):
-        if first.section_id != second.section_id or first.ordinal in found or second.ordinal in found:
-            continue
-        if (family := split_family(first.text, second.text)) is not None:
-            found[first.ordinal] = found[second.ordinal] = family
+class _Families(Mapping[int, str]):
+    """The units of one document that speak to an AI system, by ordinal, with their families, each
+    worked out when first asked: a question reads the hits and windows it meets, not every unit of
+    every document it touches (the whole document only when the mapping is iterated).
+
+    A unit's family is its own (``directive_family``), else that of the directive cut in two it
+    ends or starts (``split_family``, under ``hidden``), as a scan of the document's neighbouring
+    pairs in order finds them: a pair is read as one only when both lie in one section, neither
+    speaks to a model by itself, and the pair before it was not such a directive (it took the unit
+    they share).
+    """
+
+    def __init__(self, doc: ParsedDocument, hidden: bool) -> None:
+        self._units = doc.units
+        self._hidden = hidden
+        self._alone: dict[int, str | None] = {}
+        self._ends: dict[int, str | None] = {}  # k: the directive units k-1 and k form together
+
+    def __getitem__(self, ordinal: int) -> str:
+        if not 0 <= ordinal < len(self._units):
+            raise KeyError(ordinal)
+        family = self._own(ordinal) or self._pair(ordinal) or self._pair(ordinal + 1)
+        if family is None:
+            raise KeyError(ordinal)
+        return family
+
+    def __iter__(self) -> Iterator[int]:
+        return (o for o in range(len(self._units)) if o in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def _own(self, ordinal: int) -> str | None:
+        if ordinal not in self._alone:
+            self._alone[ordinal] = directive_family(self._units[ordinal].text, self._hidden)
+        return self._alone[ordinal]
+
+    def _pair(self, k: int) -> str | None:
+        """The family of the directive units k-1 and k form together, as the scan in order finds it:
+        walked back while each pair could form one, then forward (a pair forms one when the pair
+        before it did not)."""
+        first = k
+        chain: list[tuple[int, str]] = []
+        while k not in self._ends:
+            family = self._candidate(k)
+            if family is None:
+                self._ends[k] = None
+                break
+            chain.append((k, family))
+            k -= 1
+        for at, family in reversed(chain):
+            self._ends[at] = None if self._ends.get(at - 1) is not None else family
+        return self._ends[first]
+
+    def _candidate(self, k: int) -> str | None:
+        """``split_family`` of units k-1 and k when both lie in one section and neither is a
+        directive by itself; None otherwise (whether the pair before took unit k-1 is not asked)."""
+        if not self._hidden or not 0 < k < len(self._units):
+            return None
+        first, second = self._units[k - 1], self._units[k]
+        if first.section_id != second.section_id or self._own(k - 1) or self._own(k):
+            return None
+        return split_family(first.text, second.text)
 
 
 # Per document version and text (a version replaced in place has new text) and way of reading: the
 # units to set aside, by ordinal, with their families.
-_BY_DOCUMENT: dict[tuple[str, str, int, bool], Mapping[int, str]] = {}
+_BY_DOCUMENT: dict[tuple[str, str, int, bool], _Families] = {}
 _MAX_DOCUMENTS = 20_000
 
 
 def addressed_families(doc: ParsedDocument, hidden: bool = False) -> Mapping[int, str]:
-    """The units of a document that speak to an AI system, by ordinal, with their families; read once
-    per document. ``hidden``: as a person reads them (see the module docstring)."""
+    """The units of a document that speak to an AI system, by ordinal, with their families; each
+    read once per document, when first asked (``_Families``). ``hidden``: as a person reads them
+    (see the module docstring)."""
     key = (doc.doc_id, doc.version, hash(doc.text), hidden)  # a str caches its hash: the key costs nothing
     found = _BY_DOCUMENT.get(key)
     if found is None:
-        families = {unit.ordinal: family for unit, family in addressed_units(doc.units, hidden)}
-        if hidden:
-            _split_directives(doc.units, families)
         if len(_BY_DOCUMENT) >= _MAX_DOCUMENTS:
             _BY_DOCUMENT.clear()
-        found = _BY_DOCUMENT[key] = families
+        found = _BY_DOCUMENT[key] = _Families(doc, hidden)
     return found
 
 
@@ -173,9 +226,8 @@ def screened_window(
     their families; the window itself when it holds none, or nothing else (no window is emptied:
     such a window never seeds, ``addressed_units`` keeps its hits out)."""
     families = addressed_families(doc, hidden)
-    if not families or all(o not in families for o in window.ordinals):
+    inside = {o: families[o] for o in window.ordinals if o in families}
+    if not inside or len(inside) == len(window.ordinals):
         return window, []
-    if all(o in families for o in window.ordinals):
-        return window, []
-    found = [(unit, families[unit.ordinal]) for unit in units_of(window, doc) if unit.ordinal in families]
-    return without_units(window, frozenset(families)), found
+    found = [(unit, inside[unit.ordinal]) for unit in units_of(window, doc) if unit.ordinal in inside]
+    return without_units(window, frozenset(inside)), found

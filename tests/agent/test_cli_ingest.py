@@ -375,8 +375,7 @@ def test_group_lists_are_comma_separated(value: str, groups: tuple[str, ...]) ->
     assert parse_groups(value) == groups
 
 
-# a module tool_schema is the command tool-schema
-COMMAND_NAMES = [module.__name__.rsplit(".", 1)[1].replace("_", "-") for module in COMMANDS]
+COMMAND_NAMES = [command.name for command in COMMANDS]
 
 
 @pytest.mark.parametrize("command", COMMAND_NAMES)

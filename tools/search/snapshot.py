@@ -18,14 +18,11 @@ already seen filtered out of both before anything is ranked.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import threading
 from collections import OrderedDict
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Protocol
 
 import numpy as np
@@ -34,7 +31,11 @@ import numpy.typing as npt
 from evidence_loop.tools.models.embedding import EmbedderIdentity, Vectors
 from evidence_loop.tools.search.dense import DenseIndex, QuestionSimilarities, UnitCosines, rrf
 from evidence_loop.tools.search.index import RecallIndex, Rows, Scores, top_k
-from evidence_loop.tools.search.passages import PassageIds, passage_count
+from evidence_loop.tools.search.view import CorpusView as CorpusView
+from evidence_loop.tools.search.view import Position, ViewFacts
+from evidence_loop.tools.search.view import VersionInfo as VersionInfo
+from evidence_loop.tools.search.view import can_read as can_read
+from evidence_loop.tools.search.view import fingerprint as fingerprint
 from evidence_loop.tools.tokenize import recall_tokens
 from evidence_loop.tools.types import (
     DENSE_K,
@@ -50,39 +51,6 @@ _PARSED_CACHE = 4096
 _SCOPE_CACHE = 256
 
 
-@dataclass(frozen=True, slots=True)
-class VersionInfo:
-    """What a snapshot needs to know about one stored document version besides its units."""
-
-    doc_id: str
-    version: str
-    title: str
-    acl: tuple[str, ...]
-    sha256: str
-
-
-@dataclass(frozen=True, slots=True)
-class CorpusView:
-    """The versions live at one generation (sorted by doc_id) and their units in corpus order.
-
-    ``unit_doc[i]`` is the index in ``docs`` of the version that ``units[i]`` belongs to,
-    ``unit_passage[i]`` the passage it lies in (:func:`tools.search.passages.passage_ids`) and
-    ``unit_tokens[i]`` how many BM25 tokens it has.
-    """
-
-    generation: int
-    docs: tuple[VersionInfo, ...]
-    units: tuple[Unit, ...]
-    unit_doc: npt.NDArray[np.int32]
-    unit_passage: PassageIds
-    unit_tokens: npt.NDArray[np.int32]
-
-    @property
-    def passages(self) -> int:
-        """How many passages the units form."""
-        return passage_count(self.unit_passage)
-
-
 class VersionSource(Protocol):
     """Where a snapshot reads versions that are not in its view (thread-safe)."""
 
@@ -95,20 +63,6 @@ class VersionSource(Protocol):
         ...
 
 
-def fingerprint(docs: Sequence[VersionInfo]) -> str:
-    """sha256 over (doc_id, version, text sha256, acl) of the live versions, in doc_id order."""
-    digest = hashlib.sha256()
-    for doc in sorted(docs, key=lambda d: d.doc_id):
-        line = json.dumps([doc.doc_id, doc.version, doc.sha256, list(doc.acl)], ensure_ascii=False)
-        digest.update(line.encode("utf-8") + b"\n")
-    return digest.hexdigest()
-
-
-def can_read(acl: Collection[str], groups: Collection[str]) -> bool:
-    """An empty ACL is public; otherwise the caller needs at least one of its groups."""
-    return not acl or any(group in acl for group in groups)
-
-
 @dataclass(frozen=True, slots=True)
 class _Scope:
     """What one group set may read of a snapshot with restricted documents: as float masks (for
@@ -118,7 +72,7 @@ class _Scope:
     passage_mask: Scores
     units: Rows
     passages: Rows
-    fingerprint: str
+    docs: npt.NDArray[np.bool_]  # which versions of the view it may read
 
 
 class Snapshot:
@@ -132,7 +86,9 @@ class Snapshot:
         source: VersionSource,
         dense: DenseIndex | None = None,
         hidden: frozenset[str] = frozenset(),
+        facts: ViewFacts | None = None,
     ) -> None:
+        """``facts``: those of ``view``, when another snapshot of it has them (:meth:`hiding`)."""
         if index.size != len(view.units):
             raise ValueError(f"index has {index.size} rows for {len(view.units)} units")
         if dense is not None and dense.size != len(view.units):
@@ -142,17 +98,13 @@ class Snapshot:
         self._view = view
         self._index = index
         self._passages = passages
-        self._passage_doc = np.zeros(view.passages, dtype=np.int32)
-        self._passage_doc[view.unit_passage] = view.unit_doc
+        self._facts = facts if facts is not None and facts.view is view else ViewFacts(view)
         self._source = source
         self._dense = dense
-        self._fingerprint = fingerprint(view.docs)
-        self._live = {(d.doc_id, d.version): d for d in view.docs}
-        self._current = MappingProxyType({d.doc_id: d.version for d in view.docs})
         self._hidden = hidden
-        self._restricted = bool(hidden) or any(d.acl for d in view.docs)
+        self._restricted = bool(hidden) or self._facts.restricted
         self._scopes: dict[frozenset[str], _Scope | None] = {}
-        self._positions: dict[tuple[str, str, int], int] | None = None
+        self._readable: dict[frozenset[str], str] = {}
         self._parsed: OrderedDict[tuple[str, str], ParsedDocument] = OrderedDict()
         self._infos: dict[tuple[str, str], VersionInfo] = {}
         self._lock = threading.Lock()
@@ -165,7 +117,7 @@ class Snapshot:
     @property
     def fingerprint(self) -> str:
         """Identifies the corpus content (versions, texts, ACLs) this snapshot searches."""
-        return self._fingerprint
+        return self._facts.fingerprint
 
     @property
     def unit_count(self) -> int:
@@ -181,13 +133,17 @@ class Snapshot:
     def hiding(self, doc_ids: Collection[str]) -> Snapshot:
         """The same generation as if ``doc_ids`` were not in it (the indexes are shared, not copied):
         what self-calibration asks a question whose document is missing against."""
-        view, index, passages = self._view, self._index, self._passages
-        return Snapshot(view, index, passages, self._source, self._dense, self._hidden | frozenset(doc_ids))
+        hidden = self._hidden | frozenset(doc_ids)
+        return Snapshot(
+            self._view, self._index, self._passages, self._source, self._dense, hidden, self._facts
+        )
 
     def reading_from(self, source: VersionSource) -> Snapshot:
         """The same view reading its versions from ``source``: a write transaction's own connection,
         so that a generation can be measured before it is committed."""
-        return Snapshot(self._view, self._index, self._passages, source, self._dense, self._hidden)
+        return Snapshot(
+            self._view, self._index, self._passages, source, self._dense, self._hidden, self._facts
+        )
 
     @property
     def unit_index(self) -> RecallIndex:
@@ -224,12 +180,19 @@ class Snapshot:
 
     def current_versions(self) -> Mapping[str, str]:
         """doc_id -> the version live at this generation."""
-        return self._current
+        return self._facts.current
 
     def readable_fingerprint(self, groups: Collection[str]) -> str:
         """The fingerprint of the versions ``groups`` may read: all that a run with them depends on."""
         scope = self._scope(groups)
-        return self._fingerprint if scope is None else scope.fingerprint
+        if scope is None:
+            return self._facts.fingerprint
+        key = frozenset(groups)
+        found = self._readable.get(key)
+        if found is None:
+            kept = [d for d, ok in zip(self._view.docs, scope.docs.tolist(), strict=True) if ok]
+            found = self._readable[key] = fingerprint(kept)
+        return found
 
     def spelled(
         self,
@@ -401,7 +364,7 @@ class Snapshot:
 
     def _info(self, doc_id: str, version: str) -> VersionInfo:
         key = (doc_id, version)
-        info = self._live.get(key) or self._infos.get(key)
+        info = self._facts.live.get(key) or self._infos.get(key)
         if info is None:
             info = self._source.version_info(doc_id, version)
             self._infos[key] = info
@@ -419,34 +382,24 @@ class Snapshot:
         doc_ok = np.array([can_read(d.acl, key) and d.doc_id not in hidden for d in docs], dtype=np.bool_)
         scope = None
         if not doc_ok.all():
-            unit_ok, passage_ok = doc_ok[self._view.unit_doc], doc_ok[self._passage_doc]
-            unit_lengths, passage_lengths = self._lengths()
+            unit_ok, passage_ok = doc_ok[self._view.unit_doc], doc_ok[self._facts.passage_doc]
+            unit_lengths, passage_lengths = self._facts.lengths()
             scope = _Scope(
                 unit_ok.astype(np.float32),
                 passage_ok.astype(np.float32),
                 Rows.of(unit_ok, unit_lengths),
                 Rows.of(passage_ok, passage_lengths),
-                fingerprint([d for d, ok in zip(docs, doc_ok.tolist(), strict=True) if ok]),
+                doc_ok,
             )
         with self._lock:
             if len(self._scopes) >= _SCOPE_CACHE:
                 self._scopes.clear()
+                self._readable.clear()
             self._scopes[key] = scope
         return scope
 
-    def _lengths(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-        """Token count of each unit's and each passage's BM25 row (a row without tokens counts 1)."""
-        tokens = self._view.unit_tokens.astype(np.int64)
-        per_passage = np.zeros(self._view.passages, dtype=np.int64)
-        np.add.at(per_passage, self._view.unit_passage, tokens)
-        return np.maximum(tokens, 1), np.maximum(per_passage, 1)
-
-    def _position_map(self) -> dict[tuple[str, str, int], int]:
-        positions = self._positions
-        if positions is None:
-            positions = {(u.doc_id, u.version, u.ordinal): i for i, u in enumerate(self._view.units)}
-            self._positions = positions
-        return positions
+    def _position_map(self) -> dict[Position, int]:
+        return self._facts.positions()
 
     def _zero_excluded(self, scores: Scores, exclude: Collection[tuple[str, str, int]]) -> None:
         positions = self._position_map()

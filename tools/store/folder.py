@@ -447,7 +447,7 @@ class Store:
     def _load_current(self) -> Snapshot:
         """The snapshot at this store's generation, from the saved index files."""
         generation = self._generation
-        view, _ = self._source.read(lambda conn: load_view(conn, generation))
+        view, _ = self._source.read(lambda conn: load_view(conn, generation, tokens=False))
         try:
             gen.verify_files(self._folder, generation, hashes=True)
         except IndexStateError:

