@@ -57,7 +57,7 @@ class Command:
 # In the order `evloop --help` lists them. A command's module (and what it imports: the web app for
 # serve, the store and its indexes for docs) is imported only when that command runs.
 COMMANDS: tuple[Command, ...] = (
-    Command("ingest", "add documents to the index"),
+    Command("ingest", "add documents to the index, or sync it with changed files"),
     Command("search", "show the units recall finds for a query"),
     Command("ask", "answer one question"),
     Command("chat", "ask questions in a conversation"),
@@ -71,7 +71,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("trace", "list, show, verify, export traces"),
     Command("feedback", "list and export reviewers' verdicts"),
     Command("replay", "replay traced runs"),
-    Command("demo", "ingest the sample help centre and search it"),
+    Command("demo", "ingest the sample help centre and ask it questions"),
     Command("serve", "serve the HTTP API"),
     Command("mcp", "serve the tools to MCP clients"),
     Command("tool-schema", "print the function-calling schema of the ask tool"),
