@@ -77,12 +77,12 @@ ADDED_LATER: dict[str, object] = {
     "quote_window_weight": 1.0,
     "quote_heading_weight": 0.3,
     "quote_join_share": 0.5,
-    "quote_about_share": 0.5,
+    "quote_about_share": 0.35,
     "quote_list_share": 0.8,
     "quote_passage_chars": 1200,
-    "quote_further_windows": 3,
+    "quote_further_windows": 4,
     "quote_further_units": 2,
-    "quote_max_facts": 4,
+    "quote_max_facts": 5,
 }
 
 
@@ -210,12 +210,12 @@ class Policy:
     quote_window_weight: float = 1.0
     quote_heading_weight: float = 0.3
     quote_join_share: float = 0.5
-    quote_about_share: float = 0.5
+    quote_about_share: float = 0.35
     quote_list_share: float = 0.8
     quote_passage_chars: int = 1200
-    quote_further_windows: int = 3
+    quote_further_windows: int = 4
     quote_further_units: int = 2
-    quote_max_facts: int = 4
+    quote_max_facts: int = 5
 
     # ---- conflicts: what the conflict check reads and what counts as a disagreement
     # windows close to the best are read too, so both sides of a disagreement are seen

@@ -276,8 +276,12 @@ MEASURE_DATE_ZH: tuple[str, ...] = tuple(
 MEASURE_PERCENT_EN: tuple[str, ...] = ("what percentage", "what percent", "how many percent", "what share")
 MEASURE_PERCENT_ZH: tuple[str, ...] = tuple("百分之几 百分比 比例 比率 占比".split())
 MEASURE_COUNT_EN: tuple[str, ...] = ("how many", "number of", "how much storage", "how much space")
+# a number of any kind ("增长了多少", "how much has it grown"), when no word above says which
+MEASURE_NUMBER_EN: tuple[str, ...] = ("how much", "how many", "what number")
+MEASURE_NUMBER_ZH: tuple[str, ...] = ("多少", "几")
 MEASURE_COUNT_ZH: tuple[str, ...] = tuple(
-    "几个 多少个 几次 多少次 几位 多少位 几名 多少名 几人 多少人 几家 多少家 几台 几张 几条 几项 数量 多大".split()
+    "几个 多少个 几次 多少次 几位 多少位 几名 多少名 几人 多少人 几家 多少家 几台 几张 几条 几项 "
+    "数量 多大".split()
 )
 
 # The shape of a question (``policies.question.shape``): the words that say what kind of answer it wants.

@@ -28,12 +28,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from evidence_loop.policies.config import Policy
+from evidence_loop.policies.decision.passage import asks, best_list, best_passage, list_of, passage
+from evidence_loop.policies.decision.quotes import Quote, candidates, term_weight
 from evidence_loop.policies.evidence.checked import Checked
 from evidence_loop.policies.evidence.comparison import sides_of, sides_to_cover
 from evidence_loop.policies.evidence.coverage import covered_terms, uncovered_slots
 from evidence_loop.policies.evidence.directives import addressed_to_model
-from evidence_loop.policies.decision.passage import asks, best_list, best_passage, passage
-from evidence_loop.policies.decision.quotes import Quote, candidates, term_weight
 from evidence_loop.policies.question.analysis import Question
 from evidence_loop.policies.question.shape import Shape
 from evidence_loop.policies.question.values import ALL_KINDS
@@ -130,8 +130,11 @@ def quoted_units(
             listed = best_list(quotes, items, anchor)
             if listed is not None and listed.relevance >= policy.quote_list_share * anchor.relevance:
                 anchor = listed
-        picked = [(anchor.index, u) for u in passage(items[anchor.index], anchor, policy)]
-        picked += [(q.index, u) for q in _further(question, quotes, anchor, policy) for u in q.units]
+        quoted = passage(items[anchor.index], anchor, policy)
+        picked = [(anchor.index, u) for u in quoted]
+        if not (shape == "procedure" and list_of(items[anchor.index].doc, anchor.unit.ordinal)):
+            # a procedure quoted whole is the answer; beside anything else another article may put it better
+            picked += [(q.index, u) for q in _further(question, quotes, anchor, policy) for u in q.units]
     else:
         picked = [(q.index, u) for q in _facts(question, quotes, policy) for u in q.units]
     picked += [(q.index, u) for q in _sides(question, items, quotes, picked, policy) for u in q.units]
@@ -161,10 +164,11 @@ def _further(question: Question, quotes: Sequence[Quote], anchor: Quote, policy:
 def _joining(
     question: Question, pool: Sequence[Quote], best: Quote, taken: dict[int, int], limit: int, policy: Policy
 ) -> list[Quote]:
-    """Quotes of ``pool`` (best first) that join ``best``: within ``quote_join_share`` of its relevance,
-    about the same thing, not a sibling row of it, at most ``quote_further_units`` a window (``taken``
-    counts those already quoted) and ``quote_further_windows`` windows besides the best's, ``limit`` in all."""
-    named, joined = term_weight(question, best.covered), []
+    """Quotes of ``pool`` (best first) that join ``best``: within ``quote_join_share`` of its
+    relevance, about the same thing, not a sibling row of it, at most ``quote_further_units`` a
+    window (``taken`` counts those already quoted) and ``quote_further_windows`` windows besides the
+    best's, ``limit`` in all."""
+    named, joined = term_weight(question, best.covered), list[Quote]()
     windows = 1 + policy.quote_further_windows  # the best's window and the further ones
     for quote in pool:
         if len(joined) >= limit or quote.relevance < policy.quote_join_share * best.relevance:
@@ -184,6 +188,8 @@ def _joining(
 def _about(question: Question, quote: Quote, best: Quote, named: float, policy: Policy) -> bool:
     """A quote names ``quote_about_share`` of what the best quote names (``named``: its weight): it
     speaks of the same thing, not of a neighbour that shares a word or two."""
+    if named <= 0:
+        return False  # the best names none of the question's words: nothing says what "the same" is
     return term_weight(question, quote.covered & best.covered) >= policy.quote_about_share * named
 
 
@@ -221,7 +227,9 @@ def _in_reading_order(picked: Sequence[tuple[int, Unit]]) -> list[tuple[int, Uni
     for index, unit in picked:
         first.setdefault(index, len(first))
         seen.setdefault((index, unit.ordinal), unit)
-    return [(index, unit) for (index, _), unit in sorted(seen.items(), key=lambda kv: (first[kv[0][0]], kv[0][1]))]
+    return [
+        (index, unit) for (index, _), unit in sorted(seen.items(), key=lambda kv: (first[kv[0][0]], kv[0][1]))
+    ]
 
 
 NOTHING_TO_QUOTE = (

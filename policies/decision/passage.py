@@ -71,7 +71,9 @@ def _around(units: Sequence[Unit], anchor: Quote, limit: int) -> list[Unit]:
     at = anchor.unit.ordinal
     taken = list(anchor.units)
     size = _chars(taken)
-    for unit in sorted((u for u in units if u not in taken), key=lambda u: (abs(u.ordinal - at), u.ordinal < at)):
+    for unit in sorted(
+        (u for u in units if u not in taken), key=lambda u: (abs(u.ordinal - at), u.ordinal < at)
+    ):
         size += len(unit.text)
         if size > limit:
             break
@@ -82,7 +84,10 @@ def _around(units: Sequence[Unit], anchor: Quote, limit: int) -> list[Unit]:
 def _body(item: Checked, anchor: Quote, limit: int) -> list[Unit]:
     """The anchor's section (or FAQ entry), else its list, else its neighbours, within ``limit``."""
     doc, section_id = item.doc, anchor.unit.section_id
-    own = entry(_kept(item, [o for o in item.window.ordinals if doc.units[o].section_id == section_id]), anchor.unit.ordinal)
+    own = entry(
+        _kept(item, [o for o in item.window.ordinals if doc.units[o].section_id == section_id]),
+        anchor.unit.ordinal,
+    )
     if own and _chars(own) <= limit:
         return own
     listed = _kept(item, list_of(doc, anchor.unit.ordinal))
@@ -95,7 +100,8 @@ def passage(item: Checked, anchor: Quote, policy: Policy) -> list[Unit]:
     """The units quoted around ``anchor``, after the intros of the sections above it the window holds."""
     body = _body(item, anchor, policy.quote_passage_chars)
     room = policy.quote_passage_chars - _chars(body)
-    intros = [u for u in _kept(item, intros_above(item.doc, anchor.unit.section_id)) if u not in body]
+    above = _kept(item, intros_above(item.doc, anchor.unit.section_id))
+    intros = [u for u in above if u not in body and not asks(u.text)]  # a FAQ's first question is no intro
     taken: list[Unit] = []
     for unit in sorted(intros, key=lambda u: -u.ordinal):  # the nearest section's intro first
         if len(unit.text) <= room:
@@ -111,7 +117,9 @@ def best_list(quotes: Sequence[Quote], items: Sequence[Checked], anchor: Quote) 
     )
 
 
-def best_passage(question: Question, quotes: Sequence[Quote], items: Sequence[Checked], policy: Policy) -> Quote:
+def best_passage(
+    question: Question, quotes: Sequence[Quote], items: Sequence[Checked], policy: Policy
+) -> Quote:
     """The best quote of the best section: a section's best quote read together with how well its
     own heading names the question (``quote_heading_weight``): "Connecting with a component cable"
     answers "how do I connect a component cable" better than one apt sentence elsewhere."""

@@ -28,9 +28,9 @@ from evidence_loop.policies.evidence.checked import Checked
 from evidence_loop.policies.evidence.coverage import covered_terms
 from evidence_loop.policies.evidence.directives import addressed_to_model
 from evidence_loop.policies.evidence.slot_scope import about_other
+from evidence_loop.policies.lexicon import MONTHS
 from evidence_loop.policies.question.analysis import Question
 from evidence_loop.policies.question.slots import extract_slots
-from evidence_loop.policies.lexicon import MONTHS
 from evidence_loop.policies.question.values import (
     MIN_STATEMENT_ATOMS,
     SENTENCE_ENDS,
@@ -41,11 +41,12 @@ from evidence_loop.policies.question.values import (
 )
 from evidence_loop.tools.tokenize import CJK_CHARS, normalize
 from evidence_loop.tools.types import ParsedDocument, Unit
+from evidence_loop.tools.windows import units_within
 
 QUOTABLE_KINDS = frozenset({"sentence", "list_item", "table_row", "code"})
-# the kinds of value a slot of a text is (a model, a clause or a quoted name is no measure)
-_MEASURED: frozenset[str] = frozenset({"amount", "duration", "date", "percentage", "count"})
-_BARE_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?(?![\w.])")
+# the kind of value a slot of a text is (a model, a clause or a quoted name is no measure)
+_MEASURED: dict[str, ValueKind] = {k: k for k in ("amount", "duration", "date", "percentage", "count")}
+_BARE_NUMBER = re.compile(r"(?<![A-Za-z0-9.])\d+(?:[.,]\d+)?(?![A-Za-z0-9])")  # "1269万人" too
 _WORDS = re.compile(rf"[^\W\d_]|[{CJK_CHARS}]")
 _MARKUP = re.compile(r"[#|*_\-:>\s]+")
 
@@ -70,30 +71,38 @@ def furniture(unit: Unit, doc: ParsedDocument) -> bool:
     """A unit that states nothing: a heading, a header row alone, the page's title repeated, no word."""
     if unit.kind not in QUOTABLE_KINDS:
         return True
-    text = _MARKUP.sub(" ", normalize(unit.text)).strip()
-    title = _MARKUP.sub(" ", normalize(doc.title)).strip()
+    text, title = _bare(unit.text), _bare(doc.title)
     return not _WORDS.search(text) or (bool(title) and (text == title or text.startswith(title + " ")))
+
+
+@lru_cache(maxsize=100_000)
+def _bare(text: str) -> str:
+    """A text without markup marks, normalised: how a title and its repetition compare."""
+    return _MARKUP.sub(" ", normalize(text)).strip()
 
 
 @lru_cache(maxsize=50_000)
 def stated_kinds(text: str, own: frozenset[str] = frozenset()) -> frozenset[ValueKind]:
     """The kinds of value a text's statements state (any spelling: "60 minutes", "三年", "$30",
-    "2021年3月"), a bare number as a count when nothing else in its statement measures; a value made only of the question's own numbers
-    (``own``), and a statement saying little besides its numbers (a dateline "Aug 26, 2021 ..."),
-    left out."""
+    "2021年3月"), a bare number as a count when nothing else in its statement measures; a value
+    made only of the question's own numbers (``own``), and a statement saying little besides its
+    numbers (a dateline "Aug 26, 2021 ..."), left out; "named" for capitalised words (``_names``)."""
     kinds: set[ValueKind] = set()
     for start, end in statements(text):
         piece = text[start:end]
-        if sum(1 for a in atoms(piece) if a.norm.isalnum() and not is_number_part(a.norm)) < MIN_STATEMENT_ATOMS:
+        if (
+            sum(1 for a in atoms(piece) if a.norm.isalnum() and not is_number_part(a.norm))
+            < MIN_STATEMENT_ATOMS
+        ):
             continue
         found = {
-            slot.kind
+            _MEASURED[slot.kind]
             for slot in extract_slots(piece)
             if slot.kind in _MEASURED and not _own_value(slot.value, own)
         }
         if not found and any(m.group().replace(",", "") not in own for m in _BARE_NUMBER.finditer(piece)):
             found.add("count")  # a bare number, when nothing else says what it measures
-        kinds.update(found)  # type: ignore[arg-type]
+        kinds.update(found)
     if _names(text):
         kinds.add("named")
     return frozenset(kinds)
@@ -123,7 +132,7 @@ def _names(text: str) -> frozenset[str]:
 
 def states_measure(question: Question, texts: Sequence[str]) -> bool:
     """True when one of the texts states a value of the kind the question's measure asks for, or,
-    for a question asking who or where, a name the question does not write."""
+    for an English question asking who or where, a name the question does not write."""
     if question.measure:
         return any(stated_kinds(t, question.own_numbers) & question.measure for t in texts)
     if question.kinds == {"named"} and not _CJK.search(question.text):  # a Chinese name shows no capital
@@ -149,7 +158,9 @@ def lead_in(doc: ParsedDocument, unit: Unit) -> tuple[Unit, ...]:
     return () if opening is unit else (opening,)
 
 
-def context_of(unit: Unit, doc: ParsedDocument, ordinals: frozenset[int], question: Question) -> tuple[Unit, ...]:
+def context_of(
+    unit: Unit, doc: ParsedDocument, ordinals: frozenset[int], question: Question
+) -> tuple[Unit, ...]:
     """The units a quote of ``unit`` carries, when the window holds them: a row's header row; an
     item's intro, or a sentence's lead-in in its paragraph, when it names a question term the unit
     does not (what the unit is about)."""
@@ -161,8 +172,20 @@ def context_of(unit: Unit, doc: ParsedDocument, ordinals: frozenset[int], questi
         scope = lead_in(doc, unit)
     if not scope or any(u.ordinal not in ordinals for u in scope):
         return ()
-    own = covered_terms(question.terms, (unit.text,))
-    return scope if covered_terms(question.terms, [u.text for u in scope]) - own else ()
+    return scope if covers(question, [u.text for u in scope]) - covers(question, (unit.text,)) else ()
+
+
+@lru_cache(maxsize=200_000)
+def _covers(terms: tuple[str, ...], text: str) -> frozenset[str]:
+    return covered_terms(terms, (text,))
+
+
+def covers(question: Question, texts: Sequence[str]) -> frozenset[str]:
+    """The question's terms the texts name (a union over texts, each text's read once per question)."""
+    found: frozenset[str] = frozenset()
+    for text in texts:
+        found |= _covers(question.terms, text)
+    return found
 
 
 def term_weight(question: Question, terms: frozenset[str]) -> float:
@@ -171,7 +194,9 @@ def term_weight(question: Question, terms: frozenset[str]) -> float:
         return 0.0
     weights = question.weights or (1.0,) * len(question.terms)
     total = sum(weights)
-    return sum(w for t, w in zip(question.terms, weights, strict=True) if t in terms) / total if total else 0.0
+    return (
+        sum(w for t, w in zip(question.terms, weights, strict=True) if t in terms) / total if total else 0.0
+    )
 
 
 def _place(doc: ParsedDocument, unit: Unit) -> tuple[str, ...]:
@@ -190,23 +215,23 @@ def _read(question: Question, lexical: float, unit: Unit, policy: Policy) -> flo
 def heading_relevance(question: Question, doc: ParsedDocument, section_id: int, policy: Policy) -> float:
     """How well a section's own heading names the question (its words and, with vectors, its cosine);
     0 for a section without a heading unit."""
-    ordinals = [u.ordinal for u in doc.units if u.section_id == section_id and u.kind == "heading"]
-    if not ordinals:
+    section = doc.sections[section_id]
+    heading = next(
+        (u for u in units_within(doc, section.start, section.end) if u.section_id == section_id), None
+    )
+    if heading is None or heading.kind != "heading":
         return 0.0
-    heading = doc.units[ordinals[0]]
-    return _read(question, term_weight(question, covered_terms(question.terms, (heading.text,))), heading, policy)
+    return _read(question, term_weight(question, covers(question, (heading.text,))), heading, policy)
 
 
-def quote_of(
-    question: Question, index: int, item: Checked, unit: Unit, lead: float, policy: Policy
-) -> Quote:
+def quote_of(question: Question, index: int, item: Checked, unit: Unit, lead: float, policy: Policy) -> Quote:
     """One unit of a window read as a candidate quote; ``lead`` is the best window's score, which
     the window's own score is read against (``quote_window_weight``)."""
     doc = item.doc
     context = context_of(unit, doc, frozenset(item.window.ordinals), question)
     linked = (doc.units[unit.link].text,) if unit.kind == "table_row" and unit.link is not None else ()
-    own = covered_terms(question.terms, (unit.text, *linked, *(u.text for u in context)))
-    placed = covered_terms(question.terms, _place(doc, unit)) - own
+    own = covers(question, (unit.text, *linked, *(u.text for u in context)))
+    placed = covers(question, _place(doc, unit)) - own
     lexical = term_weight(question, own) + policy.quote_place_weight * term_weight(question, placed)
     relevance = _read(question, lexical, unit, policy)
     states = states_measure(question, (unit.text,))
@@ -234,7 +259,9 @@ def candidates(question: Question, items: Sequence[Checked], policy: Policy) -> 
             if policy.screen_directives and addressed_to_model(unit.text, policy.screen_hidden):
                 continue
             quote = quote_of(question, index, item, unit, lead, policy)
-            if question.identifiers and about_other(question.identifiers, [u.text for u in _scope(doc, quote)]):
+            if question.identifiers and about_other(
+                question.identifiers, [u.text for u in _scope(doc, quote)]
+            ):
                 continue  # about a look-alike of the asked model: another subject
             found.append(quote)
     return sorted(found, key=lambda q: (-q.relevance, q.index, q.unit.ordinal))

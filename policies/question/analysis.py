@@ -34,6 +34,8 @@ from evidence_loop.policies.lexicon import (
     MEASURE_DATE_ZH,
     MEASURE_DURATION_EN,
     MEASURE_DURATION_ZH,
+    MEASURE_NUMBER_EN,
+    MEASURE_NUMBER_ZH,
     MEASURE_PERCENT_EN,
     MEASURE_PERCENT_ZH,
     QUESTION_PREFIXES_ZH,
@@ -214,16 +216,21 @@ _MEASURES: tuple[tuple[ValueKind, re.Pattern[str], tuple[str, ...]], ...] = (
     ("date", _phrases(MEASURE_DATE_EN), MEASURE_DATE_ZH),
     ("count", _phrases(MEASURE_COUNT_EN), MEASURE_COUNT_ZH),
 )
+_ANY_NUMBER = (_phrases(MEASURE_NUMBER_EN), MEASURE_NUMBER_ZH)
+ANY_NUMBER: frozenset[ValueKind] = NUMERIC_KINDS - {"date"}
 
 
 def asked_measure(text: str) -> frozenset[ValueKind]:
     """The one kind of value a question's measure words ask for: a duration ("how long", "多久"),
     a percentage ("比例"), an amount ("how much is", "多少钱", "price"), a date ("when", "什么时候")
-    or a count ("how many", "几个"); the first of these that a word asks for, empty when none does
-    ("多少" alone, "what is X")."""
+    or a count ("how many", "几个"); the first of these that a word asks for; a number of any kind
+    but a date for "多少" or "how much" alone; empty when nothing asks for a number ("what is X")."""
     for kind, english, chinese in _MEASURES:
         if english.search(text) or any(word in text for word in chinese):
             return frozenset({kind})
+    english, chinese = _ANY_NUMBER
+    if english.search(text) or any(word in text for word in chinese):
+        return ANY_NUMBER
     return frozenset()
 
 

@@ -28,6 +28,18 @@ RULES_ADDED_SINCE: dict[str, object] = {
     "followup_turns": 8,
     "followup_doc_boost": 0.5,
     "followup_prior_k": 1,
+    "quote_stating": True,
+    "quote_semantic_weight": 0.5,
+    "quote_place_weight": 0.5,
+    "quote_window_weight": 1.0,
+    "quote_heading_weight": 0.3,
+    "quote_join_share": 0.5,
+    "quote_about_share": 0.35,
+    "quote_list_share": 0.8,
+    "quote_passage_chars": 1200,
+    "quote_further_windows": 4,
+    "quote_further_units": 2,
+    "quote_max_facts": 5,
 }
 RECORDED_HASHES = {
     "adaptive": "4db54ea529f9741b6ad441ad76c64279f4e977d99ce75bada2ee591de57b0ab1",

@@ -68,7 +68,8 @@ def _whole(doc: ParsedDocument) -> Checked:
         ("How many days does a refund take?", {"duration"}),
         ("What is Bixby?", set()),
         ("How do I reset my password?", set()),
-        ("多少", set()),
+        ("西藏经济增长了多少？", {"count", "amount", "percentage", "duration"}),
+        ("余额是什么意思？", set()),
     ],
 )
 def test_a_measure_word_asks_for_one_kind_of_value(question: str, measure: set[str]) -> None:
@@ -83,6 +84,8 @@ def test_a_measure_word_asks_for_one_kind_of_value(question: str, measure: set[s
         ("整机保修三年，电池保修一年。", {"duration"}),
         ("| Enterprise | $30 | Unlimited |", {"amount"}),
         ("You get 10 backup codes when you turn on 2FA.", {"count"}),
+        ("全年城镇新增就业1269万人，比上年增加83万人。", {"count"}),
+        ("Turn on 2FA in Settings.", set()),
         ("The draft was held on July 29, 2021, in Brooklyn.", {"date"}),
         ("Aug 26, 2021 ...", set()),
         ("Open Settings and tap Location.", set()),
@@ -117,7 +120,9 @@ def test_a_list_item_carries_its_intro_when_the_intro_names_what_it_lacks(plans:
     assert context_of(plans.units[8], plans, held, analyse("How long is the link valid?")) == ()
 
 
-def test_a_sentence_carries_the_opening_of_its_paragraph_when_that_names_its_subject(reset: ParsedDocument) -> None:
+def test_a_sentence_carries_the_opening_of_its_paragraph_when_that_names_its_subject(
+    reset: ParsedDocument,
+) -> None:
     assert lead_in(reset, reset.units[4]) == (reset.units[3],)
     assert lead_in(reset, reset.units[3]) == ()
     question = analyse("How long do I hold the C200 reset key?")
