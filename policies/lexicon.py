@@ -247,6 +247,13 @@ SIDE_FILLERS_EN: frozenset[str] = _words(
     "what which how why should would could can will may i we you it its"
 )
 
+# Page furniture a help centre's export carries as text (``policies.decision.quotes.furniture``): a unit
+# holding one of these phrases (lower case, as substrings) is never quoted as an answer.
+PAGE_FURNITURE: tuple[str, ...] = (
+    "all rights reserved", "was this article helpful", "was this helpful", "related articles",
+    "min read", "版权所有", "对您有帮助吗", "相关文章", "浏览量",
+)  # fmt: skip
+
 # The measure a question asks for (``policies.question.analysis.asked_measure``): the words that ask for one
 # kind of value, tried in this order (a duration before a count: "how many days" asks how long). English
 # entries are lower-case phrases matched on word boundaries, Chinese ones as substrings.

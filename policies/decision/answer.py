@@ -4,23 +4,25 @@ Every selected unit is quoted whole, so every sentence of the answer has exact o
 a document addresses to an AI system (``policies.evidence.directives``) is never quoted, whatever it says.
 
 With ``quote_stating`` (the shipped policy) the answer quotes by what the question wants
-(``policies.question.shape``), over the candidates of ``policies.decision.quotes``:
+(``policies.question.shape``), over the candidates of ``policies.decision.quotes`` (each unit's
+relevance, the value it states, the units it carries: a row's header, an item's intro):
 
-    fact          the best unit, among those stating a value of the kind the measure asks for when
-                  any does ("60 minutes" for "how long"), and up to ``max_answer_sentences`` more
-                  that score within ``quote_join_share`` of it and name as much of what it names
-                  (a neighbour's sentence, or the row of the plan beside it, does not join)
-    procedure,    the passage around the best unit (``policies.decision.passage``): for a procedure
-    list          or a list the best list of the evidence, whole, with its intro, when it scores
-                  within ``quote_list_share`` of the best unit
-    explanation,  the passage around the best unit
-    yes_no
-    comparison    a fact for each side
+    fact          the best unit, among those stating a value of the kind the question's measure
+                  asks for when one scores near the best ("60 minutes" for "how long"), and up to
+                  ``quote_max_facts`` in all that say as much (``_joining``)
+    procedure,    the passage around the best unit of the best section (``policies.decision.passage``);
+    list,         a procedure's best list, whole, in order, with its intro, when it scores within
+    explanation,  ``quote_list_share`` of the best unit; beside anything but a whole procedure,
+    yes_no,       the best units of up to ``quote_further_windows`` other windows that say as much
+    "what is X"
+    comparison    a fact, then a unit for each side the others do not speak for
 
-A table row is quoted with its header row, a list item with its intro when the intro names what the
-item lacks of the question. Evidence with nothing to quote (only headings) answers nothing: the
-outcome is a refusal (``unquotable``). Without ``quote_stating`` (records made before it) each
-window's units are ranked by the question's slots and words they name, as then.
+A unit "says as much" as the best when it scores within ``quote_join_share`` of it and names
+``quote_about_share`` of what it names: a neighbour's sentence ("Export links stay valid for 7
+days." beside a password-reset link) names other things, and the row of the plan beside the asked
+one never joins. Evidence with nothing to quote (only headings) answers nothing: the outcome is a
+refusal (``unquotable``), never an empty answer. Without ``quote_stating`` (records made before it)
+each window's units are ranked by the question's slots and words they name, as then.
 """
 
 from __future__ import annotations
@@ -125,20 +127,27 @@ def quoted_units(
     if not quotes:
         return []
     if shape in PASSAGE_SHAPES or (shape == "fact" and question.kinds == ALL_KINDS):
-        anchor = best_passage(question, quotes, items, policy)
-        if shape == "procedure":
-            listed = best_list(quotes, items, anchor)
-            if listed is not None and listed.relevance >= policy.quote_list_share * anchor.relevance:
-                anchor = listed
-        quoted = passage(items[anchor.index], anchor, policy)
-        picked = [(anchor.index, u) for u in quoted]
-        if not (shape == "procedure" and list_of(items[anchor.index].doc, anchor.unit.ordinal)):
-            # a procedure quoted whole is the answer; beside anything else another article may put it better
-            picked += [(q.index, u) for q in _further(question, quotes, anchor, policy) for u in q.units]
+        picked = _passage_units(question, shape, quotes, items, policy)
     else:
         picked = [(q.index, u) for q in _facts(question, quotes, policy) for u in q.units]
     picked += [(q.index, u) for q in _sides(question, items, quotes, picked, policy) for u in q.units]
     return _in_reading_order(picked)
+
+
+def _passage_units(
+    question: Question, shape: Shape, quotes: Sequence[Quote], items: Sequence[Checked], policy: Policy
+) -> list[tuple[int, Unit]]:
+    """The passage around the anchor (a procedure's best list when near the best), then, unless it
+    is a whole procedure, what further windows say as much."""
+    anchor = best_passage(question, quotes, items, policy)
+    if shape == "procedure":
+        listed = best_list(quotes, items, anchor)
+        if listed is not None and listed.relevance >= policy.quote_list_share * anchor.relevance:
+            anchor = listed
+    picked = [(anchor.index, u) for u in passage(items[anchor.index], anchor, policy)]
+    if shape == "procedure" and list_of(items[anchor.index].doc, anchor.unit.ordinal):
+        return picked  # a procedure quoted whole is the answer
+    return picked + [(q.index, u) for q in _further(question, quotes, anchor, policy) for u in q.units]
 
 
 def _facts(question: Question, quotes: Sequence[Quote], policy: Policy) -> list[Quote]:

@@ -1,17 +1,22 @@
 """What each unit of the evidence says about the question: the answer's candidates, best first.
 
 A unit is a candidate quote when it states something (not a heading, a table's header row alone,
-the page's title repeated, or a sentence addressed to a model). Each candidate carries:
+the page's title repeated, a unit with no word, or a sentence addressed to a model) and is not about
+a look-alike of the asked model (its paragraph's opening names "Cam C100" for a question on the
+C200). Each candidate carries:
 
 - **context**: the units quoted with it, before it: a table row's header row (a row is read by its
-  header), a list item's intro when the intro names what the item lacks of the question ("To
-  reset your password:" above "Open the reset link ...");
+  header); a list item's intro, or the sentence opening its paragraph, when that names what the
+  unit lacks of the question ("To reset your password:" above "Open the reset link ...", "Cam
+  C200: the Reset key is under the cover." before "Hold it for 10 seconds.");
 - **covered**: the question's terms the unit, its context or its place (the document's title and
   the section path above it) names; a term named only by the place counts ``quote_place_weight``;
 - **relevance**: that IDF-weighted share read together with the unit's cosine with the question
-  on the question's own scale (``quote_semantic_weight``; words alone without unit vectors);
+  on the question's own scale (``quote_semantic_weight``; words alone without unit vectors), times
+  its window's score over the best window's (to the power ``quote_window_weight``);
 - **states**: whether it states a value of the kind the question's measure asks for ("60
-  minutes" for "how long", "$30" for "how much is"), a value the question does not write itself.
+  minutes" for "how long", "$30" for "how much is"), a value the question does not write itself;
+  for an English "who"/"where", a name.
 
 Whether the answer quotes a candidate is ``policies.decision.answer``'s call.
 """
@@ -28,7 +33,7 @@ from evidence_loop.policies.evidence.checked import Checked
 from evidence_loop.policies.evidence.coverage import covered_terms
 from evidence_loop.policies.evidence.directives import addressed_to_model
 from evidence_loop.policies.evidence.slot_scope import about_other
-from evidence_loop.policies.lexicon import MONTHS
+from evidence_loop.policies.lexicon import MONTHS, PAGE_FURNITURE
 from evidence_loop.policies.question.analysis import Question
 from evidence_loop.policies.question.slots import extract_slots
 from evidence_loop.policies.question.values import (
@@ -68,11 +73,14 @@ class Quote:
 
 
 def furniture(unit: Unit, doc: ParsedDocument) -> bool:
-    """A unit that states nothing: a heading, a header row alone, the page's title repeated, no word."""
+    """A unit that states nothing: a heading, a header row alone, the page's title repeated, no word,
+    a footer or a "was this helpful" line (``lexicon.PAGE_FURNITURE``)."""
     if unit.kind not in QUOTABLE_KINDS:
         return True
     text, title = _bare(unit.text), _bare(doc.title)
-    return not _WORDS.search(text) or (bool(title) and (text == title or text.startswith(title + " ")))
+    if not _WORDS.search(text) or any(phrase in text for phrase in PAGE_FURNITURE):
+        return True
+    return bool(title) and (text == title or text.startswith(title + " "))
 
 
 @lru_cache(maxsize=100_000)
@@ -86,7 +94,8 @@ def stated_kinds(text: str, own: frozenset[str] = frozenset()) -> frozenset[Valu
     """The kinds of value a text's statements state (any spelling: "60 minutes", "三年", "$30",
     "2021年3月"), a bare number as a count when nothing else in its statement measures; a value
     made only of the question's own numbers (``own``), and a statement saying little besides its
-    numbers (a dateline "Aug 26, 2021 ..."), left out; "named" for capitalised words (``_names``)."""
+    numbers (a dateline "Aug 26, 2021 ..."), left out. Richer than ``values.stated_values`` (digits
+    only), which the completeness check reads as it did."""
     kinds: set[ValueKind] = set()
     for start, end in statements(text):
         piece = text[start:end]
@@ -103,8 +112,6 @@ def stated_kinds(text: str, own: frozenset[str] = frozenset()) -> frozenset[Valu
         if not found and any(m.group().replace(",", "") not in own for m in _BARE_NUMBER.finditer(piece)):
             found.add("count")  # a bare number, when nothing else says what it measures
         kinds.update(found)
-    if _names(text):
-        kinds.add("named")
     return frozenset(kinds)
 
 
