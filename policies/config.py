@@ -78,6 +78,7 @@ ADDED_LATER: dict[str, object] = {
     "quote_heading_weight": 0.3,
     "quote_join_share": 0.5,
     "quote_about_share": 0.35,
+    "quote_rival_share": 0.5,
     "quote_list_share": 0.8,
     "quote_passage_chars": 1200,
     "quote_further_windows": 4,
@@ -202,7 +203,8 @@ class Policy:
     # (at most quote_passage_chars) around the best unit of the best section (its heading weighs
     # quote_heading_weight), a procedure's best list when within quote_list_share of it. Either way,
     # units of up to quote_further_windows other windows, quote_further_units each, join when within
-    # quote_join_share of the best and naming quote_about_share of what it names. Evidence with
+    # quote_join_share of the best and naming quote_about_share of what it names (quote_rival_share
+    # for another window's value of the asked kind beside a best stating one). Evidence with
     # nothing to quote is a refusal.
     quote_stating: bool = True
     quote_semantic_weight: float = 0.5
@@ -211,6 +213,7 @@ class Policy:
     quote_heading_weight: float = 0.3
     quote_join_share: float = 0.5
     quote_about_share: float = 0.35
+    quote_rival_share: float = 0.5
     quote_list_share: float = 0.8
     quote_passage_chars: int = 1200
     quote_further_windows: int = 4
@@ -319,6 +322,7 @@ FIELD_RANGES: dict[str, tuple[float, float]] = {
             "quote_heading_weight",
             "quote_join_share",
             "quote_about_share",
+            "quote_rival_share",
             "quote_list_share",
             "w_relevance",
             "w_coverage",

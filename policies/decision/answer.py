@@ -186,6 +186,8 @@ def _joining(
             continue  # about something else: a neighbour's sentence, another article
         if _sibling(quote, best) and not quote.covered >= best.covered:
             continue  # the row of the plan beside the asked one
+        if _rival(question, quote, best, named, policy):
+            continue  # another article's value of the asked kind, for a thing the best's is not
         count = taken.get(quote.index, 0)
         if count >= policy.quote_further_units or (count == 0 and len(taken) >= windows):
             continue
@@ -200,6 +202,15 @@ def _about(question: Question, quote: Quote, best: Quote, named: float, policy: 
     if named <= 0:
         return False  # the best names none of the question's words: nothing says what "the same" is
     return term_weight(question, quote.covered & best.covered) >= policy.quote_about_share * named
+
+
+def _rival(question: Question, quote: Quote, best: Quote, named: float, policy: Policy) -> bool:
+    """Another window's value of the asked kind, beside a best quote stating one, naming less than
+    ``quote_rival_share`` of what the best names ("Export links stay valid for 7 days." beside "Open
+    the reset link ... expires after 60 minutes."): a neighbour's value, not the same answer again."""
+    if quote.index == best.index or not (quote.states and best.states):
+        return False
+    return term_weight(question, quote.covered & best.covered) < policy.quote_rival_share * named
 
 
 def _sibling(quote: Quote, best: Quote) -> bool:

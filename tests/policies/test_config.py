@@ -35,6 +35,7 @@ RULES_ADDED_SINCE: dict[str, object] = {
     "quote_heading_weight": 0.3,
     "quote_join_share": 0.5,
     "quote_about_share": 0.35,
+    "quote_rival_share": 0.5,
     "quote_list_share": 0.8,
     "quote_passage_chars": 1200,
     "quote_further_windows": 4,
