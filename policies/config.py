@@ -81,7 +81,7 @@ ADDED_LATER: dict[str, object] = {
     "quote_about_share": 0.35,
     "quote_rival_share": 0.5,
     "quote_list_share": 0.8,
-    "quote_passage_chars": 1200,
+    "quote_passage_chars": 2500,
     "quote_further_windows": 4,
     "quote_further_units": 2,
     "quote_max_facts": 5,
@@ -216,7 +216,7 @@ class Policy:
     quote_about_share: float = 0.35
     quote_rival_share: float = 0.5
     quote_list_share: float = 0.8
-    quote_passage_chars: int = 1200
+    quote_passage_chars: int = 2500
     quote_further_windows: int = 4
     quote_further_units: int = 2
     quote_max_facts: int = 5

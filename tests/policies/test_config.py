@@ -37,7 +37,7 @@ RULES_ADDED_SINCE: dict[str, object] = {
     "quote_about_share": 0.35,
     "quote_rival_share": 0.5,
     "quote_list_share": 0.8,
-    "quote_passage_chars": 1200,
+    "quote_passage_chars": 2500,
     "quote_further_windows": 4,
     "quote_further_units": 2,
     "quote_max_facts": 5,
