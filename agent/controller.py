@@ -32,7 +32,7 @@ from evidence_loop.agent.runtime import (
     no_conflict_check,
 )
 from evidence_loop.policies.config import Policy
-from evidence_loop.policies.decision.answer import answer_units
+from evidence_loop.policies.decision.answer import answer_units, unquotable
 from evidence_loop.policies.decision.judge import JudgeVerdict, judge, judge_signals
 from evidence_loop.policies.decision.messages import language_of
 from evidence_loop.policies.decision.missing import missing_pieces, should_widen, status_of, widened_query
@@ -401,7 +401,11 @@ class Controller:
         )
         answer = None
         if status == "answered":
-            answer = assemble.answer(answer_units(run.question, selected, self.policy), selected, evidence)
+            units = answer_units(run.question, selected, self.policy, run.shape)
+            if unquoted := unquotable(units, self.policy):  # nothing states anything: no answer
+                missing, status = unquoted, status_of(unquoted, False)
+            else:
+                answer = assemble.answer(units, selected, evidence)
         sides = sides_to_cover(run.question, self.policy)
         resolution = run.resolution
         asked = resolution.asked if resolution is not None else run.question.text

@@ -76,6 +76,19 @@ ADDED_LATER: dict[str, object] = {
     "attribute_values": False,
     "conflict_scopes": False,
     "conflict_scope_chars": 600,
+    "quote_stating": False,
+    "quote_semantic_weight": 0.5,
+    "quote_place_weight": 0.5,
+    "quote_window_weight": 1.0,
+    "quote_heading_weight": 0.3,
+    "quote_join_share": 0.5,
+    "quote_about_share": 0.35,
+    "quote_rival_share": 0.5,
+    "quote_list_share": 0.8,
+    "quote_passage_chars": 2500,
+    "quote_further_windows": 4,
+    "quote_further_units": 2,
+    "quote_max_facts": 5,
 }
 
 
@@ -189,6 +202,31 @@ class Policy:
     max_answer_sentences: int = 3
     answer_units_per_window: int = 2
     answer_join_share: float = 0.75
+    # ... or, with quote_stating, the units that state what is asked (policies.decision.answer, quotes,
+    # passage). A unit's relevance: its IDF-weighted share of the question's terms (a term only its
+    # section path or title names counts quote_place_weight), read with its cosine on the question's
+    # scale (quote_semantic_weight), times its window's score over the best window's to the power
+    # quote_window_weight. A fact: the best unit (stating the asked measure when one near the best
+    # does) and up to quote_max_facts in all; a procedure, list, explanation or yes/no: the passage
+    # (at most quote_passage_chars) around the best unit of the best section (its heading weighs
+    # quote_heading_weight), a procedure's best list when within quote_list_share of it. Either way,
+    # units of up to quote_further_windows other windows, quote_further_units each, join when within
+    # quote_join_share of the best and naming quote_about_share of what it names (quote_rival_share
+    # for another window's value of the asked kind beside a best stating one). Evidence with
+    # nothing to quote is a refusal.
+    quote_stating: bool = True
+    quote_semantic_weight: float = 0.5
+    quote_place_weight: float = 0.5
+    quote_window_weight: float = 1.0
+    quote_heading_weight: float = 0.3
+    quote_join_share: float = 0.5
+    quote_about_share: float = 0.35
+    quote_rival_share: float = 0.5
+    quote_list_share: float = 0.8
+    quote_passage_chars: int = 2500
+    quote_further_windows: int = 4
+    quote_further_units: int = 2
+    quote_max_facts: int = 5
 
     # ---- conflicts: what the conflict check reads and what counts as a disagreement
     # windows close to the best are read too, so both sides of a disagreement are seen
@@ -288,12 +326,20 @@ _UNIT = (0.0, 1.0)
 FIELD_RANGES: dict[str, tuple[float, float]] = {
     "seed_k": (1, INF),
     "max_windows": (1, INF),
+    "quote_max_facts": (1, INF),
     "refusal_bias": (-INF, INF),
     **dict.fromkeys(
         (
             "reference_term_share",
             "statement_term_share",
             "answer_join_share",
+            "quote_semantic_weight",
+            "quote_place_weight",
+            "quote_heading_weight",
+            "quote_join_share",
+            "quote_about_share",
+            "quote_rival_share",
+            "quote_list_share",
             "w_relevance",
             "w_coverage",
             "w_slots",

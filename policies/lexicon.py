@@ -247,6 +247,50 @@ SIDE_FILLERS_EN: frozenset[str] = _words(
     "what which how why should would could can will may i we you it its"
 )
 
+# Page furniture a help centre's export carries as text (``policies.decision.quotes.furniture``): a unit
+# holding one of these phrases (lower case, as substrings) is never quoted as an answer.
+PAGE_FURNITURE: tuple[str, ...] = (
+    "all rights reserved", "was this article helpful", "was this helpful", "related articles",
+    "min read", "版权所有", "对您有帮助吗", "相关文章", "浏览量",
+)  # fmt: skip
+
+# The measure a question asks for (``policies.question.analysis.asked_measure``): the words that ask for one
+# kind of value, tried in this order (a duration before a count: "how many days" asks how long). English
+# entries are lower-case phrases matched on word boundaries, Chinese ones as substrings.
+MEASURE_DURATION_EN: tuple[str, ...] = (
+    "how long", "how soon", "how much time", "how many days", "how many hours", "how many minutes",
+    "how many weeks", "how many months", "how many years", "how many business days",
+    "how many working days", "valid for",
+)  # fmt: skip
+MEASURE_DURATION_ZH: tuple[str, ...] = tuple(
+    "多久 多长时间 多长 几天 几个月 几年 几小时 几个小时 几分钟 几周 几个工作日 多少天 多少小时 多少分钟 "
+    "多少年 多少个月 多少个工作日 期限 有效期 时长".split()
+)
+MEASURE_AMOUNT_EN: tuple[str, ...] = (
+    "how much is", "how much are", "how much does", "how much do", "how much will", "how much would",
+    "how much to", "how much for", "how much money", "price", "prices", "priced", "cost", "costs",
+    "fee", "fees", "charge", "charges", "charged",
+)  # fmt: skip
+MEASURE_AMOUNT_ZH: tuple[str, ...] = tuple(
+    "多少钱 几块钱 多少元 价格 价钱 售价 费用 收费 资费 多贵 花多少".split()
+)
+MEASURE_DATE_EN: tuple[str, ...] = (
+    "when", "date", "what day", "what year", "which year", "which day", "what time",
+)  # fmt: skip
+MEASURE_DATE_ZH: tuple[str, ...] = tuple(
+    "什么时候 何时 哪天 哪一天 哪年 哪一年 几号 几月 几点 日期 时间".split()
+)
+MEASURE_PERCENT_EN: tuple[str, ...] = ("what percentage", "what percent", "how many percent", "what share")
+MEASURE_PERCENT_ZH: tuple[str, ...] = tuple("百分之几 百分比 比例 比率 占比".split())
+MEASURE_COUNT_EN: tuple[str, ...] = ("how many", "number of", "how much storage", "how much space")
+# a number of any kind ("增长了多少", "how much has it grown"), when no word above says which
+MEASURE_NUMBER_EN: tuple[str, ...] = ("how much", "how many", "what number")
+MEASURE_NUMBER_ZH: tuple[str, ...] = ("多少", "几")
+MEASURE_COUNT_ZH: tuple[str, ...] = tuple(
+    "几个 多少个 几次 多少次 几位 多少位 几名 多少名 几人 多少人 几家 多少家 几台 几张 几条 几项 "
+    "数量 多大".split()
+)
+
 # The shape of a question (``policies.question.shape``): the words that say what kind of answer it wants.
 # English entries are lower-case phrases matched on word boundaries, Chinese ones as substrings. A measure
 # ("how many", "多少") asks for one value whatever else the question says, so those come first there.

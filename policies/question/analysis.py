@@ -9,6 +9,9 @@
 - **kinds**: the kinds of value it asks for ("when" a date, "多少" a number, "who" a name, a yes/no a
   polarity; any kind when nothing says); **asks** the numeric ones the answer-type penalty reads;
   **factoid** whether it asks for a fact (selection reads a few more short passages for one);
+  **measure** the one kind of value its measure words ask for ("how long"/"多久" a duration, "how
+  much is"/"多少钱" an amount, "when"/"什么时候" a date, "how many"/"几个" a count), which the answer
+  quotes a unit stating (``policies.decision.quotes``); empty when no word asks for one kind;
 - **own numbers**: the numbers it writes itself (its scope: a year, a model's number);
 - **sides**: the named things a comparison question compares (``policies.question.sides``), each of
   which the evidence must speak for.
@@ -23,6 +26,18 @@ from typing import TYPE_CHECKING
 
 from evidence_loop.policies.lexicon import (
     ASKING_WORDS_ZH,
+    MEASURE_AMOUNT_EN,
+    MEASURE_AMOUNT_ZH,
+    MEASURE_COUNT_EN,
+    MEASURE_COUNT_ZH,
+    MEASURE_DATE_EN,
+    MEASURE_DATE_ZH,
+    MEASURE_DURATION_EN,
+    MEASURE_DURATION_ZH,
+    MEASURE_NUMBER_EN,
+    MEASURE_NUMBER_ZH,
+    MEASURE_PERCENT_EN,
+    MEASURE_PERCENT_ZH,
     QUESTION_PREFIXES_ZH,
     QUESTION_WORDS_EN,
     QUESTION_WORDS_ZH,
@@ -53,6 +68,7 @@ class Question:
     subject_terms: frozenset[str] = frozenset()
     identifiers: tuple[Slot, ...] = ()
     sides: tuple[Side, ...] = ()  # a comparison's named sides (empty: the question compares nothing)
+    measure: frozenset[ValueKind] = frozenset()  # the one kind of value its measure words ask for
     # the question's cosine with each unit the caller may read (None: lexical recall only)
     cosines: UnitCosines | None = field(default=None, compare=False)
 
@@ -85,6 +101,7 @@ def analyse(
         subject_terms(text),
         identifiers(slots),
         comparison_sides(text),
+        asked_measure(text),
         cosines,
     )
 
@@ -183,6 +200,38 @@ def asked_kinds(text: str) -> frozenset[ValueKind]:
     if kinds:
         return kinds
     return frozenset() if _HOW_TO_RE.search(text) else ALL_KINDS
+
+
+def _phrases(phrases: Sequence[str]) -> re.Pattern[str]:
+    """English phrases matched as whole words, any case, any run of spaces between words."""
+    alternatives = sorted((r"\s+".join(map(re.escape, p.split())) for p in phrases), key=len, reverse=True)
+    return re.compile(r"\b(?:" + "|".join(alternatives) + r")\b", re.IGNORECASE)
+
+
+# (the kind, its English phrases, its Chinese words), tried in this order
+_MEASURES: tuple[tuple[ValueKind, re.Pattern[str], tuple[str, ...]], ...] = (
+    ("duration", _phrases(MEASURE_DURATION_EN), MEASURE_DURATION_ZH),
+    ("percentage", _phrases(MEASURE_PERCENT_EN), MEASURE_PERCENT_ZH),
+    ("amount", _phrases(MEASURE_AMOUNT_EN), MEASURE_AMOUNT_ZH),
+    ("date", _phrases(MEASURE_DATE_EN), MEASURE_DATE_ZH),
+    ("count", _phrases(MEASURE_COUNT_EN), MEASURE_COUNT_ZH),
+)
+_ANY_NUMBER = (_phrases(MEASURE_NUMBER_EN), MEASURE_NUMBER_ZH)
+ANY_NUMBER: frozenset[ValueKind] = NUMERIC_KINDS - {"date"}
+
+
+def asked_measure(text: str) -> frozenset[ValueKind]:
+    """The one kind of value a question's measure words ask for: a duration ("how long", "多久"),
+    a percentage ("比例"), an amount ("how much is", "多少钱", "price"), a date ("when", "什么时候")
+    or a count ("how many", "几个"); the first of these that a word asks for; a number of any kind
+    but a date for "多少" or "how much" alone; empty when nothing asks for a number ("what is X")."""
+    for kind, english, chinese in _MEASURES:
+        if english.search(text) or any(word in text for word in chinese):
+            return frozenset({kind})
+    english, chinese = _ANY_NUMBER
+    if english.search(text) or any(word in text for word in chinese):
+        return ANY_NUMBER
+    return frozenset()
 
 
 def _numeric_asks(kinds: frozenset[ValueKind]) -> frozenset[ValueKind]:
