@@ -152,14 +152,14 @@ def free_port() -> int:
 def start_server(
     store: list[str], keys: Path, workers: int, log: Path, extra: Sequence[str] = ()
 ) -> tuple[subprocess.Popen[bytes], str]:
-    """``evloop serve`` on loopback; returns once /readyz answers (or raises after 180 s: a busy machine)."""
+    """``evloop serve`` on loopback; returns once /readyz answers (or raises after 300 s: a busy machine)."""
     port = free_port()
     command = [sys.executable, "-m", "evidence_loop.agent.cli", "serve", *store, "--keys", str(keys), *extra]
     command += ["--host", HOST, "--port", str(port), "--workers", str(workers), "--quiet"]
     with log.open("wb") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://{HOST}:{port}"
-    deadline = time.monotonic() + 180
+    deadline = time.monotonic() + 300
     while time.monotonic() < deadline and process.poll() is None:
         try:
             if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
