@@ -407,7 +407,7 @@ def measure(
     finally:
         for process, _ in started:
             process.terminate()
-            process.wait(timeout=30)
+            process.wait(timeout=180)  # a busy machine: 30 s was not enough at a load of 21
     rows = [phase.summary() for phase in phases]
     if not all(_healthy(r, len(batch)) for r in rows):
         print(
