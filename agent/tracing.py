@@ -24,17 +24,18 @@ from evidence_loop.tools.store.folder import Store
 from evidence_loop.traces import (
     SCHEMA_VERSION,
     CorpusInfo,
+    RunWriter,
     Trace,
     TraceHeader,
     TraceStep,
     TraceStore,
-    TraceWriter,
     canonical_json,
     digest,
     utc_timestamp,
 )
 from evidence_loop.traces.citations import TextSource
 from evidence_loop.traces.hashing import sha256_hex
+from evidence_loop.traces.schema import CHAINED_SCHEMA
 from evidence_loop.traces.steps import AnyStep
 
 
@@ -63,7 +64,7 @@ def _policy_record(policy: Policy) -> tuple[dict[str, Any], str]:
 class TraceRecorder(PlainRecorder):
     """Writes each step of a run as a trace event (steps made as plain data as they are)."""
 
-    def __init__(self, writer: TraceWriter) -> None:
+    def __init__(self, writer: RunWriter) -> None:
         self.writer = writer
 
     def record(self, step: AnyStep) -> None:
@@ -152,13 +153,14 @@ def stored_texts(store: Store) -> TextSource:
 
 
 def import_trace(store: TraceStore, trace: Trace) -> str:
-    """Write a verified schema 3 trace (an export's) into ``store`` record for record, with the
-    documents it names; its final hash, returned, is the one it was exported with. A run id the
-    store holds is refused; a trace of an older schema, whose records this code no longer writes,
-    is refused too."""
-    if trace.header.schema_version != SCHEMA_VERSION or trace.footer is None:
+    """Write a verified schema 3 or 4 trace (an export's) into ``store`` record for record, with
+    the documents it names, in its own schema; its final hash, returned, is the one it was exported
+    with. A run id the store holds is refused; a trace of an older schema, whose records this code
+    no longer writes, is refused too (a schema 4 one into a store of one file per run, likewise)."""
+    if not CHAINED_SCHEMA <= trace.header.schema_version <= SCHEMA_VERSION or trace.footer is None:
         raise TraceError(
-            f"run {trace.header.run_id}: only a finished schema {SCHEMA_VERSION} trace can be imported"
+            f"run {trace.header.run_id}: only a finished schema {CHAINED_SCHEMA} or {SCHEMA_VERSION} "
+            "trace can be imported"
         )
     store.documents.put(dict(trace.documents or {}))
     with store.begin(trace.header) as writer:

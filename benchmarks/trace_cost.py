@@ -10,7 +10,8 @@ recall (lexical: ``EVLOOP_EMBEDDER=none``; hybrid: the default in-process embedd
 untraced, the two runs of a pair back to back and their order swapped from one pair to the next, so
 that machine noise hits both alike. Each run gets a fresh index (or database). It prints, per
 configuration, the medians over the pairs: requests/s traced and untraced, their ratio (the target is
->= 0.85), and the servers' CPU milliseconds per request, traced and untraced.
+>= 0.85), the servers' CPU milliseconds per request, traced and untraced, and for PostgreSQL the
+KB a traced run takes in the database (its trace tables on disk, indexes included, over its runs).
 """
 
 from __future__ import annotations
@@ -55,6 +56,20 @@ def load(
     return {"rps": float(row["throughput_rps"]), "cpu": float(row["cpu_ms_per_request"]["server"])}
 
 
+def stored_kb_per_run(url: str) -> float:
+    """KB a traced run takes in the database: the trace tables on disk (indexes and TOAST included,
+    the documents the headers name once) over the runs they hold."""
+    import psycopg
+
+    tables = ("trace_runs", "trace_records", "trace_documents")
+    size = " + ".join(f"pg_total_relation_size('{table}')" for table in tables)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CHECKPOINT")  # nothing left only in the WAL
+        row = conn.execute(f"SELECT {size}, (SELECT count(*) FROM trace_runs)").fetchone()
+    assert row is not None
+    return float(row[0]) / max(1, int(row[1])) / 1000
+
+
 def measure(
     set_dir: Path, args: argparse.Namespace, backend: str, recall: str, work: Path
 ) -> dict[str, float]:
@@ -70,13 +85,17 @@ def measure(
                 store = server.new_database() if server is not None else None
                 out = work / f"{backend}-{recall}-{pair}-{traced}.json"
                 got[traced] = load(set_dir, args, traced=traced, recall=recall, store=store, out=out)
+                if traced and store is not None:
+                    got[traced]["kb_per_run"] = stored_kb_per_run(store)
                 runs[traced].append(got[traced])
             ratios.append(got[True]["rps"] / got[False]["rps"])
     finally:
         if server is not None:
             server.destroy()
     med = statistics.median
+    sizes = [r["kb_per_run"] for r in runs[True] if "kb_per_run" in r]
     return {
+        "kb_per_run": med(sizes) if sizes else float("nan"),
         "traced": med(r["rps"] for r in runs[True]),
         "untraced": med(r["rps"] for r in runs[False]),
         "ratio": med(ratios),
@@ -113,11 +132,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 rows.append((backend, recall, numbers))
                 print(f"  {backend} {recall}: {numbers}", file=sys.stderr)
     print(f"{'backend':<11}{'recall':<9}{'req/s traced':>13}{'untraced':>10}{'ratio':>8}"
-          f"{'CPU ms/req traced':>19}{'untraced':>10}")  # fmt: skip
+          f"{'CPU ms/req traced':>19}{'untraced':>10}{'KB/run':>8}")  # fmt: skip
     for backend, recall, m in rows:
         print(
             f"{backend:<11}{recall:<9}{m['traced']:>13.1f}{m['untraced']:>10.1f}{m['ratio']:>7.2f}x"
-            f"{m['cpu_traced']:>19.2f}{m['cpu_untraced']:>10.2f}"
+            f"{m['cpu_traced']:>19.2f}{m['cpu_untraced']:>10.2f}{m['kb_per_run']:>8.1f}"
         )
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; target ratio >= {TARGET}")
     return 0

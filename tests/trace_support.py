@@ -1,12 +1,15 @@
 """Editing a stored run's records in place, as a tamperer or a cut would: the lines of its own file,
 or of its frame in its day's journal (the frame line left as written); a compressed frame is read,
-edited and compressed again, its frame line saying the new lengths (a tamperer with zlib at hand)."""
+edited and compressed again, its frame line saying the new lengths (a tamperer with zlib at hand).
+In PostgreSQL, the run's compressed row is edited so, behind the append-only trigger (as the
+superuser can switch it off)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,6 +21,11 @@ Lines = list[bytes]
 
 def edit_run(store: TraceStore, run_id: str, edit: Callable[[Lines], Lines]) -> None:
     """Replace the records of ``run_id`` (header first, one line each, newlines kept) by ``edit``'s."""
+    from evidence_loop.traces.pg_store import PgTraceStore
+
+    if isinstance(store, PgTraceStore):
+        edit_row(store.url, run_id, edit)
+        return
     path, records = store.path(run_id), store.raw(run_id)
     edited = b"".join(edit(records.splitlines(keepends=True)))
     content = path.read_bytes()
@@ -28,6 +36,20 @@ def edit_run(store: TraceStore, run_id: str, edit: Callable[[Lines], Lines]) -> 
     [frame] = [item for item in scan(content) if isinstance(item, Frame) and item.run_id == run_id]
     end = frame.offset + frame.stored
     path.write_bytes(content[: frame.offset] + pack(run_id, edited) + content[end:])
+
+
+def edit_row(url: str, run_id: str, edit: Callable[[Lines], Lines]) -> None:
+    """Replace the records in the PostgreSQL row of ``run_id`` by ``edit``'s, behind the trigger."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("ALTER TABLE trace_runs DISABLE TRIGGER trace_runs_append_only")
+        row = conn.execute("SELECT body FROM trace_runs WHERE run_id = %s", (run_id,)).fetchone()
+        assert row is not None and row[0] is not None, f"run {run_id} has no compressed row"
+        lines = zlib.decompress(row[0]).splitlines(keepends=True)
+        body = zlib.compress(b"".join(edit(lines)))
+        conn.execute("UPDATE trace_runs SET body = %s WHERE run_id = %s", (body, run_id))
+        conn.execute("ALTER TABLE trace_runs ENABLE TRIGGER trace_runs_append_only")
 
 
 def keep_lines(store: TraceStore, run_id: str, count: int) -> None:

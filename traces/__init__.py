@@ -6,7 +6,8 @@ Where things are:
     schema.py    the records (header, event, footer), SCHEMA_VERSION, Trace, TraceSummary
     citations.py stored text cited by (doc_id, version, start, end, sha256): resolve, check_citations
     hashing.py   canonical JSON and the hash chain
-    writer.py    TraceWriter: a run's records, hash-chained, durable at finish
+    writer.py    TraceWriter: a run's records, each event chained (schema 3), durable at finish
+    batch.py     BatchWriter: a finished run written whole, its events hashed once (schema 4)
     reader.py    read_trace / parse_trace: torn, incomplete and damaged files told apart
     store.py     TraceStore: runs by UTC day (a journal per day and process), list, read, verify_all
     journal.py   the day journal: a frame per run (records zlib-compressed), one fdatasync per commit
@@ -45,7 +46,7 @@ from evidence_loop.traces.schema import (
     utc_timestamp,
 )
 from evidence_loop.traces.steps import STEP_KINDS, TraceStep, parse_step
-from evidence_loop.traces.store import TraceStore
+from evidence_loop.traces.store import RunWriter, TraceStore
 from evidence_loop.traces.verify import HEADER_SEQ, VerifyResult, verify
 from evidence_loop.traces.writer import TraceWriter
 
@@ -60,6 +61,7 @@ __all__ = [
     "Divergence",
     "FinishedRun",
     "PruneReport",
+    "RunWriter",
     "Trace",
     "TraceEvent",
     "TraceFooter",

@@ -1,14 +1,16 @@
 """Traces in the shared store: every replica's runs in PostgreSQL, hash-chained as in the files.
 
-    trace_runs     one row per run: created_at, question, status, outcome, final hash, events, bytes
-    trace_records  one row per record (header, events, footer): the very line a trace file would hold
+    trace_runs     one row per run: created_at, question, status, outcome, final hash, events, bytes,
+                   and ``body``, the run's records (header, events, footer) zlib-compressed
+    trace_records  (rows written before schema migration 7) one row per record of a run
 
-A run's records are the bytes :class:`traces.writer.TraceWriter` writes, so the chain, ``verify``,
-``show`` and ``export`` are the file store's, record for record. They are kept in memory while the
+A run's records are the bytes the file store's writers write (``traces.batch``, ``traces.writer``),
+so the chain, ``verify``, ``show`` and ``export`` are the file store's, record for record; rows of
+either form read alike (``traces.pg_rows``). They are kept in memory while the
 run goes on and written in one transaction when it finishes (or is closed unfinished, then as an
 incomplete trace); the outcome returns only after that commit. A process killed mid-run loses the
 trace of the runs it had in flight, never a finished one. The final hash and event count sit in
-``trace_runs`` beside the records, as the day manifest does for files, and both tables are
+``trace_runs`` beside the records, as the day manifest does for files, and the tables are
 append-only (a trigger refuses updates and deletes; only ``prune`` may delete whole days).
 
 Commits are grouped: one committer thread per store takes every run that finished while the
@@ -43,6 +45,7 @@ from evidence_loop.tools.errors import (
     TraceStoreUnavailableError,
 )
 from evidence_loop.tools.store.pg import connect, redact, unavailable
+from evidence_loop.traces.batch import BatchWriter
 from evidence_loop.traces.blobs import Documents, TableDocuments, encoded, split_documents, with_documents
 from evidence_loop.traces.citations import TextSource, with_citations
 from evidence_loop.traces.day_verify import against
@@ -51,10 +54,19 @@ from evidence_loop.traces.feedback import FeedbackLog
 from evidence_loop.traces.feedback_pg import PgFeedback
 from evidence_loop.traces.manifest import FinishedRun
 from evidence_loop.traces.pg_chain import PgChain, verify_pg_chain
+from evidence_loop.traces.pg_rows import (
+    INSERT_GROUP,
+    NEWEST,
+    PROBE,
+    PROBE_CHUNK,
+    header_line,
+    packed,
+    read_records,
+)
 from evidence_loop.traces.reader import parse_trace
 from evidence_loop.traces.retention import PruneReport
-from evidence_loop.traces.schema import Trace, TraceHeader, TraceSummary, parse_utc
-from evidence_loop.traces.store import TraceStore, _check_run_id, _short_question
+from evidence_loop.traces.schema import BATCH_SCHEMA, Trace, TraceHeader, TraceSummary, parse_utc
+from evidence_loop.traces.store import RunWriter, TraceStore, _check_run_id, _short_question
 from evidence_loop.traces.verify import HEADER_SEQ, VerifyResult
 from evidence_loop.traces.writer import PROBE_BYTES, TraceWriter
 
@@ -63,31 +75,7 @@ if TYPE_CHECKING:
 
 # Most runs one commit takes: a larger group waits for the next.
 GROUP_MAX = 256
-# A group of runs in one statement, so one round trip (autocommit: its own transaction): the documents
-# they name that the table lacks, the runs whose ids are new (a run id already stored is skipped, not
-# an error: the rest of the group still commits), numbered in this writer's run chain of their day
-# after the number that day had reached (``traces.pg_chain``), and the records of those runs.
-_INSERT_GROUP = """WITH documents AS (
-    INSERT INTO trace_documents (hash, body) SELECT * FROM unnest(%s::text[], %s::text[])
-    ON CONFLICT (hash) DO NOTHING),
-fresh AS (SELECT u.*, row_number() OVER (PARTITION BY u.day ORDER BY u.ord) AS k FROM unnest(
-    %s::text[], %s::timestamptz[], %s::text[], %s::text[], %s::text[], %s::text[], %s::int[], %s::bigint[],
-    %s::date[], %s::int[]) WITH ORDINALITY AS u(run_id, created_at, question, status, outcome_status,
-    final_hash, events, bytes, day, base, ord)
-    WHERE NOT EXISTS (SELECT 1 FROM trace_runs t WHERE t.run_id = u.run_id)),
-runs AS (INSERT INTO trace_runs (run_id, created_at, question, status, outcome_status, final_hash,
-    events, bytes, writer, wseq) SELECT run_id, created_at, question, status, outcome_status, final_hash,
-    events, bytes, %s, base + k FROM fresh ON CONFLICT (run_id) DO NOTHING RETURNING run_id, wseq),
-records AS (INSERT INTO trace_records (run_id, n, line)
-    SELECT t.run_id, (r.n - 1)::int, r.line FROM unnest(%s::text[], %s::text[]) AS t(run_id, body)
-    JOIN runs USING (run_id), unnest(string_to_array(t.body, E'\n')) WITH ORDINALITY AS r(line, n))
-SELECT run_id, wseq FROM runs"""
 _SUMMARY = "run_id, created_at, status, outcome_status, question, final_hash, events, bytes"
-# The readiness probe's run: one record of hex digits (as incompressible as a trace line), never committed.
-_PROBE = """WITH run AS (INSERT INTO trace_runs (run_id, created_at, question, status, events, bytes)
-    VALUES (%(id)s, now(), '', 'incomplete', 0, 0) RETURNING run_id)
-    INSERT INTO trace_records (run_id, n, line) SELECT run_id, 0,
-    (SELECT string_agg(md5(random()::text || i), '') FROM generate_series(1, %(chunks)s) AS i) FROM run"""
 
 
 @dataclass
@@ -95,8 +83,9 @@ class _Run:
     """One run's records on their way to the database, and the signal that they are there."""
 
     header: TraceHeader
-    body: str  # the run's records, one line each, without the last newline (split in the statement)
+    body: str  # the run's records, one line each, without the last newline
     size: int
+    packed: bytes  # the records as its row keeps them (``pg_rows.packed``), compressed in the run's thread
     lines: int
     documents: dict[str, Any] = field(default_factory=dict)  # hash -> document the header names
     done: threading.Event = field(default_factory=threading.Event)
@@ -140,8 +129,8 @@ class _Pending(io.BytesIO):
         data = self.getvalue()
         size = data.rfind(b"\n") + 1
         if size:  # the records split at their newlines only (a text may hold U+2028, say)
-            body = data[: size - 1].decode("utf-8")
-            self._store._commit(_Run(self._header, body, size, data.count(b"\n", 0, size), self._documents))
+            body, lines = data[: size - 1].decode("utf-8"), data.count(b"\n", 0, size)
+            self._store._commit(_Run(self._header, body, size, packed(data[:size]), lines, self._documents))
 
     def close(self) -> None:
         if not self.closed:
@@ -166,12 +155,16 @@ class PgTraceStore(TraceStore):
         self._chain = PgChain()  # this writer's place in the run chain (the committer's own)
         self.documents: Documents = TableDocuments(self._query)
 
-    def begin(self, header: TraceHeader) -> TraceWriter:
-        """A writer for ``header.run_id``; a run id already stored is refused when the run is written."""
+    def begin(self, header: TraceHeader) -> RunWriter:
+        """A writer for ``header.run_id``; a run id already stored is refused when the run is written.
+        A schema 4 header is written whole when the run ends (``traces.batch``), a schema 3 one (an
+        import's) event by event."""
         _check_run_id(header.run_id)
         header, documents = split_documents(header)
         sealed, line = sealed_header(header)  # dumped once for its hash and its line
         pending = _Pending(self, sealed, documents)
+        if sealed.schema_version >= BATCH_SCHEMA:
+            return BatchWriter(pending, _nowhere(), sealed, line, sync=pending.send)
         return TraceWriter(
             pending, _nowhere(), sealed, sealed=True, line=line, fsync=lambda _fd: pending.send()
         )
@@ -186,11 +179,7 @@ class PgTraceStore(TraceStore):
         if isinstance(run, Path):
             return super().read(run)
         run_id = _check_run_id(run)
-        rows = self._query("SELECT line FROM trace_records WHERE run_id = %s ORDER BY n", (run_id,))
-        if not rows:
-            raise NotFoundError(f"no trace for run {run_id!r} in the store")
-        content = "".join(line + "\n" for (line,) in rows).encode("utf-8")
-        return with_documents(parse_trace(content), self.documents)
+        return with_documents(parse_trace(read_records(self._query, run_id)), self.documents)
 
     def check(self, trace: Trace) -> VerifyResult:
         """Verify the chain, that it ends where ``trace_runs`` says the run finished, and that its row
@@ -232,14 +221,8 @@ class PgTraceStore(TraceStore):
     ) -> builtins.list[tuple[str, str, str]]:
         """(run id, status or outcome status, header line) of runs newest first, from ``offset``:
         one query over ``trace_runs`` and the header records, for a console's page."""
-        rows = self._query(
-            "SELECT r.run_id, coalesce(r.outcome_status, r.status), h.line FROM trace_runs r "
-            "JOIN trace_records h ON h.run_id = r.run_id AND h.n = 0 "
-            "WHERE (%s::date IS NULL OR (r.created_at AT TIME ZONE 'UTC')::date = %s::date) "
-            "AND (r.status <> 'complete') = %s ORDER BY r.created_at DESC, r.run_id DESC OFFSET %s LIMIT %s",
-            (day, day, unfinished, offset, limit),
-        )
-        return [(str(a), str(b), str(c)) for a, b, c in rows]
+        rows = self._query(NEWEST, (day, day, unfinished, offset, limit))
+        return [(str(a), str(b), header_line(str(a), body, line)) for a, b, body, line in rows]
 
     def prune(self, before: date, *, dry_run: bool = False) -> PruneReport:
         """Delete the runs of the UTC days before ``before`` (today's never), as ``traces.retention``."""
@@ -299,7 +282,9 @@ class PgTraceStore(TraceStore):
 
         try:
             with unavailable(self.url), connect(self.url) as conn, conn.transaction():
-                conn.execute(_PROBE, {"id": f".probe-{uuid.uuid4().hex}", "chunks": PROBE_BYTES // 32})
+                conn.execute(
+                    PROBE, {"id": f".probe-{uuid.uuid4().hex}", "chunks": PROBE_BYTES // PROBE_CHUNK}
+                )
                 raise Rollback()
         except EvidenceLoopError as exc:
             return TraceStoreUnavailableError(f"the store {redact(self.url)}", str(exc))
@@ -344,10 +329,18 @@ class PgTraceStore(TraceStore):
                 runs_columns = [list(column) for column in zip(*(run.row() for run in first), strict=True)]
                 ids = [run.header.run_id for run in first]
                 days = [parse_utc(run.header.created_at).date() for run in first]
-                chain = [days, self._chain.bases(days), self._chain.writer]
-                records = [run.body for run in first]  # one text a run: split into its lines by the statement
-                params = [list(documents), bodies, *runs_columns, *chain, ids, records]
-                stored = dict(conn.execute(_INSERT_GROUP, params).fetchall())
+                writer = self._chain.writer
+                packed_runs = [run.packed for run in first]
+                params = [
+                    list(documents),
+                    bodies,
+                    *runs_columns,
+                    days,
+                    self._chain.bases(days),
+                    packed_runs,
+                    writer,
+                ]
+                stored = dict(conn.execute(INSERT_GROUP, params).fetchall())
                 new = [run for run in first if run.header.run_id in stored]
                 self._chain.stored(
                     (i, day, stored[i]) for i, day in zip(ids, days, strict=True) if i in stored
@@ -373,7 +366,7 @@ class PgTraceStore(TraceStore):
             return self._reader.execute(sql, params).fetchall()
 
 
-_STOP = _Run(TraceHeader.model_construct(run_id=""), "", 0, 0)
+_STOP = _Run(TraceHeader.model_construct(run_id=""), "", 0, b"", 0)
 
 
 def _nowhere() -> Path:

@@ -20,7 +20,11 @@ copied the text in (``traces.citations``). A schema 1 trace reads, verifies and 
 a reader shows a schema 2 one with the cited text resolved from the store. Schema 3 is another: its
 header names the policy, the LLM settings, the embedder and the reranker by hash (``documents``),
 each document stored once per store (``traces.blobs``), where older headers copied them into every
-run; a store reads a schema 3 header back with them resolved.
+run; a store reads a schema 3 header back with them resolved. Schema 4 is the third: a finished run's
+events are encoded once when it ends and chained at once, not one by one (``traces.batch``): an event
+line holds no ``prev_hash`` or ``hash``, and the footer's ``prev_hash`` is the digest of the header's
+hash and every event line (``hashing.steps_digest``). A run that does not finish is written in schema
+3, each event chained (there is no footer to close its events).
 """
 
 from __future__ import annotations
@@ -46,10 +50,14 @@ from pydantic import (
 from evidence_loop.traces.hashing import digest
 from evidence_loop.traces.steps import TraceStep
 
-SCHEMA_VERSION: Final = 3
+SCHEMA_VERSION: Final = 4
 FIRST_SCHEMA: Final = 1
 BY_HASH_SCHEMA: Final = 3
 """From schema 3 on, a header names its policy, LLM settings, embedder and reranker by hash."""
+CHAINED_SCHEMA: Final = 3
+"""The schema a run is written in event by event, each event chained (``traces.writer``)."""
+BATCH_SCHEMA: Final = 4
+"""From schema 4 on, a finished run's events are chained at once by its footer (``traces.batch``)."""
 
 RUN_ID_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 
@@ -85,6 +93,10 @@ def _refuse_secrets(value: object, path: str) -> None:
     elif isinstance(value, list | tuple):
         for i, item in enumerate(value):
             _refuse_secrets(item, f"{path}[{i}]")
+
+
+def _empty(value: str) -> bool:
+    return not value
 
 
 class _Record(BaseModel):
@@ -169,8 +181,9 @@ class TraceEvent(_Record):
     step: str
     # to a client (the HTTP API) the data is the JSON object the file holds, its shape the step's
     data: Annotated[TraceStep, WithJsonSchema({"type": "object"}, mode="serialization")]
-    prev_hash: str
-    hash: str
+    # each event's link in schemas 1-3; a schema 4 event has none (its run's footer chains them all)
+    prev_hash: str = Field(default="", exclude_if=_empty)
+    hash: str = Field(default="", exclude_if=_empty)
 
     @model_validator(mode="before")
     @classmethod
@@ -253,7 +266,8 @@ class Trace:
 
     @property
     def final_hash(self) -> str:
-        """The footer's hash, or for an incomplete run the last event's (the header's if none)."""
+        """The footer's hash, or for an incomplete run the last event's (the header's if none, or if
+        its events are not chained one by one)."""
         if self.footer is not None:
             return self.footer.hash
-        return self.events[-1].hash if self.events else self.header.hash
+        return self.events[-1].hash if self.events and self.events[-1].hash else self.header.hash

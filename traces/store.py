@@ -43,6 +43,7 @@ from evidence_loop.tools.errors import (
     NotFoundError,
     TraceStoreUnavailableError,
 )
+from evidence_loop.traces.batch import BatchWriter
 from evidence_loop.traces.blobs import Documents, FolderDocuments, split_documents, with_documents
 from evidence_loop.traces.chain_verify import verify_chain
 from evidence_loop.traces.citations import TextSource
@@ -63,6 +64,8 @@ from evidence_loop.traces.run_index import (
     summarize,
 )
 from evidence_loop.traces.schema import (
+    BATCH_SCHEMA,
+    CHAINED_SCHEMA,
     RUN_ID_PATTERN,
     Trace,
     TraceFooter,
@@ -95,6 +98,8 @@ def _subdirs(folder: Path, pattern: re.Pattern[str]) -> list[str]:
 
 
 Layout = Literal["journal", "files"]
+RunWriter = TraceWriter | BatchWriter
+"""What ``begin`` hands a run: the same calls (append, finish, close, a context manager) either way."""
 
 
 class TraceStore:
@@ -133,10 +138,15 @@ class TraceStore:
         self._day_folders: dict[str, Path] = {}
         self.documents: Documents = FolderDocuments(self.root)  # written once: always synced
 
-    def begin(self, header: TraceHeader) -> TraceWriter:
-        """Start the trace of ``header.run_id`` (its header written); refuses a run id in use."""
+    def begin(self, header: TraceHeader) -> RunWriter:
+        """Start the trace of ``header.run_id``; refuses a run id in use. A schema 4 header in a
+        journal is written whole when the run ends (``traces.batch``); a run's own file (``fsync_each``)
+        or a schema 3 header (an import's) is written event by event, in schema 3."""
         run_id = _check_run_id(header.run_id)
         header, documents = split_documents(header)
+        batch = self.layout == "journal" and header.schema_version >= BATCH_SCHEMA
+        if not batch and header.schema_version > CHAINED_SCHEMA:
+            header = header.model_copy(update={"schema_version": CHAINED_SCHEMA})
         try:
             self.documents.put(documents)  # before the first run that names them: none names a missing one
         except OSError as exc:
@@ -159,7 +169,7 @@ class TraceStore:
             self._taken.release(run_id)
             raise
 
-    def _begin_frame(self, sealed: TraceHeader, line: bytes, day: Path) -> TraceWriter:
+    def _begin_frame(self, sealed: TraceHeader, line: bytes, day: Path) -> RunWriter:
         """A writer whose records become one frame of the day's journal when the run ends."""
         try:
             journal = self._journals.for_day(day, self._make_dirs(day))
@@ -171,6 +181,8 @@ class TraceStore:
         def finished(path: Path, header: TraceHeader, footer: TraceFooter, size: int) -> None:
             self._record_finished(path, header, footer, size, frame=pending)
 
+        if sealed.schema_version >= BATCH_SCHEMA:
+            return BatchWriter(pending, journal.path, sealed, line, sync=pending.commit, on_finish=finished)
         return TraceWriter(
             pending,
             journal.path,

@@ -6,6 +6,9 @@ Checked in file order, the first failure wins:
    from schema 3, each document it names by hash is in the store and still hashes to that name;
 2. event ``k`` sits at position ``k`` (a removed, inserted or reordered event fails here), links to the
    hash before it, and its own hash matches its ``seq``, ``step`` and ``data`` (a changed byte fails here);
+   from schema 4, a finished run's events carry no hash: the digest of the header's hash and every
+   event line, encoded again as written, must be the footer's ``prev_hash`` (a changed byte in any
+   event fails here, named as a change of the events, not of one);
 3. the footer links to the last event, counts the events, and its hash matches its content;
 4. a damaged line stops the chain where it is (an event still JSON is checked as in 2 first, so an
    edit that also broke its shape reads as a change);
@@ -25,8 +28,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from evidence_loop.traces.blobs import document_problem
-from evidence_loop.traces.hashing import digest, event_hash, record_hash
-from evidence_loop.traces.schema import Trace
+from evidence_loop.traces.encode import batch_events_of
+from evidence_loop.traces.hashing import digest, event_hash, record_hash, steps_digest
+from evidence_loop.traces.schema import BATCH_SCHEMA, Trace
 
 HEADER_SEQ = -1
 """``first_bad_seq`` of a failure in the header."""
@@ -112,10 +116,39 @@ def _fail(seq: int, reason: str, events: int) -> VerifyResult:
     return VerifyResult(ok=False, complete=False, first_bad_seq=seq, reason=reason, events=events)
 
 
+def _batch_events(
+    events: Sequence[Mapping[str, Any]], start: str, footer: Mapping[str, Any] | None
+) -> tuple[str, VerifyResult | None]:
+    """Schema 4: each event at its place and without a hash of its own, and their digest the one the
+    footer holds (without a footer they are not chained: the header's hash is the last)."""
+    for position, event in enumerate(events):
+        if event.get("seq") != position:
+            reason = f"expected event {position}, found seq {event.get('seq')!r}: an event was removed, "
+            return start, _fail(position, reason + "inserted or reordered", position)
+        if "hash" in event or "prev_hash" in event:
+            return start, _fail(
+                position, f"event {position} carries a hash: a schema 4 event has none", position
+            )
+    if footer is None:
+        return start, None
+    try:
+        digest_hex = steps_digest(start, batch_events_of(events))
+    except (TypeError, ValueError):
+        digest_hex = ""
+    if footer.get("prev_hash") != digest_hex:
+        reason = (
+            "the events changed: their digest is not the one the footer holds (or the footer's was changed)"
+        )
+        return start, _fail(0, reason, len(events))
+    return digest_hex, None
+
+
 def _walk_events(
-    events: Sequence[Mapping[str, Any]], start: str, schema: int
+    events: Sequence[Mapping[str, Any]], start: str, schema: int, footer: Mapping[str, Any] | None = None
 ) -> tuple[str, VerifyResult | None]:
     """Follow the chain from the header's hash; return the last hash and the first failure, if any."""
+    if schema >= BATCH_SCHEMA:
+        return _batch_events(events, start, footer)
     last = start
     for position, event in enumerate(events):
         problem = _event_problem(event, position, last, schema)
@@ -137,7 +170,7 @@ def verify(
     if problem is not None:
         return _fail(HEADER_SEQ, problem, 0)
     schema = int(header.get("schema_version") or 1)
-    last, failure = _walk_events(events, str(header["hash"]), schema)
+    last, failure = _walk_events(events, str(header["hash"]), schema, footer)
     if failure is not None:
         return failure
     count = len(events)
@@ -155,7 +188,7 @@ def verify(
         ok=True,
         complete=footer is not None,
         first_bad_seq=None,
-        reason=_ok_reason(count, footer is not None, trace.torn),
+        reason=_ok_reason(count, footer is not None, trace.torn, unchained=schema >= BATCH_SCHEMA),
         events=count,
         final_hash=last,
     )
@@ -165,7 +198,8 @@ def _damaged(trace: Trace, count: int, last: str, schema: int) -> VerifyResult:
     """The failure of a trace read up to a damaged line. A damaged event that is still JSON is checked
     as any event first: an edit that also broke its shape reads as a change."""
     unread = trace.records[1 + count] if trace.footer is None and len(trace.records) > 1 + count else None
-    changed = _event_problem(unread, count, last, schema) if isinstance(unread, dict) else None
+    chained = isinstance(unread, dict) and schema < BATCH_SCHEMA  # a schema 4 event has no hash to check
+    changed = _event_problem(unread, count, last, schema) if chained and unread is not None else None
     if changed is not None:
         return _fail(changed[0], changed[1], count)
     return _fail(count, f"a damaged record where event {count} should be: {trace.damage}", count)
@@ -179,7 +213,12 @@ def _cut_short(expected: str, expected_events: int | None, count: int, has_foote
     return f"truncated: the run finished with hash {expected}{at} but the file ends at event {count}"
 
 
-def _ok_reason(count: int, complete: bool, torn: bool) -> str:
-    state = "complete" if complete else "incomplete, the run did not finish (no footer, no final hash)"
+def _ok_reason(count: int, complete: bool, torn: bool, *, unchained: bool = False) -> str:
     torn_note = "; a torn last line from an interrupted write was ignored" if torn else ""
+    if unchained and not complete:  # schema 4 without its footer: a frame cut short as it was written
+        return (
+            f"incomplete, the run's trace was cut short as it was written (no footer): its {count} "
+            f"events are chained by the footer and are not verified{torn_note}"
+        )
+    state = "complete" if complete else "incomplete, the run did not finish (no footer, no final hash)"
     return f"hash chain verifies over {count} events; {state}{torn_note}"

@@ -1,4 +1,7 @@
-"""Writing one run's trace: append-only, hash-chained, durable at finish.
+"""Writing one run's trace event by event (schema 3): append-only, hash-chained, durable at finish.
+
+(A finished run of the journal or PostgreSQL is written whole when it ends instead, in schema 4:
+``traces.batch``.)
 
 Every record is one ``write`` of one line followed by a flush, so a killed process leaves at worst a torn
 last line (which readers ignore). ``finish`` writes the footer and syncs before it returns: once the
@@ -23,7 +26,7 @@ from typing import BinaryIO, Self
 from evidence_loop.tools.disk import check_write, disk_error, is_full
 from evidence_loop.tools.errors import TraceError, TraceStoreUnavailableError
 from evidence_loop.traces.encode import event_line, header_line, sealed_footer, sealed_header
-from evidence_loop.traces.schema import TraceFooter, TraceHeader
+from evidence_loop.traces.schema import CHAINED_SCHEMA, TraceFooter, TraceHeader
 from evidence_loop.traces.steps import AbortedStep, AnyStep
 
 PROBE_BYTES = 4096  # what the readiness probe writes: about a run's header
@@ -89,6 +92,8 @@ class TraceWriter:
     ) -> None:
         self._file = file
         self._path = path
+        if header.schema_version > CHAINED_SCHEMA:  # written event by event: each event chained
+            header, sealed = header.model_copy(update={"schema_version": CHAINED_SCHEMA}), False
         if not (sealed and header.hash):
             header, line = sealed_header(header)  # dumped once for its hash and its line
         self._header = header

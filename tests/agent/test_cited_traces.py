@@ -46,7 +46,7 @@ def test_a_new_trace_cites_the_text_it_recalled_and_decided_and_copies_none_of_i
     decided = _data(trace, "decided")[0]["outcome"]
     hits = [hit for data in _data(trace, "recalled") for hit in data["hits"]]
 
-    assert trace.header.schema_version == SCHEMA_VERSION == 3
+    assert trace.header.schema_version == SCHEMA_VERSION == 4
     assert hits and all("text" not in hit and len(hit["sha256"]) == 64 for hit in hits)
     assert [e.get("text") for e in decided["evidence"]] == [None] * len(outcome.evidence)
     assert [e["sha256"] for e in decided["evidence"]] == [text_sha256(e.text) for e in outcome.evidence]

@@ -35,15 +35,7 @@ class Backend:
 
     def tamper(self, run_id: str) -> None:
         """The third event's score re-encoded, the line still valid JSON: only the chain can tell."""
-        if isinstance(self.store, PgTraceStore):
-            import psycopg
-
-            with psycopg.connect(self.store.url, autocommit=True) as conn:
-                conn.execute("ALTER TABLE trace_records DISABLE TRIGGER trace_records_append_only")
-                edit = "UPDATE trace_records SET line = replace(line, '0.61', '0.99') WHERE run_id = %s"
-                conn.execute(edit + " AND n = 3", (run_id,))
-        else:
-            edit_run(self.store, run_id, lambda ls: [*ls[:3], ls[3].replace(b"0.61", b"0.99"), *ls[4:]])
+        edit_run(self.store, run_id, lambda ls: [*ls[:3], ls[3].replace(b"0.61", b"0.99"), *ls[4:]])
 
 
 @pytest.fixture(params=["folder", pytest.param("postgresql", marks=pytest.mark.slow)])
@@ -73,8 +65,8 @@ def test_show_of_a_tampered_trace_warns_above_it_and_exits_1(backend: Backend, c
     assert main(["trace", "show", "r-1", *backend.where]) == 1
 
     out, err = capsys.readouterr()
-    assert out.startswith("WARNING: this trace FAILS verification - event 2 (slid) changed")
-    assert "r-1: fails verification: event 2 (slid) changed" in err
+    assert out.startswith("WARNING: this trace FAILS verification - the events changed")
+    assert "r-1: fails verification: the events changed" in err
 
 
 def test_export_refuses_a_tampered_trace_without_force(backend: Backend, capsys: Capture) -> None:
@@ -94,9 +86,9 @@ def test_a_forced_export_is_marked_and_still_fails_where_it_is_read(
     assert main(["trace", "export", "r-1", "--as-written", "--force", *backend.where]) == 0
 
     records = json.loads(capsys.readouterr().out)
-    assert records[0]["failed_verification"].startswith("event 2 (slid) changed")
+    assert records[0]["failed_verification"].startswith("the events changed")
     export = tmp_path / "r-1.json"
     export.write_text(json.dumps(records), encoding="utf-8")
     assert main(["trace", "verify", str(export), "--traces", str(tmp_path / "elsewhere")]) == 1
-    assert "FAILED - event 2 (slid) changed" in capsys.readouterr().out
+    assert "FAILED - the events changed" in capsys.readouterr().out
     assert main(["trace", "import", str(export), "--traces", str(tmp_path / "elsewhere")]) == 1

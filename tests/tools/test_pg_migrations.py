@@ -45,9 +45,21 @@ def _ledger(url: str) -> list[int]:
         ]
 
 
-def test_the_migrations_are_numbered_one_after_another_with_the_sources_last() -> None:
+def test_the_migrations_are_numbered_one_after_another_with_the_sources_and_the_compressed_runs_last() -> (
+    None
+):
     assert [m.version for m in MIGRATIONS] == list(range(1, LATEST + 1))
-    assert (LATEST, "source" in MIGRATIONS[-1].name, "run chain" in MIGRATIONS[4].name) == (6, True, True)
+    assert (
+        LATEST,
+        "run chain" in MIGRATIONS[4].name,
+        "source" in MIGRATIONS[5].name,
+        "compressed" in MIGRATIONS[6].name,
+    ) == (
+        7,
+        True,
+        True,
+        True,
+    )
 
 
 def test_migrate_on_a_fresh_database_applies_every_migration_in_order(
@@ -58,17 +70,17 @@ def test_migrate_on_a_fresh_database_applies_every_migration_in_order(
     applied = [
         line.split(":")[0] for line in capsys.readouterr().out.splitlines() if line.startswith("applied")
     ]
-    assert (applied, _ledger(url)) == ([f"applied {n}" for n in range(1, 7)], [1, 2, 3, 4, 5, 6])
+    assert (applied, _ledger(url)) == ([f"applied {n}" for n in range(1, 8)], [1, 2, 3, 4, 5, 6, 7])
 
 
-def test_migrate_on_a_database_at_migration_4_applies_5_then_6_and_keeps_its_rows(
+def test_migrate_on_a_database_at_migration_4_applies_5_6_and_7_and_keeps_its_rows(
     pg_server: PgServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     url = _at_migration_4(pg_server)
     assert main(["migrate", "--store", url]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert [line.split(":")[0] for line in out[:-1]] == ["applied 5", "applied 6"]
-    assert _ledger(url) == [1, 2, 3, 4, 5, 6]
+    assert [line.split(":")[0] for line in out[:-1]] == ["applied 5", "applied 6", "applied 7"]
+    assert _ledger(url) == [1, 2, 3, 4, 5, 6, 7]
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT doc_id FROM documents").fetchall() == [("kept",)]
         assert conn.execute("SELECT count(*) FROM trace_anchors").fetchone() == (0,)

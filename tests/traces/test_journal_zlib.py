@@ -44,18 +44,18 @@ def payload_span(journal: Path, run_id: str) -> tuple[int, int]:
     return match.end(), match.end() + int(match.group(3)) - 1
 
 
-def test_a_runs_frame_is_compressed_on_disk_and_reads_back_the_records_a_run_file_holds(
+def test_a_runs_frame_is_compressed_on_disk_and_reads_back_the_records_written_uncompressed(
     tmp_path: Path, make_header: HeaderFactory
 ) -> None:
-    packed, files = TraceStore(tmp_path / "packed"), TraceStore(tmp_path / "files", layout="files")
+    packed, plain = TraceStore(tmp_path / "packed"), TraceStore(tmp_path / "plain", compress=None)
     finals = [write(packed, make_header, f"r-{n}") for n in range(3)]
-    assert [write(files, make_header, f"r-{n}") for n in range(3)] == finals
+    assert [write(plain, make_header, f"r-{n}") for n in range(3)] == finals
     content = journal_of(packed).read_bytes()
     assert b'"type":"header"' not in content and b"refund-faq" not in content, "records are compressed"
     frames = FRAME_LINE.findall(content)
     assert [run for run, _, _ in frames] == [b"r-0", b"r-1", b"r-2"]
     for n, (_, size, zipped) in enumerate(frames):
-        records = (files.root / DAY / f"r-{n}.jsonl").read_bytes()
+        records = plain.raw(f"r-{n}")
         assert packed.raw(f"r-{n}") == records and int(size) == len(records)
         assert int(zipped) < packed.stored_size(f"r-{n}") < len(records) * 3 // 5
         assert packed.read(f"r-{n}").final_hash == finals[n] and packed.verify(f"r-{n}").complete

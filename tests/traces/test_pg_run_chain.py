@@ -10,6 +10,7 @@ import psycopg
 
 from evidence_loop.agent.cli import main
 from evidence_loop.traces.pg_store import PgTraceStore
+from tests.trace_support import edit_row
 from tests.traces.conftest import SAMPLE_STEPS, HeaderFactory
 
 DAY = "2025-03-01"
@@ -35,7 +36,6 @@ def delete(url: str, *run_ids: str) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("SET evloop.prune = 'on'")
         for run_id in run_ids:
-            conn.execute("DELETE FROM trace_records WHERE run_id = %s", (run_id,))
             conn.execute("DELETE FROM trace_runs WHERE run_id = %s", (run_id,))
 
 
@@ -151,10 +151,8 @@ def test_records_reordered_within_a_run_fail_it_at_the_first_out_of_place(
     pg_url: str, make_header: HeaderFactory
 ) -> None:
     runs(pg_url, make_header, 1)
-    with psycopg.connect(pg_url, autocommit=True) as conn:  # records 2 and 3 (events 1 and 2) swapped
-        conn.execute("ALTER TABLE trace_records DISABLE TRIGGER trace_records_append_only")
-        conn.execute("UPDATE trace_records SET n = -n WHERE run_id = %s AND n IN (2, 3)", (f"{DAY}-00",))
-        conn.execute("UPDATE trace_records SET n = 5 + n WHERE run_id = %s AND n IN (-2, -3)", (f"{DAY}-00",))
+    # records 2 and 3 (events 1 and 2) swapped
+    edit_row(pg_url, f"{DAY}-00", lambda lines: [*lines[:2], lines[3], lines[2], *lines[4:]])
 
     store = PgTraceStore(pg_url)
     verdict = store.verify(f"{DAY}-00")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+import zlib
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from evidence_loop.tools.errors import InputError, NotFoundError
 from evidence_loop.traces.pg_store import PgTraceStore
 from evidence_loop.traces.store import TraceStore
 from evidence_loop.traces.writer import TraceWriter
+from tests.trace_support import edit_run
 from tests.traces.conftest import EXAMPLES, SAMPLE_STEPS, HeaderFactory
 
 
@@ -89,37 +91,68 @@ def test_records_cannot_be_changed_or_removed(
 ) -> None:
     write(pg_traces, make_header, "r-3")
     with psycopg.connect(pg_url, autocommit=True) as conn:
-        for statement in (
-            "UPDATE trace_records SET line = 'x'",
-            "DELETE FROM trace_records",
-            "DELETE FROM trace_runs",
-        ):
+        for statement in ("UPDATE trace_runs SET body = NULL", "DELETE FROM trace_runs"):
             with pytest.raises(psycopg.errors.RaiseException, match="append-only"):
                 conn.execute(statement)
     assert pg_traces.verify("r-3").ok
 
 
-def test_a_record_changed_behind_the_trigger_fails_verification_at_its_event(
+def test_a_run_is_one_compressed_row_and_no_record_rows(
+    pg_traces: PgTraceStore, pg_url: str, make_header: HeaderFactory
+) -> None:
+    write(pg_traces, make_header, "r-3")
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        (body,) = conn.execute("SELECT body FROM trace_runs WHERE run_id = 'r-3'").fetchone() or (None,)
+        (records,) = conn.execute("SELECT count(*) FROM trace_records").fetchone() or (None,)
+    assert records == 0
+    assert zlib.decompress(body).startswith(b'{"type":"header"') and len(body) < len(zlib.decompress(body))
+
+
+def test_a_run_stored_a_row_per_record_before_compressed_rows_still_reads_verifies_and_lists(
+    pg_traces: PgTraceStore, pg_url: str, make_header: HeaderFactory, tmp_path: Path
+) -> None:
+    write(pg_traces, make_header, "r-new")  # the documents its header names, stored as any run's
+    files = TraceStore(tmp_path / "traces", layout="files")  # schema 3, as the rows were written then
+    final = write(files, make_header, "r-old")
+    lines = files.raw("r-old").decode("utf-8").splitlines()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO trace_runs (run_id, created_at, question, status, outcome_status, final_hash, "
+            "events, bytes) VALUES ('r-old', '2025-03-01T08:00:00Z', 'q', 'complete', 'answered', %s, %s, 1)",
+            (final, len(lines) - 2),
+        )
+        for n, line in enumerate(lines):
+            conn.execute("INSERT INTO trace_records (run_id, n, line) VALUES ('r-old', %s, %s)", (n, line))
+    assert pg_traces.read("r-old").final_hash == final and pg_traces.verify("r-old").complete
+    assert {run_id for run_id, _, _ in pg_traces.newest(0, 10)} == {"r-old", "r-new"}
+    assert all('"type":"header"' in line for _, _, line in pg_traces.newest(0, 10))
+
+
+def test_a_record_changed_behind_the_trigger_fails_verification_as_a_change_of_the_events(
+    pg_traces: PgTraceStore, make_header: HeaderFactory
+) -> None:
+    write(pg_traces, make_header, "r-4")
+    edit_run(pg_traces, "r-4", lambda lines: [*lines[:3], lines[3].replace(b"0.61", b"0.99"), *lines[4:]])
+    verdict = pg_traces.verify("r-4")
+    assert (verdict.ok, verdict.first_bad_seq) == (False, 0) and "the events changed" in verdict.reason
+
+
+def test_a_compressed_row_that_no_longer_decompresses_fails_verification_as_damage(
     pg_traces: PgTraceStore, pg_url: str, make_header: HeaderFactory
 ) -> None:
     write(pg_traces, make_header, "r-4")
-    with psycopg.connect(pg_url, autocommit=True) as conn:  # the superuser can switch the trigger off
-        conn.execute("ALTER TABLE trace_records DISABLE TRIGGER trace_records_append_only")
-        conn.execute(
-            "UPDATE trace_records SET line = replace(line, '0.61', '0.99') WHERE run_id = 'r-4' AND n = 3"
-        )
-        conn.execute("DELETE FROM trace_records WHERE run_id = 'r-4' AND n > 6")
-    verdict = pg_traces.verify("r-4")
-    assert (verdict.ok, verdict.first_bad_seq) == (False, 2)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("ALTER TABLE trace_runs DISABLE TRIGGER trace_runs_append_only")
+        conn.execute("UPDATE trace_runs SET body = substring(body from 1 for 40) WHERE run_id = 'r-4'")
+    verdicts = dict(pg_traces.verify_all())
+    assert not verdicts["r-4"].ok and "damaged" in verdicts["r-4"].reason
 
 
 def test_a_trace_cut_short_behind_the_trigger_is_truncated(
-    pg_traces: PgTraceStore, pg_url: str, make_header: HeaderFactory
+    pg_traces: PgTraceStore, make_header: HeaderFactory
 ) -> None:
     write(pg_traces, make_header, "r-5")
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute("ALTER TABLE trace_records DISABLE TRIGGER trace_records_append_only")
-        conn.execute("DELETE FROM trace_records WHERE run_id = 'r-5' AND n > 4")
+    edit_run(pg_traces, "r-5", lambda lines: lines[:5])
     verdict = pg_traces.verify("r-5")
     assert not verdict.ok and verdict.reason.startswith("truncated")
 

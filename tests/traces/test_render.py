@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from evidence_loop.traces.render import render_event, render_list, render_timeline
-from evidence_loop.traces.schema import SCHEMA_VERSION, TraceEvent
+from evidence_loop.traces.schema import CHAINED_SCHEMA, TraceEvent
 from evidence_loop.traces.steps import STEP_KINDS, TraceStep
 from evidence_loop.traces.store import TraceStore
 from tests.traces.conftest import EXAMPLES, SAMPLE_STEPS
@@ -31,7 +31,7 @@ def test_the_timeline_opens_with_run_time_question_groups_corpus_and_policy(
     trace = store.read(write_run())
     head = render_timeline(trace).splitlines()[:6]
     assert head == [
-        f"run       r-0001  (schema {SCHEMA_VERSION}, code 0.1.0)",
+        f"run       r-0001  (schema {CHAINED_SCHEMA}, code 0.1.0)",
         "time      2025-03-01T08:30:00Z",
         "question  课程开始前可以退款吗？",
         "groups    public",

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from evidence_loop.tools.errors import InputError, NotFoundError, TraceError, TraceStoreUnavailableError
-from evidence_loop.traces.schema import SCHEMA_VERSION, TraceEvent, TraceHeader
+from evidence_loop.traces.schema import CHAINED_SCHEMA, SCHEMA_VERSION, TraceEvent, TraceHeader
 from evidence_loop.traces.steps import AbortedStep, TraceStep
 from evidence_loop.traces.store import TraceStore
 from tests.traces.conftest import EXAMPLES
@@ -57,13 +57,22 @@ def test_trace_file_lives_under_its_utc_day(
     assert store.path("r-0001") == store.root / "2025" / "12" / "31" / "r-0001.jsonl"
 
 
-def test_header_records_the_current_schema_and_a_hash(
+def test_a_run_of_its_own_file_is_written_in_the_chained_schema_with_a_hash(
     store: TraceStore, make_header: Callable[..., TraceHeader]
 ) -> None:
     with store.begin(make_header()) as writer:
         pass
-    assert writer.header.schema_version == SCHEMA_VERSION
+    assert writer.header.schema_version == CHAINED_SCHEMA
     assert len(writer.header.hash) == 64
+
+
+def test_a_journal_run_that_finishes_is_written_in_the_current_schema(
+    tmp_path: Path, make_header: Callable[..., TraceHeader]
+) -> None:
+    journal = TraceStore(tmp_path / "journal")
+    with journal.begin(make_header()) as writer:
+        writer.finish("answered")
+    assert journal.read("r-0001").header.schema_version == SCHEMA_VERSION
 
 
 def test_policy_hash_is_filled_in_from_the_policy(make_header: Callable[..., TraceHeader]) -> None:

@@ -97,5 +97,19 @@ def test_a_step_with_nan_is_refused_naming_the_value(
 ) -> None:
     broken = CHECKED.model_copy(update={"score": float("nan")})
     assert isinstance(broken, CheckedStep)
-    with TraceStore(tmp_path).begin(make_header()) as writer, pytest.raises(ValueError, match=r"data\.score"):
+    with (
+        TraceStore(tmp_path, layout="files").begin(make_header()) as writer,
+        pytest.raises(ValueError, match=r"data\.score"),
+    ):
         writer.append(broken)
+
+
+def test_a_step_with_nan_is_refused_naming_the_value_when_a_journal_run_is_written(
+    tmp_path: Path, make_header: Callable[..., TraceHeader]
+) -> None:
+    broken = CHECKED.model_copy(update={"score": float("nan")})
+    store = TraceStore(tmp_path)
+    with store.begin(make_header()) as writer, pytest.raises(ValueError, match=r"data\.score"):
+        writer.append(broken)
+        writer.finish("answered")
+    assert not store.read("r-0001").complete, "the run reads as one that did not finish"

@@ -210,6 +210,13 @@ CREATE TABLE doc_sources (
 CREATE INDEX doc_sources_by_source ON doc_sources(source);
 """,
     ),
+    Migration(
+        7,
+        "traces: a run's records in its own row, compressed (trace_runs.body); trace_records for older runs",
+        # kept in the row (MAIN): a compressed run fits a page, so no TOAST table to write as well
+        "ALTER TABLE trace_runs ADD COLUMN body BYTEA;\n"
+        "ALTER TABLE trace_runs ALTER COLUMN body SET STORAGE MAIN;",
+    ),
 )
 LATEST = MIGRATIONS[-1].version
 
