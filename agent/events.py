@@ -221,12 +221,13 @@ def decided(outcome: Outcome, *, inline_text: bool = False) -> Made:
     quiet = {"suspicious"} if not signals.suspicious else set()
     quiet |= {name for name in LATER_SIGNALS if getattr(signals, name) is None}
     # the grouping by document is a view of the evidence, and came later: not recorded, so that runs
-    # recorded before it replay identical
-    exclude: dict[str, bool | set[str]] = {
+    # recorded before it replay identical; so is each window's score (the checked step records it)
+    exclude: dict[str, Any] = {
         "latency_ms": True,
         "trace": True,
         "documents": True,
         "signals": quiet,
+        "evidence": {"__all__": {"score"}},
     }
     if outcome.resolved_question is None:  # a run given no history: recorded as before
         exclude["resolved_question"] = True
