@@ -10,12 +10,14 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Literal
 
 import structlog
 
 from evidence_loop.agent import logs, settings, tracing
+from evidence_loop.agent.async_door import AsyncDoor
 from evidence_loop.agent.calibrate import JudgeGap, ScaleKeeper, judge_gap
 from evidence_loop.agent.conflict_check import ConflictChecker
 from evidence_loop.agent.controller import Controller
@@ -123,6 +125,7 @@ class Service:
         embedder: Embedder | None = None,
         reranker: Reranker | None = None,
         when_traces_fail: WhenTracesFail = "refuse",
+        async_running: int | None = None,
     ) -> None:
         self.store = store
         self.when_traces_fail = when_traces_fail
@@ -139,6 +142,7 @@ class Service:
         self._write_lock = threading.Lock()
         self._scale: tuple[int, CorpusScale | None] | None = None
         self._runs = RunCache()  # earlier turns read back by run id (agent.history)
+        self._door = AsyncDoor(async_running)  # aask's threads, started on its first question
         if embedder is not None:
             # Every write through this service (or its store) measures the scale when due. The LLM
             # conflict check is left out: the judge's signals are read before it would be asked.
@@ -158,14 +162,16 @@ class Service:
         reranker: Reranker | RerankConfig | Literal["configured"] | None = "configured",
         llm: ConflictLLMConfig | Literal["configured"] | None = "configured",
         when_traces_fail: WhenTracesFail = "refuse",
+        async_running: int | None = None,
     ) -> Service:
         """A service over ``index`` (a folder, or a PostgreSQL URL); traces default to
         ``index/traces``. The policy, the embedder, the reranker and the conflict check's LLM are
         the ones the settings configure (``agent.settings``: the environment over the configuration
         file; ``EVLOOP_POLICY`` names a policy file, see ``tools.models.embedder_config``,
         ``tools.models.reranker_config``, ``tools.models.llm_config``) unless given, as an object or its
-        config (None: lexical only, no reranker, the offline conflict rules). Use it as a context manager,
-        or call ``close``."""
+        config (None: lexical only, no reranker, the offline conflict rules). ``async_running`` bounds
+        the questions ``aask`` runs at once (``agent.async_door``). Use it as a context manager, or
+        call ``close``."""
         configured = settings.current().environ()  # the environment over the configuration file
         if embedder == "configured":
             embedder = EmbedConfig.from_env(configured)
@@ -192,6 +198,7 @@ class Service:
             embedder=embedder,
             reranker=reranker,
             when_traces_fail=when_traces_fail,
+            async_running=async_running,
         )
 
     def snapshot(self) -> Snapshot:
@@ -240,6 +247,21 @@ class Service:
             outcome = self._run(snapshot, question, groups, run_id, caller, timeout_s, turns)
             logs.log_run(outcome, caller=caller)
         return outcome
+
+    async def aask(
+        self,
+        question: str,
+        groups: Collection[str] = (),
+        *,
+        caller: str | None = None,
+        timeout_s: float | None = None,
+        history: Sequence[HistoryItem] | None = None,
+    ) -> Outcome:
+        """``ask`` for asyncio: the same loop, run in a worker thread (at most ``async_running`` at
+        once, the others waiting without a thread), its LLM conflict check awaited on the caller's
+        event loop; the same outcome, trace and replay (``agent.async_door``)."""
+        work = partial(self.ask, question, groups, caller=caller, timeout_s=timeout_s, history=history)
+        return await self._door.run(work)
 
     def _run(
         self,
@@ -409,7 +431,9 @@ class Service:
         self.close()
 
     def close(self) -> None:
-        """Close the trace store, the store and the reranker's connections."""
+        """Wait for ``aask``'s questions in flight; close the trace store, the store and the
+        reranker's connections."""
+        self._door.close()
         if self.traces is not None:
             self.traces.close()
         self.store.close()
