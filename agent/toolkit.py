@@ -20,6 +20,7 @@ from evidence_loop.agent.api.schemas import DocumentOut, ReplayOut
 from evidence_loop.agent.commands.common import recall, section_path
 from evidence_loop.agent.outcome import Outcome
 from evidence_loop.agent.service import Service
+from evidence_loop.agent.strict_schema import strict_form
 from evidence_loop.tools.errors import InputError, NotFoundError, TamperedTraceError
 
 MAX_SEARCH_K = 50
@@ -222,17 +223,18 @@ def outcome_text(outcome: Outcome) -> str:
     return "\n".join([head, "REFUSED: the knowledge base does not hold enough to answer. Missing:", *missing])
 
 
-def ask_tool_schema() -> dict[str, Any]:
-    """``ask`` as an OpenAI function-calling tool (``tools=[...]`` of a chat completion)."""
+def ask_tool_schema(*, strict: bool = False) -> dict[str, Any]:
+    """``ask`` as an OpenAI function-calling tool (``tools=[...]`` of a chat completion); ``strict``:
+    in the form of OpenAI's strict mode (``agent.strict_schema``)."""
     parameters = AskArguments.model_json_schema()
     parameters.pop("title", None)
     parameters.pop("description", None)
     for field in parameters["properties"].values():
         field.pop("title", None)
-    return {
-        "type": "function",
-        "function": {"name": "ask", "description": ASK_DESCRIPTION, "parameters": parameters},
-    }
+    function: dict[str, Any] = {"name": "ask", "description": ASK_DESCRIPTION, "parameters": parameters}
+    if strict:
+        function |= {"parameters": strict_form(parameters), "strict": True}
+    return {"type": "function", "function": function}
 
 
 def run_ask_tool(service: Service, arguments: str | Mapping[str, Any], caller: Caller = PUBLIC) -> str:
