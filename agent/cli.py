@@ -128,7 +128,13 @@ run `evloop COMMAND --help` for a command's options."""
 
 
 # The settings (agent.settings) a command's flags set, by the attribute argparse gives them.
-FLAGS = {"index": "index", "store_url": "store", "policy_file": "policy_file"}
+FLAGS = {
+    "index": "index",
+    "store_url": "store",
+    "policy_file": "policy_file",
+    "otel": "otel",
+    "otel_endpoint": "otel_endpoint",
+}
 
 
 class _Parser(argparse.ArgumentParser):

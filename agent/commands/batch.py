@@ -9,6 +9,7 @@ from evidence_loop.agent.commands.common import (
     Subparsers,
     add_command,
     add_index_option,
+    add_otel_options,
     progress_bar,
     want_progress,
 )
@@ -40,6 +41,7 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("questions", type=Path, help="questions.jsonl")
     parser.add_argument("--out", type=Path, required=True, help="results.jsonl to write")
     add_index_option(parser)
+    add_otel_options(parser)
     add_trace_options(parser)
     add_policy_option(parser)
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")

@@ -6,7 +6,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from evidence_loop.agent.commands.common import Subparsers, add_command, add_index_option, parse_groups
+from evidence_loop.agent.commands.common import (
+    Subparsers,
+    add_command,
+    add_index_option,
+    add_otel_options,
+    parse_groups,
+)
 from evidence_loop.agent.commands.session import add_policy_option, add_trace_options, open_service
 from evidence_loop.agent.history import HistoryItem
 from evidence_loop.agent.render import render_outcome
@@ -31,6 +37,7 @@ def register(subparsers: Subparsers) -> None:
         subparsers, "chat", summary="ask questions in a conversation", description=DESCRIPTION, epilog=EPILOG
     )
     add_index_option(parser)
+    add_otel_options(parser)
     add_trace_options(parser)
     add_policy_option(parser)
     parser.add_argument(

@@ -12,6 +12,7 @@ from evidence_loop.agent.commands.common import (
     Subparsers,
     add_command,
     add_index_option,
+    add_otel_options,
     resolve_location,
     shown,
 )
@@ -43,6 +44,7 @@ def register(subparsers: Subparsers) -> None:
         subparsers, "mcp", summary="serve the tools to MCP clients", description=DESCRIPTION, epilog=EPILOG
     )
     add_index_option(parser)
+    add_otel_options(parser)
     parser.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
     parser.add_argument("--host", default="127.0.0.1", help="address for --http (default: 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8765, help="port for --http (default: 8765)")

@@ -30,6 +30,7 @@ from evidence_loop.agent.commands.common import (
     Subparsers,
     add_command,
     add_index_option,
+    add_otel_options,
     resolve_location,
     shown,
     warn,
@@ -82,6 +83,7 @@ def register(subparsers: Subparsers) -> None:
         subparsers, "serve", summary="serve the HTTP API", description=DESCRIPTION, epilog=EPILOG
     )
     add_index_option(parser)
+    add_otel_options(parser)
     parser.add_argument("--host", default=LOOPBACK, help=f"address to listen on (default: {LOOPBACK})")
     parser.add_argument("--port", type=int, default=8080, help="port to listen on (default: 8080)")
     parser.add_argument("--keys", type=Path, metavar="KEYS.json", default=None, help="API keys file")
