@@ -216,8 +216,10 @@ class LLMAdjudicator:
         with self.model.recorder.capture() as capture:
             try:
                 # awaited on the caller's event loop when the run came through Service.aask
-                result = awaited(partial(self.agent.run, prompt, deps=deps, usage_limits=limits),
-                                 partial(self.agent.run_sync, prompt, deps=deps, usage_limits=limits))  # fmt: skip
+                result = awaited(
+                    partial(self.agent.run, prompt, deps=deps, usage_limits=limits),
+                    partial(self.agent.run_sync, prompt, deps=deps, usage_limits=limits),
+                )
             except (AgentRunError, LLMError) as error:
                 reason = _fallback_reason(error)
                 return _fallback(candidates, views, reason, capture.attempts, tuple(capture.records))

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from evidence_loop.agent import settings
 from evidence_loop.agent.outcome import Outcome, TraceRef
+from evidence_loop.agent.render import render_outcome
 from evidence_loop.agent.runtime import PlainRecorder
 from evidence_loop.agent.spans import Readable, RunRecord, SpanSpec, Text, run_spans
 from evidence_loop.tools.errors import InputError, NotFoundError
@@ -62,7 +63,7 @@ def configured_sink(spans: TracerProvider | SpanSink | str | None) -> SpanSink |
         return spans  # type: ignore[return-value]
     from evidence_loop.agent.otel import OtelSink
 
-    return OtelSink(spans)  # type: ignore[arg-type]
+    return OtelSink(spans)
 
 
 class TimedRecorder(PlainRecorder):
@@ -94,7 +95,12 @@ class Watch:
 
 @contextmanager
 def watching(
-    sink: SpanSink, snapshot: Snapshot, groups: Collection[str], run_id: str, question: str, caller: str | None
+    sink: SpanSink,
+    snapshot: Snapshot,
+    groups: Collection[str],
+    run_id: str,
+    question: str,
+    caller: str | None,
 ) -> Iterator[Watch]:
     """Watch one run; its spans go to ``sink`` when it ends, aborted or not."""
     watch = Watch()
@@ -136,9 +142,8 @@ def _record(
 
 
 def _output(outcome: Outcome) -> str:
-    from evidence_loop.agent.toolkit import outcome_text  # the text every tool door gives
-
-    return outcome_text(outcome)
+    """The outcome as people read it: the answer and its citations, or what is missing."""
+    return render_outcome(outcome, show_evidence=False)
 
 
 def _readable(snapshot: Snapshot, groups: Collection[str]) -> Readable:

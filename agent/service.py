@@ -287,7 +287,9 @@ class Service:
         if self.spans is None:  # export off: nothing watched
             return self._traced(snapshot, question, groups, run_id, caller, timeout_s, history, None)
         with watching(self.spans, snapshot, groups, run_id, question, caller) as watch:
-            watch.outcome = self._traced(snapshot, question, groups, run_id, caller, timeout_s, history, watch)
+            watch.outcome = self._traced(
+                snapshot, question, groups, run_id, caller, timeout_s, history, watch
+            )
             return watch.outcome
 
     def _traced(

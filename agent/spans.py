@@ -208,4 +208,3 @@ _SPECIAL: dict[str, Callable[[Mapping[str, Any], Readable, Text], Attributes]] =
     "llm_request": _llm_request,
     "llm_reply": _llm_reply,
 }
-

@@ -1,9 +1,9 @@
 """A loopback OTLP/HTTP trace receiver: decodes each protobuf export request, as a collector would.
 
-    receiver = OtlpReceiver().start()         # 127.0.0.1, a free port, its own thread
-    ... export to receiver.endpoint (http://127.0.0.1:PORT/v1/traces) ...
-    receiver.spans()                           # every span received: name, parent, attributes
-    receiver.stop()
+receiver = OtlpReceiver().start()         # 127.0.0.1, a free port, its own thread
+... export to receiver.endpoint (http://127.0.0.1:PORT/v1/traces) ...
+receiver.spans()                           # every span received: name, parent, attributes
+receiver.stop()
 """
 
 from __future__ import annotations

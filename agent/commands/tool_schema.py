@@ -31,7 +31,7 @@ def register(subparsers: Subparsers) -> None:
         epilog=EPILOG,
     )
     parser.add_argument(
-        "--strict", action="store_true", help="the form of OpenAI's strict mode (\"strict\": true)"
+        "--strict", action="store_true", help='the form of OpenAI\'s strict mode ("strict": true)'
     )
     parser.set_defaults(run=run)
 

@@ -10,9 +10,10 @@ A ``RetrieverQueryEngine`` answers "Empty Response" when its retriever returns n
 :class:`EvidenceLoopSynthesizer` (or :func:`query_engine`) a refusal reaches the user as the refusal,
 with what is missing, and no LLM is asked to make up an answer from nothing::
 
-    engine = query_engine(EvidenceLoopRetriever(index=".evloop"))              # the loop's own answer
-    engine = query_engine(retriever, get_response_synthesizer(llm=my_llm))     # an LLM's, from the evidence
-    print(engine.query("LM-Z900 的整机保修期是多久？"))                          # the refusal and what is missing
+    retriever = EvidenceLoopRetriever(index=".evloop")
+    engine = query_engine(retriever)  # the loop's own answers
+    engine = query_engine(retriever, get_response_synthesizer(llm=my_llm))  # an LLM's, from the evidence
+    print(engine.query("LM-Z900 的整机保修期是多久？"))  # the refusal, with what is missing
 """
 
 from __future__ import annotations
@@ -90,9 +91,7 @@ class EvidenceLoopRetriever(BaseRetriever):
         """The nodes of one question and its outcome."""
         return self._retrieved(self._asker.ask(question, self._turns(history)))
 
-    async def aask(
-        self, question: str, history: Sequence[Earlier] | None = None
-    ) -> Retrieved[NodeWithScore]:
+    async def aask(self, question: str, history: Sequence[Earlier] | None = None) -> Retrieved[NodeWithScore]:
         """``ask`` for asyncio, without a thread per call."""
         return self._retrieved(await self._asker.aask(question, self._turns(history)))
 
@@ -204,9 +203,7 @@ class EvidenceLoopSynthesizer(BaseSynthesizer):
             return "\n\n".join(text_chunks)
         return str(self._inner.get_response(query_str, text_chunks, **response_kwargs))
 
-    async def aget_response(
-        self, query_str: str, text_chunks: Sequence[str], **response_kwargs: Any
-    ) -> str:
+    async def aget_response(self, query_str: str, text_chunks: Sequence[str], **response_kwargs: Any) -> str:
         if self._inner is None:
             return "\n\n".join(text_chunks)
         return str(await self._inner.aget_response(query_str, text_chunks, **response_kwargs))

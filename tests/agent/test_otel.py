@@ -130,7 +130,9 @@ def test_a_run_traced_with_export_on_and_off_has_the_same_outcome_and_trace_hash
     hashes, outcomes = [], []
     for name, spans in (("off", None), ("on", provider)):
         deps = Deps(now=lambda: moment, new_run_id=lambda: "same-run")
-        with Service(Store.open(index), traces=TraceStore(tmp_path / name), deps=deps, spans=spans) as service:
+        with Service(
+            Store.open(index), traces=TraceStore(tmp_path / name), deps=deps, spans=spans
+        ) as service:
             outcome = service.ask(SEVERAL)
         hashes.append(outcome.trace.hash)  # type: ignore[union-attr]
         outcomes.append(outcome.model_dump(exclude={"latency_ms"}))
@@ -163,7 +165,10 @@ def test_evloop_ask_sends_its_spans_to_an_otlp_http_receiver(index: Path) -> Non
     assert receiver.content_types and all(t == "application/x-protobuf" for t in receiver.content_types)
     (root,) = [s for s in spans if not s.parent_span_id]
     assert root.name == "evidence_loop.ask" and root.service == "evidence-loop"
-    assert root.attributes["input.value"] == SEVERAL and len(str(root.attributes["evidence_loop.trace.hash"])) == 64
+    assert (
+        root.attributes["input.value"] == SEVERAL
+        and len(str(root.attributes["evidence_loop.trace.hash"])) == 64
+    )
     assert {s.name for s in spans} >= {"recalled", "checked", "decided"}
     assert all(s.trace_id == root.trace_id for s in spans)
 
@@ -176,12 +181,16 @@ def test_export_is_off_by_default_and_opentelemetry_is_not_imported(index: Path)
         "print(sorted(m for m in sys.modules if m.startswith(('opentelemetry', 'openinference'))))\n"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
 
 
-def test_an_unknown_exporter_is_refused_naming_the_choices(index: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unknown_exporter_is_refused_naming_the_choices(
+    index: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("EVLOOP_OTEL", "jaeger")
     with pytest.raises(InputError, match="off, otlp"):
         Service.open(index)

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import openai
-
 import pytest
 
 from evidence_loop.agent.cli import main
