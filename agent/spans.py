@@ -40,6 +40,24 @@ Readable = Callable[[str, str], bool]
 Text = Callable[[str, str, int, int], str | None]
 """The stored text of ``doc_id@version[start:end]`` (None when the store no longer holds it)."""
 
+# OpenInference's attribute names (openinference-semantic-conventions; a test holds them equal)
+SPAN_KIND = "openinference.span.kind"
+INPUT_VALUE, INPUT_MIME_TYPE = "input.value", "input.mime_type"
+OUTPUT_VALUE, OUTPUT_MIME_TYPE = "output.value", "output.mime_type"
+RETRIEVAL_DOCUMENTS = "retrieval.documents"
+DOCUMENT_ID, DOCUMENT_SCORE = "document.id", "document.score"
+DOCUMENT_CONTENT, DOCUMENT_METADATA = "document.content", "document.metadata"
+EMBEDDING_MODEL_NAME = "embedding.model_name"
+LLM_MODEL_NAME, LLM_INPUT_MESSAGES, LLM_OUTPUT_MESSAGES = (
+    "llm.model_name",
+    "llm.input_messages",
+    "llm.output_messages",
+)
+MESSAGE_ROLE, MESSAGE_CONTENT = "message.role", "message.content"
+RERANKER_QUERY, RERANKER_MODEL_NAME = "reranker.query", "reranker.model_name"
+RERANKER_INPUT_DOCUMENTS, RERANKER_OUTPUT_DOCUMENTS = "reranker.input_documents", "reranker.output_documents"
+USER_ID = "user.id"
+
 # what the generic attributes leave out: the vector, texts cited elsewhere, HTTP bodies repeating messages
 _UNSHOWN = frozenset({"vector", "hits", "outcome", "http_request", "http_response", "model_response", "body"})
 _KINDS = {
@@ -97,18 +115,18 @@ def run_spans(run: RunRecord, readable: Readable, text: Text) -> tuple[SpanSpec,
 
 def _root(run: RunRecord) -> SpanSpec:
     attributes: Attributes = {
-        "openinference.span.kind": "CHAIN",
-        "input.value": run.question,
-        "input.mime_type": "text/plain",
+        SPAN_KIND: "CHAIN",
+        INPUT_VALUE: run.question,
+        INPUT_MIME_TYPE: "text/plain",
         "evidence_loop.run_id": run.run_id,
         "evidence_loop.status": run.status,
     }
     if run.output:
-        attributes |= {"output.value": run.output, "output.mime_type": "text/plain"}
+        attributes |= {OUTPUT_VALUE: run.output, OUTPUT_MIME_TYPE: "text/plain"}
     if run.trace_hash is not None:
         attributes["evidence_loop.trace.hash"] = run.trace_hash
     if run.caller is not None:
-        attributes["user.id"] = run.caller
+        attributes[USER_ID] = run.caller
     if run.generation is not None:
         attributes["evidence_loop.corpus.generation"] = run.generation
     return SpanSpec("evidence_loop.ask", "CHAIN", run.started_ns, run.ended_ns, attributes, run.error)
@@ -118,9 +136,9 @@ def step_attributes(name: str, data: Mapping[str, Any], readable: Readable, text
     """A step's attributes: its kind's OpenInference ones, then its own fields; nothing of a document
     the caller may not read."""
     if not _shown(data, readable):
-        return {"openinference.span.kind": _KINDS.get(name, "CHAIN")}
+        return {SPAN_KIND: _KINDS.get(name, "CHAIN")}
     shown = {key: _without_unreadable(value, readable) for key, value in data.items()}
-    attributes: Attributes = {"openinference.span.kind": _KINDS.get(name, "CHAIN")}
+    attributes: Attributes = {SPAN_KIND: _KINDS.get(name, "CHAIN")}
     special = _SPECIAL.get(name)
     if special is not None:
         attributes |= special(shown, readable, text)
@@ -150,52 +168,55 @@ def _scalar(value: Any) -> str | int | float | bool:
 
 
 def _recalled(data: Mapping[str, Any], readable: Readable, text: Text) -> Attributes:
-    attributes: Attributes = {"input.value": str(data.get("query", ""))}
+    attributes: Attributes = {INPUT_VALUE: str(data.get("query", ""))}
     for i, hit in enumerate(data.get("hits", [])):
-        prefix = f"retrieval.documents.{i}.document"
+        prefix = f"{RETRIEVAL_DOCUMENTS}.{i}"
         content = text(hit["doc_id"], hit["version"], hit["start"], hit["end"])
         meta = {k: hit[k] for k in ("version", "start", "end", "ordinal", "kind", "similarity") if k in hit}
-        attributes |= {f"{prefix}.id": hit["doc_id"], f"{prefix}.score": float(hit["score"])}
-        attributes[f"{prefix}.metadata"] = json.dumps(meta, sort_keys=True)
+        attributes |= {
+            f"{prefix}.{DOCUMENT_ID}": hit["doc_id"],
+            f"{prefix}.{DOCUMENT_SCORE}": float(hit["score"]),
+        }
+        attributes[f"{prefix}.{DOCUMENT_METADATA}"] = json.dumps(meta, sort_keys=True)
         if content is not None:
-            attributes[f"{prefix}.content"] = content
+            attributes[f"{prefix}.{DOCUMENT_CONTENT}"] = content
     return attributes
 
 
 def _embedded(data: Mapping[str, Any], readable: Readable, text: Text) -> Attributes:
-    return {"embedding.model_name": str(data.get("embedder", ""))}
+    return {EMBEDDING_MODEL_NAME: str(data.get("embedder", ""))}
 
 
 def _rerank_request(data: Mapping[str, Any], readable: Readable, text: Text) -> Attributes:
     body = data.get("body") or {}
     documents = body.get("documents", body.get("texts", []))
-    attributes: Attributes = {"reranker.query": str(body.get("query", ""))}
+    attributes: Attributes = {RERANKER_QUERY: str(body.get("query", ""))}
     if "model" in body:
-        attributes["reranker.model_name"] = str(body["model"])
+        attributes[RERANKER_MODEL_NAME] = str(body["model"])
     for i, content in enumerate(documents):
-        attributes[f"reranker.input_documents.{i}.document.content"] = str(content)
+        attributes[f"{RERANKER_INPUT_DOCUMENTS}.{i}.{DOCUMENT_CONTENT}"] = str(content)
     return attributes
 
 
 def _rerank_reply(data: Mapping[str, Any], readable: Readable, text: Text) -> Attributes:
     scores = data.get("scores", [])
-    return {f"reranker.output_documents.{i}.document.score": float(s) for i, s in enumerate(scores)}
+    return {f"{RERANKER_OUTPUT_DOCUMENTS}.{i}.{DOCUMENT_SCORE}": float(s) for i, s in enumerate(scores)}
 
 
 def _llm_request(data: Mapping[str, Any], readable: Readable, text: Text) -> Attributes:
-    attributes: Attributes = {"llm.model_name": str(data.get("model", ""))}
+    attributes: Attributes = {LLM_MODEL_NAME: str(data.get("model", ""))}
     for i, message in enumerate(data.get("messages", [])):
-        attributes[f"llm.input_messages.{i}.message.role"] = str(message.get("role", ""))
-        attributes[f"llm.input_messages.{i}.message.content"] = str(message.get("content", ""))
+        attributes[f"{LLM_INPUT_MESSAGES}.{i}.{MESSAGE_ROLE}"] = str(message.get("role", ""))
+        attributes[f"{LLM_INPUT_MESSAGES}.{i}.{MESSAGE_CONTENT}"] = str(message.get("content", ""))
     return attributes
 
 
 def _llm_reply(data: Mapping[str, Any], readable: Readable, text: Text) -> Attributes:
-    attributes: Attributes = {"llm.model_name": str(data.get("model", ""))}
+    attributes: Attributes = {LLM_MODEL_NAME: str(data.get("model", ""))}
     if data.get("text") is not None:
         attributes |= {
-            "llm.output_messages.0.message.role": "assistant",
-            "llm.output_messages.0.message.content": str(data["text"]),
+            f"{LLM_OUTPUT_MESSAGES}.0.{MESSAGE_ROLE}": "assistant",
+            f"{LLM_OUTPUT_MESSAGES}.0.{MESSAGE_CONTENT}": str(data["text"]),
         }
     return attributes
 

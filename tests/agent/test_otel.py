@@ -12,12 +12,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from openinference.semconv.trace import (
+    DocumentAttributes,
+    MessageAttributes,
+    OpenInferenceSpanKindValues,
+    RerankerAttributes,
+    SpanAttributes,
+)
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
 from evidence_loop.agent import settings
+from evidence_loop.agent import spans as view
 from evidence_loop.agent.cli import main
 from evidence_loop.agent.runtime import Deps
 from evidence_loop.agent.sample import load_sample_kb
@@ -72,6 +80,35 @@ def test_each_loop_step_is_a_span_under_the_run_with_its_id_and_trace_hash(
     assert [s.name for s in children] == steps
     assert all(s.parent is not None and s.parent.span_id == root.context.span_id for s in children)
     assert all(s.context.trace_id == root.context.trace_id for s in children)
+
+
+def test_the_attribute_names_are_openinferences_own() -> None:
+    pairs = [
+        (view.SPAN_KIND, SpanAttributes.OPENINFERENCE_SPAN_KIND),
+        (view.INPUT_VALUE, SpanAttributes.INPUT_VALUE),
+        (view.INPUT_MIME_TYPE, SpanAttributes.INPUT_MIME_TYPE),
+        (view.OUTPUT_VALUE, SpanAttributes.OUTPUT_VALUE),
+        (view.OUTPUT_MIME_TYPE, SpanAttributes.OUTPUT_MIME_TYPE),
+        (view.RETRIEVAL_DOCUMENTS, SpanAttributes.RETRIEVAL_DOCUMENTS),
+        (view.DOCUMENT_ID, DocumentAttributes.DOCUMENT_ID),
+        (view.DOCUMENT_SCORE, DocumentAttributes.DOCUMENT_SCORE),
+        (view.DOCUMENT_CONTENT, DocumentAttributes.DOCUMENT_CONTENT),
+        (view.DOCUMENT_METADATA, DocumentAttributes.DOCUMENT_METADATA),
+        (view.EMBEDDING_MODEL_NAME, SpanAttributes.EMBEDDING_MODEL_NAME),
+        (view.LLM_MODEL_NAME, SpanAttributes.LLM_MODEL_NAME),
+        (view.LLM_INPUT_MESSAGES, SpanAttributes.LLM_INPUT_MESSAGES),
+        (view.LLM_OUTPUT_MESSAGES, SpanAttributes.LLM_OUTPUT_MESSAGES),
+        (view.MESSAGE_ROLE, MessageAttributes.MESSAGE_ROLE),
+        (view.MESSAGE_CONTENT, MessageAttributes.MESSAGE_CONTENT),
+        (view.RERANKER_QUERY, RerankerAttributes.RERANKER_QUERY),
+        (view.RERANKER_MODEL_NAME, RerankerAttributes.RERANKER_MODEL_NAME),
+        (view.RERANKER_INPUT_DOCUMENTS, RerankerAttributes.RERANKER_INPUT_DOCUMENTS),
+        (view.RERANKER_OUTPUT_DOCUMENTS, RerankerAttributes.RERANKER_OUTPUT_DOCUMENTS),
+        (view.USER_ID, SpanAttributes.USER_ID),
+    ]
+    assert [ours for ours, _ in pairs] == [theirs for _, theirs in pairs]
+    kinds = {k.value for k in OpenInferenceSpanKindValues}
+    assert {"CHAIN", "RETRIEVER", "EMBEDDING", "RERANKER", "LLM"} <= kinds
 
 
 def test_recall_spans_follow_openinference_retrieval_conventions(
