@@ -90,6 +90,7 @@ def run_loop(workdir: Path, server: FakeOpenAIServer, question: str, reply: str)
     server.enqueue(200, tool_calls_reply(("ask", json.dumps(arguments, ensure_ascii=False))))
     server.enqueue(200, text_reply(reply))
     env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-fake", "MODEL": "fake"}
+    env["PYTHONPATH"] = str(ROOT)  # this tree, from the work folder too (a relative path would not be)
     done = subprocess.run(
         [sys.executable, "-c", the_loop()], cwd=workdir, env=env, capture_output=True, text=True, timeout=300
     )
