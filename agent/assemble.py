@@ -69,6 +69,7 @@ def evidence_items(items: Sequence[Checked], first_id: int = 1) -> list[Evidence
                     start=start,
                     end=end,
                     text=doc.text[start:end],
+                    score=round(item.check.score, 6),
                     seeds=seeds,
                     steps=steps,
                 )

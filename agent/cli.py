@@ -132,6 +132,8 @@ FLAGS = {
     "store_url": "store",
     "policy_file": "policy_file",
     "embed_workers": "embed_workers",
+    "otel": "otel",
+    "otel_endpoint": "otel_endpoint",
 }
 
 

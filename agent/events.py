@@ -221,7 +221,7 @@ def decided(outcome: Outcome, *, inline_text: bool = False) -> Made:
     quiet = {"suspicious"} if not signals.suspicious else set()
     quiet |= {name for name in LATER_SIGNALS if getattr(signals, name) is None}
     # the grouping by document is a view of the evidence, and came later: not recorded, so that runs
-    # recorded before it replay identical
+    # recorded before it replay identical; so is each window's score (the checked step records it)
     exclude: dict[str, Any] = {
         "latency_ms": True,
         "trace": True,
@@ -231,6 +231,7 @@ def decided(outcome: Outcome, *, inline_text: bool = False) -> Made:
         # and came later: not recorded either
         "missing": {"__all__": {"message"}},
         "conflicts": {"__all__": {"message"}},
+        "evidence": {"__all__": {"score"}},
     }
     if outcome.resolved_question is None:  # a run given no history: recorded as before
         exclude["resolved_question"] = True

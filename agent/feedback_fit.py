@@ -5,14 +5,15 @@
     shortfall(runs)                    how many more reviews of each kind a fit needs
     fit_feedback(runs, answer_rate)    a JudgeModel fitted on the reviewed runs
     cross_validated(runs, rate)        the operating point the fit reaches on runs it did not see
-    best_rate(runs)                    the answer rate whose cross-validated point decides most runs right
+    cross_validated_statuses(...)      each run's status as decided by a fit that did not see it
     recorded_point(runs)               the operating point the current policy reached on the same runs
 
 Nothing is asked again: the signals are the ones each run's last completeness check recorded,
 z-scored with the corpus scale its header pinned. A new judge changes only the judge's own call:
 a run refused for another missing piece (an uncovered slot, a dangling reference) stays refused,
 and a run that stopped on a conflict stays there. Which reviews count (a log and traces that verify,
-each reviewer's latest verdict, no disagreement) is ``agent.feedback_reviews``.
+each reviewer's latest verdict, no disagreement) is ``agent.feedback_reviews``; which operating point
+is taken, ``agent.feedback_choice``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from evidence_loop.agent.calibrate import ANSWER_RATES, FEATURES, Row, fit_judge
+from evidence_loop.agent.calibrate import FEATURES, Row, fit_judge
 from evidence_loop.policies.judge_model import JudgeModel
 from evidence_loop.tools.store.calibration import CorpusScale
 from evidence_loop.traces import Trace
@@ -115,6 +116,13 @@ def recorded_point(runs: Sequence[ReviewedRun]) -> OperatingPoint:
 def cross_validated(
     runs: Sequence[ReviewedRun], answer_rate: float, bias: float = 0.0, l2: float = 1.0, folds: int = FOLDS
 ) -> OperatingPoint:
+    """The operating point of ``cross_validated_statuses``."""
+    return point(runs, cross_validated_statuses(runs, answer_rate, bias, l2, folds))
+
+
+def cross_validated_statuses(
+    runs: Sequence[ReviewedRun], answer_rate: float, bias: float = 0.0, l2: float = 1.0, folds: int = FOLDS
+) -> list[str]:
     """Each run decided by a judge fitted on the other folds (runs dealt to folds in turn), at the
     threshold for ``answer_rate`` moved by ``bias`` (the policy's refusal bias)."""
     statuses = [""] * len(runs)
@@ -125,14 +133,4 @@ def cross_validated(
         threshold = model.threshold(answer_rate) + bias
         for i in held:
             statuses[i] = decided(model, threshold, runs[i])
-    return point(runs, statuses)
-
-
-def best_rate(
-    runs: Sequence[ReviewedRun], bias: float = 0.0, l2: float = 1.0
-) -> tuple[float, dict[float, OperatingPoint]]:
-    """The answer rate (of ``ANSWER_RATES``) whose cross-validated point decides the most reviewed runs
-    as the reviewers say (a tie goes to the higher rate, which refuses less), and every rate's point."""
-    points = {rate: cross_validated(runs, rate, bias, l2) for rate in ANSWER_RATES}
-    chosen = max(points, key=lambda rate: (points[rate].correct, rate))
-    return chosen, points
+    return statuses

@@ -18,6 +18,7 @@ import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -28,6 +29,7 @@ from pydantic_ai.usage import UsageLimits
 
 from evidence_loop.agent import settings
 from evidence_loop.agent.conflict_check import Adjudication, Adjudicator, rules_adjudicator
+from evidence_loop.agent.runtime import awaited
 from evidence_loop.policies.conflicts.adjudication import adjudicate_by_rules
 from evidence_loop.policies.types import ConflictCandidate, ConflictVerdict, EvidenceView, ValueMention
 from evidence_loop.tools.errors import LLMError
@@ -210,9 +212,14 @@ class LLMAdjudicator:
         by_id = {view.evidence_id: view for view in views}
         _, prompt = self.config.prompt_parts(SYSTEM_PROMPT, user_prompt(question, candidates, by_id))
         limits = UsageLimits(request_limit=self.config.max_calls_per_question)
+        deps = _Deps(by_id, candidates)
         with self.model.recorder.capture() as capture:
             try:
-                result = self.agent.run_sync(prompt, deps=_Deps(by_id, candidates), usage_limits=limits)
+                # awaited on the caller's event loop when the run came through Service.aask
+                result = awaited(
+                    partial(self.agent.run, prompt, deps=deps, usage_limits=limits),
+                    partial(self.agent.run_sync, prompt, deps=deps, usage_limits=limits),
+                )
             except (AgentRunError, LLMError) as error:
                 reason = _fallback_reason(error)
                 return _fallback(candidates, views, reason, capture.attempts, tuple(capture.records))

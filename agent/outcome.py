@@ -48,6 +48,11 @@ class Evidence(_Frozen):
     start: int
     end: int
     text: str
+    score: float | None = Field(
+        default=None,
+        description="this window's own evidence score (the fused score its selection ranked it by); "
+        "none in an outcome read back from a trace, which does not record it",
+    )
     seeds: list[SeedHit] = []
     steps: list[GrowthStep] = []
 

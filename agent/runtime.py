@@ -1,4 +1,5 @@
-"""What a run depends on from outside, injected: clock, run ids, the trace recorder, the conflict seam.
+"""What a run depends on from outside, injected: clock, run ids, the trace recorder, the conflict seam,
+and where a run that came through the async door awaits its model calls (``awaited``).
 
 Tests and replays pass their own; nothing in the loop reads the wall clock or makes ids itself.
 """
@@ -8,10 +9,11 @@ from __future__ import annotations
 import gc
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
 from evidence_loop.agent.outcome import Conflict
 from evidence_loop.policies.question.analysis import Question
@@ -91,3 +93,24 @@ def freeze_heap() -> None:
     """
     gc.collect()
     gc.freeze()
+
+
+T = TypeVar("T")
+
+
+class LoopBridge(Protocol):
+    """Awaits a coroutine on the event loop of ``Service.aask``'s caller, from the run's worker thread."""
+
+    def __call__(self, make: Callable[[], Coroutine[Any, Any, T]]) -> T: ...
+
+
+LOOP_BRIDGE: ContextVar[LoopBridge | None] = ContextVar("evloop_loop_bridge", default=None)
+"""Set in the worker thread of a run that came through ``Service.aask`` (``agent.async_door``)."""
+
+
+def awaited(make: Callable[[], Coroutine[Any, Any, T]], blocking: Callable[[], T]) -> T:
+    """What ``make()`` returns, awaited on the caller's event loop when the run came through the async
+    door; else ``blocking()``, the thread's own way of running it (pydantic-ai's ``run_sync``). Either
+    way the run waits for it: the result is the same, only where the waiting happens differs."""
+    bridge = LOOP_BRIDGE.get()
+    return bridge(make) if bridge is not None else blocking()

@@ -10,18 +10,21 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import structlog
 
 from evidence_loop.agent import logs, settings, tracing
+from evidence_loop.agent.async_door import AsyncDoor
 from evidence_loop.agent.calibrate import JudgeGap, ScaleKeeper, judge_gap
 from evidence_loop.agent.conflict_check import ConflictChecker
 from evidence_loop.agent.controller import Controller
 from evidence_loop.agent.history import HistoryItem, RunCache, taken_history, turns_of
 from evidence_loop.agent.outcome import NotTraced, Outcome, TraceRef
 from evidence_loop.agent.replay import ConflictFactory, ReplayReport, replay
+from evidence_loop.agent.run_export import SpanSink, Watch, configured_sink, watching
 from evidence_loop.agent.runtime import ConflictCheck, Deps, freeze_heap
 from evidence_loop.agent.write_access import Writer
 from evidence_loop.policies.config import Policy, load_policy_file
@@ -47,6 +50,9 @@ from evidence_loop.tools.store.pg import is_url
 from evidence_loop.tools.types import DocumentInput
 from evidence_loop.traces import Trace, TraceStore, VerifyResult
 from evidence_loop.traces.citations import resolve, with_citations
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import TracerProvider
 
 TRACES_SUBDIR = "traces"
 WhenTracesFail = Literal["refuse", "answer-untraced"]
@@ -133,8 +139,12 @@ class Service:
         embedder: Embedder | None = None,
         reranker: Reranker | None = None,
         when_traces_fail: WhenTracesFail = "refuse",
+        async_running: int | None = None,
+        spans: TracerProvider | SpanSink | None = None,
     ) -> None:
         self.store = store
+        # runs as spans for a team's tracing tools (agent.run_export), or None
+        self.spans = configured_sink(spans) if spans is not None else None
         self.when_traces_fail = when_traces_fail
         self._trace_failure: TraceStoreUnavailableError | None = None  # the last, until a trace is written
         self.embedder = embedder
@@ -149,6 +159,7 @@ class Service:
         self._write_lock = threading.Lock()
         self._scale: tuple[int, CorpusScale | None] | None = None
         self._runs = RunCache()  # earlier turns read back by run id (agent.history)
+        self._door = AsyncDoor(async_running)  # aask's threads, started on its first question
         if embedder is not None:
             # Every write through this service (or its store) measures the scale when due. The LLM
             # conflict check is left out: the judge's signals are read before it would be asked.
@@ -168,14 +179,19 @@ class Service:
         reranker: Reranker | RerankConfig | Literal["configured"] | None = "configured",
         llm: ConflictLLMConfig | Literal["configured"] | None = "configured",
         when_traces_fail: WhenTracesFail = "refuse",
+        async_running: int | None = None,
+        spans: TracerProvider | SpanSink | Literal["configured"] | None = "configured",
     ) -> Service:
         """A service over ``index`` (a folder, or a PostgreSQL URL); traces default to
         ``index/traces``. The policy, the embedder, the reranker and the conflict check's LLM are
         the ones the settings configure (``agent.settings``: the environment over the configuration
         file; ``EVLOOP_POLICY`` names a policy file, see ``tools.models.embedder_config``,
         ``tools.models.reranker_config``, ``tools.models.llm_config``) unless given, as an object or its
-        config (None: lexical only, no reranker, the offline conflict rules). Use it as a context manager,
-        or call ``close``."""
+        config (None: lexical only, no reranker, the offline conflict rules). ``async_running`` bounds
+        the questions ``aask`` runs at once (``agent.async_door``). ``spans`` exports each run as
+        OpenTelemetry spans: as the settings say (``otel``, ``otel_endpoint``; off by default), with
+        an application's own tracer provider, or not at all (None). Use it as a context manager, or
+        call ``close``."""
         configured = settings.current().environ()  # the environment over the configuration file
         if embedder == "configured":
             embedder = EmbedConfig.from_env(configured)
@@ -202,6 +218,8 @@ class Service:
             embedder=embedder,
             reranker=reranker,
             when_traces_fail=when_traces_fail,
+            async_running=async_running,
+            spans=configured_sink(spans),
         )
 
     def snapshot(self) -> Snapshot:
@@ -258,6 +276,21 @@ class Service:
             logs.log_run(outcome, caller=caller)
         return outcome
 
+    async def aask(
+        self,
+        question: str,
+        groups: Collection[str] = (),
+        *,
+        caller: str | None = None,
+        timeout_s: float | None = None,
+        history: Sequence[HistoryItem] | None = None,
+    ) -> Outcome:
+        """``ask`` for asyncio: the same loop, run in a worker thread (at most ``async_running`` at
+        once, the others waiting without a thread), its LLM conflict check awaited on the caller's
+        event loop; the same outcome, trace and replay (``agent.async_door``)."""
+        work = partial(self.ask, question, groups, caller=caller, timeout_s=timeout_s, history=history)
+        return await self._door.run(work)
+
     def _run(
         self,
         snapshot: Snapshot,
@@ -268,11 +301,31 @@ class Service:
         timeout_s: float | None,
         history: Sequence[Turn] = (),
     ) -> Outcome:
+        if self.spans is None:  # export off: nothing watched
+            return self._traced(snapshot, question, groups, run_id, caller, timeout_s, history, None)
+        with watching(self.spans, snapshot, groups, run_id, question, caller) as watch:
+            watch.outcome = self._traced(
+                snapshot, question, groups, run_id, caller, timeout_s, history, watch
+            )
+            return watch.outcome
+
+    def _traced(
+        self,
+        snapshot: Snapshot,
+        question: str,
+        groups: Collection[str],
+        run_id: str,
+        caller: str | None,
+        timeout_s: float | None,
+        history: Sequence[Turn],
+        watch: Watch | None,
+    ) -> Outcome:
         scale = self.scale(snapshot)
         if self.traces is None:
             return self.controller.ask(
-                snapshot, question, groups, run_id=run_id, timeout_s=timeout_s, scale=scale, history=history
-            )
+                snapshot, question, groups, recorder=watch.around(None) if watch else None, run_id=run_id,
+                timeout_s=timeout_s, scale=scale, history=history,
+            )  # fmt: skip
         head = tracing.header(
             run_id,
             question,
@@ -288,7 +341,8 @@ class Service:
         )
         try:
             with self.traces.begin(head) as writer:
-                recorder = tracing.TraceRecorder(writer)
+                written = tracing.TraceRecorder(writer)
+                recorder = watch.around(written) if watch is not None else written
                 outcome = self.controller.ask(
                     snapshot, question, groups, recorder=recorder, run_id=run_id, timeout_s=timeout_s,
                     scale=scale, history=history,
@@ -451,7 +505,11 @@ class Service:
         self.close()
 
     def close(self) -> None:
-        """Close the trace store, the store and the reranker's connections."""
+        """Wait for ``aask``'s questions in flight; close the trace store, the store and the
+        reranker's connections."""
+        self._door.close()
+        if self.spans is not None:
+            self.spans.close()
         if self.traces is not None:
             self.traces.close()
         self.store.close()

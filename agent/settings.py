@@ -77,6 +77,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("allow_origins", "EVLOOP_ALLOW_ORIGINS", help="serve: more Origins (--allow-origin)"),
     Setting("api_key", "EVLOOP_API_KEY", secret=True, help="mcp over stdio: the caller's key"),
     Setting("groups", "EVLOOP_GROUPS", help="mcp over stdio without a key: the groups read with"),
+    Setting("otel", "EVLOOP_OTEL", "off", "--otel", help="runs as OpenTelemetry spans: off or otlp"),
+    Setting(
+        "otel_endpoint",
+        "EVLOOP_OTEL_ENDPOINT",
+        flag="--otel-endpoint",
+        help="OTLP/HTTP traces endpoint (default: OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT, else localhost:4318)",
+    ),
 )
 BY_NAME = {setting.name: setting for setting in SETTINGS}
 MASK = "****"

@@ -21,6 +21,7 @@ from evidence_loop.agent.commands.common import recall, section_path
 from evidence_loop.agent.history import MAX_HISTORY_TURNS
 from evidence_loop.agent.outcome import Outcome
 from evidence_loop.agent.service import Service, check_caller
+from evidence_loop.agent.strict_schema import strict_form
 from evidence_loop.tools.errors import InputError, NotFoundError, TamperedTraceError
 from evidence_loop.tools.inputs import check_unicode
 
@@ -238,17 +239,18 @@ def _for_the_user(outcome: Outcome) -> list[str]:
     return ["message for the user (may be shown as it is):", message] if message else []
 
 
-def ask_tool_schema() -> dict[str, Any]:
-    """``ask`` as an OpenAI function-calling tool (``tools=[...]`` of a chat completion)."""
+def ask_tool_schema(*, strict: bool = False) -> dict[str, Any]:
+    """``ask`` as an OpenAI function-calling tool (``tools=[...]`` of a chat completion); ``strict``:
+    in the form of OpenAI's strict mode (``agent.strict_schema``)."""
     parameters = AskArguments.model_json_schema()
     parameters.pop("title", None)
     parameters.pop("description", None)
     for field in parameters["properties"].values():
         field.pop("title", None)
-    return {
-        "type": "function",
-        "function": {"name": "ask", "description": ASK_DESCRIPTION, "parameters": parameters},
-    }
+    function: dict[str, Any] = {"name": "ask", "description": ASK_DESCRIPTION, "parameters": parameters}
+    if strict:
+        function |= {"parameters": strict_form(parameters), "strict": True}
+    return {"type": "function", "function": function}
 
 
 def run_ask_tool(service: Service, arguments: str | Mapping[str, Any], caller: Caller = PUBLIC) -> str:

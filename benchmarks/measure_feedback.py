@@ -15,7 +15,9 @@ For each set (default rgb_zh_reject, emanual_en_reject, tara_zh under EVLOOP_EVA
    stderr and its policy to WORK/SET/policy.json), then fit on the first 50, 100, 200, 400 and all
    reviews (posting order, as ``calibrate --feedback`` reads them) and score the held-out half with
    each fitted judge applied to the signals its runs recorded (nothing asked again; a run refused
-   for another missing piece stays refused, as ``agent.feedback_fit.decided`` says).
+   for another missing piece stays refused, as ``agent.feedback_fit.decided`` says). Without
+   ``--answer-rate`` each fit takes the point ``calibrate --feedback`` would (``agent.feedback_choice``:
+   the rate whose cross-validated gain holds up, else the current policy, shown as rate "kept").
 
 Prints one table: answer rate, refusal rate and correct outcomes of the held-out half under the
 shipped policy, always answering, and each fit. Run it nice'd: the first phase asks every question.
@@ -38,7 +40,8 @@ import httpx
 from load_api import free_port
 
 from evidence_loop.agent.evaluate import read_questions
-from evidence_loop.agent.feedback_fit import ReviewedRun, best_rate, decided, fit_feedback, judged
+from evidence_loop.agent.feedback_choice import choose, curve
+from evidence_loop.agent.feedback_fit import ReviewedRun, decided, fit_feedback, judged
 from evidence_loop.agent.feedback_reviews import reviews
 from evidence_loop.policies.judge_model import JudgeModel
 from evidence_loop.traces import TraceStore
@@ -219,9 +222,12 @@ def score(name: str, work: Path, fixed: float | None) -> list[str]:
         if sum(r.answerable for r in first) < 5 or sum(not r.answerable for r in first) < 5:
             lines.append(f"| {name} | fit on {n} reviews | {n} | too few of one kind | | | |")
             continue
-        rate = fixed if fixed is not None else best_rate(first)[0]
-        statuses = rescored(fit_feedback(first), rate, rows)
-        lines.append(_line(name, f"fit on {n} reviews", str(n), f"{rate:g}", figures(statuses, expects)))
+        rate = fixed if fixed is not None else choose(curve(first)).rate
+        # rate None: the fit's gain does not hold up, the current policy is kept
+        kept = [s for _, _, s in rows]
+        statuses = kept if rate is None else rescored(fit_feedback(first), rate, rows)
+        shown = "kept" if rate is None else f"{rate:g}"
+        lines.append(_line(name, f"fit on {n} reviews", str(n), shown, figures(statuses, expects)))
     return lines
 
 

@@ -7,6 +7,7 @@ against the loopback server.
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import os
 from collections.abc import Iterator
@@ -64,6 +65,19 @@ def _no_flags_left() -> Iterator[None]:
     later ``settings.current()``: forget them after each test, or the next test reads them."""
     yield
     settings.install({})
+
+
+@pytest.fixture(autouse=True)
+def _no_event_loop_left_open() -> Iterator[None]:
+    """pydantic-ai's ``run_sync`` (the LLM conflict check, replay) leaves its event loop open as the
+    thread's current loop; a later ``asyncio.run`` drops it unclosed, and pytest fails the session
+    on the warning. Close it after each test (``run_sync`` makes a new one when it finds it closed)."""
+    yield
+    policy = asyncio.get_event_loop_policy()
+    loop = getattr(getattr(policy, "_local", None), "_loop", None)
+    if isinstance(loop, asyncio.AbstractEventLoop) and not loop.is_running() and not loop.is_closed():
+        loop.close()
+        policy.set_event_loop(None)
 
 
 @pytest.fixture

@@ -6,7 +6,13 @@ import argparse
 import json
 from pathlib import Path
 
-from evidence_loop.agent.commands.common import Subparsers, add_command, add_index_option, parse_groups
+from evidence_loop.agent.commands.common import (
+    Subparsers,
+    add_command,
+    add_index_option,
+    add_otel_options,
+    parse_groups,
+)
 from evidence_loop.agent.commands.session import (
     add_policy_option,
     add_trace_options,
@@ -35,6 +41,7 @@ def register(subparsers: Subparsers) -> None:
     )
     parser.add_argument("question", help="the user's question")
     add_index_option(parser)
+    add_otel_options(parser)
     add_trace_options(parser)
     add_policy_option(parser)
     parser.add_argument(

@@ -9,6 +9,7 @@ from evidence_loop.agent.commands.common import (
     Subparsers,
     add_command,
     add_index_option,
+    add_otel_options,
 )
 from evidence_loop.agent.commands.progress import Progress, add_progress_option
 from evidence_loop.agent.commands.session import (
@@ -39,6 +40,7 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("questions", type=Path, help="questions.jsonl")
     parser.add_argument("--out", type=Path, required=True, help="results.jsonl to write")
     add_index_option(parser)
+    add_otel_options(parser)
     add_trace_options(parser)
     add_policy_option(parser)
     add_progress_option(parser)

@@ -46,10 +46,12 @@ signals, each set weighing alike, is written to --out with its threshold for eac
 Load it with --policy-file FILE or EVLOOP_POLICY=FILE; a run's trace pins its hash.
 
 With --feedback, fit the judge on the runs reviewers marked (evloop feedback list) instead:
-the signals each reviewed run's trace recorded, nothing asked again. It prints the fit's
-cross-validated answer rate, refusal rate and correct outcomes beside what the current policy
-did on the same runs, refuses to fit on too few reviews of either kind, and writes the policy
-only with --out (serve it with `evloop serve --policy-file FILE`).
+the signals each reviewed run's trace recorded, nothing asked again. It prints the curve of the
+fit's cross-validated answer rate against refusal rate (with 95% intervals) and correct outcomes
+beside what the current policy did on the same runs, refuses to fit on too few reviews of either
+kind, and says which point it chose and why: without --answer-rate, the current policy is kept
+(nothing written) unless a fit decides more reviewed runs right by more than chance would. It
+writes the policy only with --out (serve it with `evloop serve --policy-file FILE`).
 
 With --self, measure the index's own scale now (no labels): pseudo-questions drawn from its
 documents are asked with their document hidden. Ingest does this by itself when the corpus is new

@@ -11,6 +11,7 @@ from evidence_loop.agent.commands.common import (
     Subparsers,
     add_command,
     add_index_option,
+    add_otel_options,
     error_line,
     parse_groups,
 )
@@ -38,6 +39,7 @@ def register(subparsers: Subparsers) -> None:
         subparsers, "chat", summary="ask questions in a conversation", description=DESCRIPTION, epilog=EPILOG
     )
     add_index_option(parser)
+    add_otel_options(parser)
     add_trace_options(parser)
     add_policy_option(parser)
     parser.add_argument(

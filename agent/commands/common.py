@@ -45,6 +45,24 @@ def add_command(
     return parser
 
 
+def add_otel_options(parser: argparse.ArgumentParser) -> None:
+    """``--otel`` and ``--otel-endpoint``: each run exported as OpenTelemetry spans (agent.run_export)."""
+    parser.add_argument(
+        "--otel",
+        choices=("off", "otlp"),
+        default=None,
+        help="export each run as OpenTelemetry spans over OTLP/HTTP (default: $EVLOOP_OTEL, else off; "
+        "needs the [otel] extra)",
+    )
+    parser.add_argument(
+        "--otel-endpoint",
+        metavar="URL",
+        default=None,
+        help="the OTLP/HTTP traces endpoint (default: $EVLOOP_OTEL_ENDPOINT, else "
+        "$OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or $OTEL_EXPORTER_OTLP_ENDPOINT, else localhost:4318)",
+    )
+
+
 def add_index_option(parser: argparse.ArgumentParser, *, store: bool = True) -> None:
     """``--index DIR`` (and ``store``: ``--store URL``), resolved by :func:`resolve_location`."""
     parser.add_argument(

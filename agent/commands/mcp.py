@@ -11,6 +11,7 @@ from evidence_loop.agent.commands.common import (
     Subparsers,
     add_command,
     add_index_option,
+    add_otel_options,
     resolve_location,
     shown,
 )
@@ -47,6 +48,7 @@ def register(subparsers: Subparsers) -> None:
         subparsers, "mcp", summary="serve the tools to MCP clients", description=DESCRIPTION, epilog=EPILOG
     )
     add_index_option(parser)
+    add_otel_options(parser)
     parser.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
     add_listen_options(parser, port=8765, what=" with --http")
     parser.add_argument("--keys", type=Path, metavar="KEYS.json", default=None, help="API keys file")

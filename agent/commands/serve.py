@@ -28,6 +28,7 @@ from evidence_loop.agent.commands.common import (
     Subparsers,
     add_command,
     add_index_option,
+    add_otel_options,
     resolve_location,
     shown,
     warn,
@@ -80,6 +81,7 @@ def register(subparsers: Subparsers) -> None:
         subparsers, "serve", summary="serve the HTTP API", description=DESCRIPTION, epilog=EPILOG
     )
     add_index_option(parser)
+    add_otel_options(parser)
     add_listen_options(parser, port=8080)
     parser.add_argument(
         "--keys", type=Path, metavar="KEYS.json", default=None, help="API keys file (followed: no restart)"

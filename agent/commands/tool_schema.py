@@ -11,11 +11,14 @@ from evidence_loop.agent.toolkit import ask_tool_schema
 DESCRIPTION = """\
 Print the `ask` tool as an OpenAI function-calling tool (one JSON object, for `tools=[...]` of a
 chat completion). Answer the model's calls with evidence_loop.agent.toolkit.run_ask_tool, which
-returns the cited answer or the refusal with what is missing, as text the model can quote."""
+returns the cited answer or the refusal with what is missing, as text the model can quote.
+--strict gives the form of OpenAI's strict mode ("strict": true: every object closed with
+additionalProperties false, every property required, the optional ones nullable)."""
 
 EPILOG = """\
 examples:
-  evloop tool-schema > ask_tool.json"""
+  evloop tool-schema > ask_tool.json
+  evloop tool-schema --strict > ask_tool.json   for "strict": true"""
 
 
 def register(subparsers: Subparsers) -> None:
@@ -27,9 +30,12 @@ def register(subparsers: Subparsers) -> None:
         description=DESCRIPTION,
         epilog=EPILOG,
     )
+    parser.add_argument(
+        "--strict", action="store_true", help='the form of OpenAI\'s strict mode ("strict": true)'
+    )
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    print(json.dumps(ask_tool_schema(), ensure_ascii=False, indent=2))
+    print(json.dumps(ask_tool_schema(strict=args.strict), ensure_ascii=False, indent=2))
     return 0

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from evidence_loop.agent.calibrate import ANSWER_RATES
 from evidence_loop.agent.cli import main
 from evidence_loop.agent.feedback_fit import MIN_PER_KIND, label_of
 from evidence_loop.agent.feedback_reviews import reviews
@@ -139,13 +140,22 @@ def test_the_fit_is_reported_against_the_current_policy_and_written_only_with_ou
         == 0
     )
 
-    lines = {line.split("  ")[0]: line.split() for line in capsys.readouterr().out.splitlines()}
+    printed = capsys.readouterr().out
     reviews = len(ANSWERABLE) + len(UNANSWERABLE)
-    assert lines["current (as the runs went)"][-4] == lines["fitted at rate 0.9"][-4] == str(reviews)
+    assert row(printed, "current (as the runs went)")[0] == row(printed, "fitted at rate 0.9 (chosen)")[0]
+    assert row(printed, "current (as the runs went)")[0] == str(reviews)
+    assert "took the fit at rate 0.9, as --answer-rate says" in printed
     policy = load_policy_file(out)
     assert policy.answer_rate == 0.9 and policy.judge is not None
     assert policy.judge.fitted_on == ("feedback",) and policy.digest() != Policy().digest()
     assert json.loads(out.read_text())["report"]["feedback"]["cross_validated"]["reviews"] == reviews
+
+
+def row(printed: str, name: str) -> list[str]:
+    """The figures of the curve's line named ``name``: reviews, then answer [interval], refusal
+    [interval], correct, and for a fitted point its gain and the gain's lower bound."""
+    (line,) = [line for line in printed.splitlines() if line.startswith(name + "  ")]
+    return line[len(name) :].split()
 
 
 def test_a_served_fitted_policy_is_pinned_in_every_later_trace(
@@ -153,7 +163,8 @@ def test_a_served_fitted_policy_is_pinned_in_every_later_trace(
 ) -> None:
     index, _ = reviewed
     out = tmp_path / "policy.json"
-    assert main(["calibrate", "--feedback", "--index", str(index), "--out", str(out)]) == 0
+    command = ["calibrate", "--feedback", "--index", str(index), "--answer-rate", "0.93", "--out", str(out)]
+    assert main(command) == 0
     policy = load_policy_file(out)
 
     with Service.open(index, embedder=FakeEmbedder(), policy=policy, traces=tmp_path / "t") as service:
@@ -196,19 +207,34 @@ def test_feedback_export_refuses_a_log_whose_chain_is_broken(
     assert "record 2 was changed after it was written" in capsys.readouterr().err
 
 
-def test_without_a_rate_the_fit_takes_the_one_that_decides_most_reviewed_runs_right(
+def test_without_a_rate_the_current_policy_is_kept_when_no_fit_gains_more_than_chance(
     reviewed: tuple[Path, list[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     index, _ = reviewed
     out = tmp_path / "policy.json"
     assert main(["calibrate", "--feedback", "--index", str(index), "--out", str(out)]) == 0
 
-    rows = [
-        line.split() for line in capsys.readouterr().out.splitlines() if line.startswith("fitted at rate")
-    ]
-    correct = {float(row[3]): float(row[-1]) for row in rows}
-    (chosen,) = [float(row[3]) for row in rows if "(chosen)" in row]
-    assert correct[chosen] == max(correct.values()) and load_policy_file(out).answer_rate == chosen
+    printed = capsys.readouterr().out
+    fitted = [row(printed, f"fitted at rate {rate:g}") for rate in ANSWER_RATES]
+    assert all(float(figures[-1]) <= 0 for figures in fitted)  # no gain's lower bound above zero
+    assert "kept the current policy: no fitted point decides more reviewed runs right" in printed
+    assert "(chosen)" not in printed and not out.exists()
+
+
+def test_the_curve_shows_each_rates_interval_and_gain(
+    reviewed: tuple[Path, list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    index, _ = reviewed
+    assert main(["calibrate", "--feedback", "--index", str(index)]) == 0
+
+    printed = capsys.readouterr().out
+    current = float(row(printed, "current (as the runs went)")[5])
+    for rate in ANSWER_RATES:
+        _, answer, answer_in, refusal, refusal_in, correct, gain, _ = row(printed, f"fitted at rate {rate:g}")
+        for share, interval in ((answer, answer_in), (refusal, refusal_in)):
+            low, high = (float(x) for x in interval.strip("[]").split("-"))
+            assert low <= float(share) <= high
+        assert float(gain) == pytest.approx(float(correct) - current, abs=0.002)
 
 
 def copied(index: Path, tmp_path: Path) -> Path:

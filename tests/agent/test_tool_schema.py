@@ -10,13 +10,15 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import openai
 import pytest
 
 from evidence_loop.agent.cli import main
 from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.agent.service import Service
-from evidence_loop.agent.toolkit import PUBLIC, run_ask_tool
+from evidence_loop.agent.toolkit import PUBLIC, AskArguments, ask_tool_schema, run_ask_tool
 from evidence_loop.tools.errors import InputError
 from tests.fake_openai_server import FakeOpenAIServer, text_reply, tool_calls_reply
 
@@ -44,6 +46,38 @@ def test_tool_schema_prints_ask_as_an_openai_function(capsys: pytest.CaptureFixt
     assert set(parameters["properties"]) == {"question", "groups", "history"}
 
 
+def test_tool_schema_strict_closes_the_object_and_requires_every_argument_nullable(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["tool-schema", "--strict"]) == 0
+    function = json.loads(capsys.readouterr().out)["function"]
+    parameters = function["parameters"]
+    assert function["strict"] is True and parameters["additionalProperties"] is False
+    assert parameters["required"] == ["question", "groups", "history"]
+    for name in ("groups", "history"):
+        assert {"type": "null"} in parameters["properties"][name]["anyOf"]
+        assert "default" not in parameters["properties"][name]
+    assert parameters["properties"]["question"] == {
+        "type": "string", "description": "the user's question, as asked (Chinese or English)"
+    }  # fmt: skip
+
+
+def test_the_strict_schema_is_the_one_the_openai_library_makes_of_the_arguments() -> None:
+    made = openai.pydantic_function_tool(AskArguments, name="ask")["function"]
+    assert made.get("strict") is True
+    ours = ask_tool_schema(strict=True)["function"]["parameters"]
+    assert without_titles(made["parameters"]) == without_titles(ours)
+
+
+def without_titles(schema: Any) -> Any:
+    """A schema without the names and prose pydantic adds (``title``, the model's ``description``)."""
+    if isinstance(schema, dict):
+        return {k: without_titles(v) for k, v in schema.items() if k not in ("title", "description")}
+    if isinstance(schema, list):
+        return [without_titles(v) for v in schema]
+    return schema
+
+
 @pytest.fixture
 def workdir(tmp_path: Path) -> Path:
     with Service.open(tmp_path / ".evloop", create=True) as service:
@@ -52,25 +86,27 @@ def workdir(tmp_path: Path) -> Path:
 
 
 def run_loop(workdir: Path, server: FakeOpenAIServer, question: str, reply: str) -> str:
-    server.enqueue(200, tool_calls_reply(("ask", json.dumps({"question": question}, ensure_ascii=False))))
+    arguments = {"question": question, "groups": None, "history": None}  # strict: every argument sent
+    server.enqueue(200, tool_calls_reply(("ask", json.dumps(arguments, ensure_ascii=False))))
     server.enqueue(200, text_reply(reply))
     env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-fake", "MODEL": "fake"}
+    env["PYTHONPATH"] = str(ROOT)  # this tree, from the work folder too (a relative path would not be)
     done = subprocess.run(
         [sys.executable, "-c", the_loop()], cwd=workdir, env=env, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == reply
     first, second = server.requests
-    assert first.body["tools"] == [json.loads(subprocess_schema())]
+    assert first.body["tools"] == [json.loads(subprocess_schema("--strict"))]
     (tool_message,) = [m for m in second.body["messages"] if m["role"] == "tool"]
     assert tool_message["tool_call_id"] == "call_0"
     content: str = tool_message["content"]
     return content
 
 
-def subprocess_schema() -> str:
+def subprocess_schema(*flags: str) -> str:
     done = subprocess.run(
-        [sys.executable, "-m", "evidence_loop.agent.cli", "tool-schema"],
+        [sys.executable, "-m", "evidence_loop.agent.cli", "tool-schema", *flags],
         capture_output=True,
         text=True,
         timeout=300,

@@ -16,6 +16,10 @@ from tests.agent.test_api_server import Server, start
 PUBLIC_KEY, STAFF_KEY = "rk-public", "rk-staff"
 ANSWERED = "LM-S10 整机保修多久？"
 REFUSED = "LM-Z900 的整机保修期是多久？"
+SEVERAL = "How long is the LM-X200 warranty?"  # answered from several windows, each scored
+FOLLOW_UP = "它的电池保修多久？"  # after ANSWERED: read as a question about the LM-S10
+# twenty questions at once: answered and refused ones, each asked several times
+TWENTY = [q for _ in range(5) for q in (ANSWERED, REFUSED, SEVERAL, "How long is the LM-Q77 warranty?")]
 
 
 @pytest.fixture(scope="module")
