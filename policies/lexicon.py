@@ -359,3 +359,37 @@ STATEMENT_OPENINGS_ZH: tuple[str, ...] = ("我", "我们", "我家", "本人")
 ZERO_SUBJECT_ZH: tuple[str, ...] = tuple(
     "可以 可不可以 能不能 能否 能 需要 需不需要 要不要 是否 会不会 还能 还可以 也可以 也能 支持 适用".split()
 )
+
+# ---- what a question names, read against the corpus (policies.question.named)
+# Tokens mixing letters and digits that name no product: standards, resolutions, network generations,
+# security words, counts of hours or steps (compact form: NFKC, lower case, no spaces).
+EVERYDAY_CODES: frozenset[str] = _words(
+    "2fa 3fa 4k 8k 2k 5k 3g 4g 5g 6g 1080p 720p 480p 1440p 2160p 4320p 1080i 24h 48h 72h 12h 24/7 7x24 "
+    "3d 2d 4d 3-step 2-step 2-factor 3-factor 1-click 2x 3x 4x 10x 1x mp3 mp4 m4a h.264 h.265 h264 h265 "
+    "a4 a3 a5 b2b b2c c2c p2p o2o covid-19 ipv4 ipv6 wpa2 wpa3 wpa wi-fi6 wi-fi6e wi-fi7 wifi6 wifi6e "
+    "wifi7 802.11ac 802.11ax 802.11n 5ghz 2.4ghz 4g-lte 5g-nr ddr4 ddr5 hdr10 hdr10+ dolby-atmos e2e "
+    "usb-c usb-a usb-b type-c 3.5mm"
+)
+# Names a version number follows without naming a product: "Wi-Fi 6", "USB 3.0", "Android 12".
+EVERYDAY_CODE_NAMES: frozenset[str] = _words(
+    "wi-fi wifi fi usb hdmi bluetooth ipv wpa ddr pcie lte android ios ipados macos windows "
+    "step steps tier level stage option"
+)
+# Words that carry no request in either language: hedges, politeness, time fillers ("大概", "的话",
+# "以后", "please", "actually"); as the index tokenizes them (English stemmed).
+FILLERS: frozenset[str] = _words(
+    "大概 大约 大致 大概率 左右 差不多 的话 以后 之后 然后 还有 就是 那个 这个 那么 请问 麻烦 劳驾 谢谢 "
+    "多谢 你好 您好 亲 在吗 一下 帮忙 帮我 想 想问 想知道 问下 问问 知道 了解 咨询 下 请 一般 通常 "
+    "目前 现在 最近 现在的 其实 到底 究竟 具体 具体点 哈 哦 嗯 呀 啦 哎 诶 好 好的 可能 应该 "
+    "pleas thank thanks hi hello hey realli actual mayb probabl rough approxim anyway btw "
+    "guy wonder quick curious"
+)
+# A clause that asks: its opening word in English, a word anywhere in Chinese.
+ASKING_OPENINGS_EN: tuple[str, ...] = tuple(
+    "how what which who whom whose when where why can could would should is are do does did will may "
+    "am was were has have if any".split()
+)
+ASKING_WORDS_IN_CLAUSE_ZH: tuple[str, ...] = tuple(
+    "吗 呢 么 多少 多久 多长 怎么 怎样 如何 什么 哪 几 是否 能否 能不能 可不可以 有没有 是不是 会不会 "
+    "要不要 咋 啥 谁".split()
+)

@@ -74,6 +74,19 @@ def words(text: str) -> list[str]:
     return out
 
 
+def tagged(text: str) -> list[tuple[str, str]]:
+    """Surface words in order with a part of speech: CJK words as jieba tags them ("n" a noun, "v" a
+    verb, ...), every other word "eng"."""
+    out: list[tuple[str, str]] = []
+    for match in _RUN_RE.finditer(normalize(text)):
+        run = match.group()
+        if _CJK_RUN_RE.fullmatch(run):
+            out.extend((w, tag) for w, tag in rjieba.tag(run) if w.strip())
+        else:
+            out.extend((w, "eng") for w in _WORD_RE.findall(run))
+    return out
+
+
 def is_cjk(word: str) -> bool:
     """True when the word is made of CJK characters only."""
     return bool(_CJK_RUN_RE.fullmatch(word))

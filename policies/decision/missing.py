@@ -10,7 +10,7 @@ from evidence_loop.policies.decision.judge import JudgeVerdict
 from evidence_loop.policies.evidence.checked import Checked
 from evidence_loop.policies.evidence.comparison import side_query, sides_to_cover, uncovered_sides
 from evidence_loop.policies.evidence.coverage import covered_terms, uncovered_slots
-from evidence_loop.policies.evidence.references import referring_unit, unresolved_references
+from evidence_loop.policies.evidence.references import defers, referring_unit, unresolved_references
 from evidence_loop.policies.question.analysis import Question, contentless
 from evidence_loop.policies.question.slots import compact
 from evidence_loop.policies.types import MissingPiece, Slot, SlotKind, Status
@@ -44,11 +44,30 @@ def _relevance_pieces(
             f"the passages found are near the question but do not clearly answer it (the judge "
             f"gives {verdict.probability:.2f}; the operating point needs {needed:.2f})"
         )
-        return [MissingPiece("no_relevant_evidence", detail, value=" ".join(lacking) or None)]
+        return [
+            *_absent_pieces(question, policy),
+            MissingPiece("no_relevant_evidence", detail, value=" ".join(lacking) or None),
+        ]
     if max(c.check.coverage for c in items) >= policy.min_coverage:
         return []
     detail = "no passage covers enough of the question; not found: " + ", ".join(lacking)
     return [MissingPiece("no_relevant_evidence", detail, value=" ".join(lacking) or None)]
+
+
+def _absent_pieces(question: Question, policy: Policy) -> list[MissingPiece]:
+    """The things the question asks about that no readable document names, when the policy looks
+    for them (``policies.question.named``): what a refusal names first."""
+    if not policy.absent_things:
+        return []
+    return [
+        MissingPiece(
+            "uncovered_slot",
+            f"no readable document names '{thing.phrase}' (not found: {', '.join(thing.absent)})",
+            value=thing.phrase,
+            slot_kind="thing",
+        )
+        for thing in question.absent
+    ]
 
 
 def _slot_pieces(question: Question, items: Sequence[Checked], policy: Policy) -> list[MissingPiece]:
@@ -92,9 +111,15 @@ def _side_pieces(question: Question, items: Sequence[Checked], policy: Policy) -
     ]
 
 
-def _reference_pieces(items: Sequence[Checked], policy: Policy) -> list[MissingPiece]:
+def _reference_pieces(
+    question: Question, items: Sequence[Checked], policy: Policy, deferred: bool = True
+) -> list[MissingPiece]:
+    """The references the evidence leaves unresolved: with ``Policy.deferring_references``, those
+    the answering unit defers to (``deferred``) or those it does not (the notes of an answer)."""
     pieces = []
     for name, item in unresolved_references(items, policy):
+        if policy.deferring_references and defers(question, name, item, items) != deferred:
+            continue
         unit = referring_unit(name, item)
         pieces.append(
             MissingPiece(
@@ -158,9 +183,17 @@ def missing_pieces(
     return [
         *_slot_pieces(question, items, policy),
         *_side_pieces(question, items, policy),
-        *_reference_pieces(lead, policy),
+        *_reference_pieces(question, lead, policy),
         *_gap_pieces(lead, policy),
     ]
+
+
+def answer_notes(question: Question, items: Sequence[Checked], policy: Policy) -> list[MissingPiece]:
+    """What an answer may note beside it: the references of its lead windows the corpus lacks that
+    the answering unit does not defer to (``Policy.deferring_references``; none without it)."""
+    if not policy.deferring_references:
+        return []
+    return _reference_pieces(question, items[: policy.lead_windows], policy, deferred=False)
 
 
 # Uncovered slots worth a second recall: names (a model number, a clause id, a quoted title). A

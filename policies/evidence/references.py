@@ -6,6 +6,7 @@ evidence holds it.
     names_a_rule(name)                    a reference the answer may depend on (a rule, a clause)
     window_references(doc, window)        the rule names a window's units point to
     unresolved_references(items, policy)  those no other evidence window carries
+    defers(question, name, item, lead)    whether the unit that answers defers to the reference
 
 A reference right after a window is a gap to slide into (``policies.evidence.completeness``); one the
 evidence leaves unresolved is a missing piece and a name for the wider recall (``policies.decision.missing``)
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.evidence.boundary import HEADING_MAX_WORDS
-from evidence_loop.policies.evidence.coverage import term_share
+from evidence_loop.policies.evidence.coverage import covered_terms, term_share
 from evidence_loop.policies.lexicon import (
     GENERIC_REF_NAMES,
     INTERNAL_REF_PREFIXES,
@@ -35,12 +36,14 @@ from evidence_loop.policies.lexicon import (
     STANDARD_NOUN_ZH,
 )
 from evidence_loop.policies.question.slots import compact
+from evidence_loop.policies.question.values import window_states
 from evidence_loop.tools.tokenize import index_tokens, words
 from evidence_loop.tools.types import ParsedDocument, Unit
 from evidence_loop.tools.windows import Window, units_of
 
 if TYPE_CHECKING:  # completeness imports this module: Checked is read for its type only
     from evidence_loop.policies.evidence.checked import Checked
+    from evidence_loop.policies.question.analysis import Question
 
 REFERENCE_MAX_CHARS = 30
 
@@ -204,3 +207,39 @@ def unresolved_references(items: Sequence[Checked], policy: Policy) -> list[tupl
             if name not in out and not reference_resolved(name, item, items, policy):
                 out[name] = item
     return list(out.items())
+
+
+_ANSWERING_KINDS = frozenset({"sentence", "list_item", "table_row"})
+
+
+def defers(question: Question, name: str, item: Checked, lead: Sequence[Checked]) -> bool:
+    """Whether the unit that answers the question sends the reader to ``name`` ("the fee is listed
+    in the Price List", "详见《收费标准》").
+
+    When the question asks for a value (a duration, an amount), the referring unit defers when it
+    speaks to the question and no other unit of the lead windows states such a value beside the
+    question's subject. Otherwise it defers when no unit of the lead windows speaks to the question
+    better: by the question's terms it names, or by its cosine with the question. A reference
+    elsewhere in the evidence ("use of the service is governed by the Acceptable Use Policy" under
+    the refund rule asked about) leaves the answer standing."""
+    referrer = referring_unit(name, item)
+    units = [u for c in lead for u in units_of(c.window, c.doc) if u.kind in _ANSWERING_KINDS]
+    terms = {u: len(covered_terms(question.terms, (u.text,))) for u in (*units, referrer)}
+    if question.asks:
+
+        def about(text: str) -> bool:
+            return bool(covered_terms(question.terms, (text,)))
+
+        others = [u.text for u in units if u != referrer]
+        stated = window_states(question.asks, question.own_numbers, others, about)
+        return not stated and (terms[referrer] > 0 or _closest(question, referrer, units))
+    return terms[referrer] >= max(terms.values()) or _closest(question, referrer, units)
+
+
+def _closest(question: Question, unit: Unit, units: Sequence[Unit]) -> bool:
+    """Whether no unit is closer to the question's meaning than ``unit`` (False without vectors)."""
+    if question.cosines is None:
+        return False
+    cosines = question.cosines
+    own = cosines.best((unit,))
+    return own is not None and all((cosines.best((u,)) or 0.0) <= own for u in units)

@@ -21,12 +21,22 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from evidence_loop.policies.config import Policy
 from evidence_loop.policies.lexicon import (
     ASKING_WORDS_ZH,
     QUESTION_PREFIXES_ZH,
     QUESTION_WORDS_EN,
     QUESTION_WORDS_ZH,
     SMALL_TALK,
+)
+from evidence_loop.policies.question.named import (
+    AbsentThing,
+    CorpusTerms,
+    absent_things,
+    asking_clause,
+    held,
+    identifier_slot,
+    informative,
 )
 from evidence_loop.policies.question.sides import Side, comparison_sides
 from evidence_loop.policies.question.slots import extract_slots, identifiers
@@ -53,6 +63,9 @@ class Question:
     subject_terms: frozenset[str] = frozenset()
     identifiers: tuple[Slot, ...] = ()
     sides: tuple[Side, ...] = ()  # a comparison's named sides (empty: the question compares nothing)
+    # the things its asking clause names that no readable passage names (policies.question.named);
+    # empty when the corpus was not read for them
+    absent: tuple[AbsentThing, ...] = ()
     # the question's cosine with each unit the caller may read (None: lexical recall only)
     cosines: UnitCosines | None = field(default=None, compare=False)
 
@@ -61,17 +74,54 @@ Spell = Callable[[Sequence[str]], Sequence[str]]
 Weigh = Callable[[Sequence[str]], Mapping[str, float]]
 
 
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """How the question is read against its corpus (``policies.config.Policy`` switches; all off
+    for runs recorded before them): ``identifiers`` keeps a letters-and-digits token as a model
+    number only when it is one (``policies.question.named.identifier_slot``); ``informative`` weighs
+    fillers and words no readable passage holds at 0 and the context around the asking clause at
+    ``context_weight``; ``absent`` finds the things asked about that no passage names."""
+
+    identifiers: bool = False
+    informative: bool = False
+    context_weight: float = 1.0
+    absent: bool = False
+
+
+def reading_of(policy: Policy) -> Reading:
+    """How a policy reads questions against their corpus."""
+    return Reading(
+        policy.identifier_slots, policy.informative_terms, policy.context_weight, policy.absent_things
+    )
+
+
 def analyse(
-    text: str, weigh: Weigh | None = None, spell: Spell | None = None, cosines: UnitCosines | None = None
+    text: str,
+    weigh: Weigh | None = None,
+    spell: Spell | None = None,
+    cosines: UnitCosines | None = None,
+    corpus: CorpusTerms | None = None,
+    reading: Reading = Reading(),
 ) -> Question:
     """Everything a run reads of a question; ``weigh`` gives each term its corpus IDF, ``spell``
     reads a misspelled term as the corpus word meant ("shedule" as "schedule"), ``cosines`` says
-    how close each unit is to the question's meaning."""
-    terms = content_terms(text)
-    if spell is not None:
-        terms = tuple(dict.fromkeys(spell(terms)))
-    weights = weigh(terms) if weigh is not None else {}
+    how close each unit is to the question's meaning, ``corpus`` what the readable passages hold
+    (read as ``reading`` says)."""
+    written = content_terms(text)
+    terms = tuple(dict.fromkeys(spell(written))) if spell is not None else written
+    weights = dict(weigh(terms)) if weigh is not None else {}
     slots = extract_slots(text)
+    if corpus is not None and reading.identifiers:
+        codes = corpus.mixed_tokens()
+        slots = tuple(s for s in slots if identifier_slot(s, codes))
+    absent: tuple[AbsentThing, ...] = ()
+    if corpus is not None and (reading.absent or reading.informative):
+        spelled = dict(zip(written, spell(written), strict=True)) if spell is not None else {}
+        clause = asking_clause(text)
+        if reading.absent:
+            absent = absent_things(clause, content_terms(clause), corpus, spelled)
+        if reading.informative and weights:
+            weights = _informative(terms, weights, corpus, clause, spelled, reading.context_weight)
     kinds = asked_kinds(text)
     return Question(
         text,
@@ -85,8 +135,33 @@ def analyse(
         subject_terms(text),
         identifiers(slots),
         comparison_sides(text),
+        absent,
         cosines,
     )
+
+
+def _informative(
+    terms: Sequence[str],
+    weights: Mapping[str, float],
+    corpus: CorpusTerms,
+    clause: str,
+    spelled: Mapping[str, str],
+    context_weight: float,
+) -> dict[str, float]:
+    """Term weights that say what the request depends on: a filler, or a word no readable passage
+    holds (a typo, a word of the customer's own), weighs 0; a word only of the context around the
+    asking clause weighs ``context_weight`` times its IDF."""
+    freqs = corpus.doc_freqs(terms)
+    asked = {spelled.get(t, t) for t in content_terms(clause)}
+    out = {}
+    for term in terms:
+        weight = weights.get(term, 1.0)
+        if not informative(term) or not held(term, freqs, corpus):
+            weight = 0.0
+        elif term not in asked:
+            weight *= context_weight
+        out[term] = weight
+    return out if any(out.values()) else dict(weights)
 
 
 _QUESTION_TOKENS_EN: frozenset[str] = frozenset(t for w in QUESTION_WORDS_EN for t in index_tokens(w))

@@ -28,6 +28,12 @@ RULES_ADDED_SINCE: dict[str, object] = {
     "followup_turns": 8,
     "followup_doc_boost": 0.5,
     "followup_prior_k": 1,
+    "identifier_slots": True,
+    "informative_terms": True,
+    "context_weight": 0.25,
+    "absent_things": True,
+    "deferring_references": True,
+    "value_signal": True,
 }
 RECORDED_HASHES = {
     "adaptive": "4db54ea529f9741b6ad441ad76c64279f4e977d99ce75bada2ee591de57b0ab1",
