@@ -75,6 +75,7 @@ ADDED_LATER: dict[str, object] = {
     "informative_terms": False,
     "context_weight": 1.0,
     "absent_things": False,
+    "refuse_absent_names": False,
     "deferring_references": False,
     "value_signal": False,
 }
@@ -137,6 +138,9 @@ class Policy:
     informative_terms: bool = True
     context_weight: float = 0.25
     absent_things: bool = True
+    # ... and a name among them (a capitalised or upper-case English word: "IFTTT", "Premium") refuses,
+    # as a model number no evidence mentions does
+    refuse_absent_names: bool = True
 
     # ---- judge: scoring the grown windows, then answer or refuse
     # expand first, rerank after: with a rerank endpoint configured (tools.models.reranker_config), the

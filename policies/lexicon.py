@@ -393,3 +393,42 @@ ASKING_WORDS_IN_CLAUSE_ZH: tuple[str, ...] = tuple(
     "吗 呢 么 多少 多久 多长 怎么 怎样 如何 什么 哪 几 是否 能否 能不能 可不可以 有没有 是不是 会不会 "
     "要不要 咋 啥 谁".split()
 )
+# The measure a question asks for, by its cue words (policies.question.analysis.measured_kinds): a
+# price for "how much does it cost", a duration for "how long", a count for "how many". Checked in
+# this order; the first kind whose cue the question holds is the measure asked.
+MEASURE_CUES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        "amount",
+        (
+            r"\bhow much (?:\w+ ){0,4}(?:cost|charge|pay|fee|price)", r"\b(?:cost|price|fee|charge)s?\b",
+            r"\bhow much is\b", "多少钱", "费用", "价格", "收费", "多少元", "几块", "运费", "钱",
+        ),
+    ),
+    (
+        "duration",
+        (
+            r"\bhow long\b", r"\bhow many (?:days|hours|weeks|months|years|minutes|seconds)\b",
+            r"\bhow (?:soon|fast|quickly)\b", "多久", "多长时间", "几天", "几个小时", "多少天", "几年",
+            "几个月", "几分钟", "多少小时", "几小时",
+        ),
+    ),
+    (
+        "count",
+        (
+            r"\bhow many\b", r"\bhow (?:high|tall|far|big|heavy|wide|deep|loud)\b", r"\bweigh",
+            r"\bdimensions?\b", "几个", "多少个", "几种", "几路", "几台", "多高", "多远", "多大", "多重",
+            "多宽", "重量", "尺寸", "多少",
+        ),
+    ),
+)  # fmt: skip
+# Words that make a model another model ("C200 Pro", "D50 Max"): a question's model slot takes them
+MODEL_VARIANTS: frozenset[str] = _words("pro max plus ultra mini lite se air neo prime premium edge xl")
+# What a referenced document is called at the end of its name ("the Price List", "《维修收费标准》"): a
+# reference to one may be what the answer defers to (policies.evidence.references.names_a_document)
+DOCUMENT_NOUNS_EN: frozenset[str] = _words(
+    "list table schedule form guide terms sheet policy agreement manual chart catalog catalogue notice "
+    "conditions document handbook rules regulations tariff"
+)
+DOCUMENT_NOUNS_ZH: tuple[str, ...] = tuple(
+    "标准 规则 规定 办法 政策 制度 条款 协议 细则 章程 须知 说明 手册 指南 清单 价目表 表".split()
+)

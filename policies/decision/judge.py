@@ -93,11 +93,12 @@ def judge_signals(
 def states_asked(question: Question, lead: Sequence[Checked]) -> bool:
     """Whether the lead windows state a value of the numeric kind the question asks for beside its
     subject (True when it asks for none)."""
-    if not question.asks:
+    asks = question.measures or question.asks
+    if not asks:
         return True
     return any(
         window_states(
-            question.asks,
+            asks,
             question.own_numbers,
             [u.text for u in units_of(c.window, c.doc)],
             lambda t: bool(covered_terms(question.terms, (t,))),

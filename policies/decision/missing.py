@@ -54,11 +54,16 @@ def _relevance_pieces(
     return [MissingPiece("no_relevant_evidence", detail, value=" ".join(lacking) or None)]
 
 
-def _absent_pieces(question: Question, policy: Policy) -> list[MissingPiece]:
+def _absent_pieces(question: Question, policy: Policy, names_only: bool = False) -> list[MissingPiece]:
     """The things the question asks about that no readable document names, when the policy looks
-    for them (``policies.question.named``): what a refusal names first."""
+    for them (``policies.question.named``): what a refusal names first. ``names_only``: the names
+    among them (a capitalised or upper-case English word: "IFTTT", "Premium", "UK"), which refuse
+    whatever the judge says, as a model number does (``Policy.refuse_absent_names``)."""
     if not policy.absent_things:
         return []
+    things = (
+        [t for t in question.absent if t.proper and t.phrase.isascii()] if names_only else question.absent
+    )
     return [
         MissingPiece(
             "uncovered_slot",
@@ -66,7 +71,7 @@ def _absent_pieces(question: Question, policy: Policy) -> list[MissingPiece]:
             value=thing.phrase,
             slot_kind="thing",
         )
-        for thing in question.absent
+        for thing in things
     ]
 
 
@@ -175,6 +180,8 @@ def missing_pieces(
     that names nothing (``policies.question.analysis.contentless``) lacks its subject, whatever was found."""
     if policy.refuse_contentless and contentless(question):
         return [MissingPiece("no_question_content", NO_CONTENT)]
+    if policy.refuse_absent_names and (names := _absent_pieces(question, policy, names_only=True)):
+        return names
     pieces = _relevance_pieces(question, items, policy, verdict)
     if pieces:
         return [*pieces, *_side_pieces(question, items, policy)]

@@ -27,6 +27,8 @@ from evidence_loop.policies.config import Policy
 from evidence_loop.policies.evidence.boundary import HEADING_MAX_WORDS
 from evidence_loop.policies.evidence.coverage import covered_terms, term_share
 from evidence_loop.policies.lexicon import (
+    DOCUMENT_NOUNS_EN,
+    DOCUMENT_NOUNS_ZH,
     GENERIC_REF_NAMES,
     INTERNAL_REF_PREFIXES,
     NOT_IN_REF_NAME_ZH,
@@ -170,16 +172,54 @@ def referenced_rule(text: str) -> str | None:
     return name
 
 
-def window_references(doc: ParsedDocument, window: Window) -> tuple[str, ...]:
-    """Names of the rules, policies or sections the window's units send the reader to."""
-    names = (referenced_rule(u.text) for u in units_of(window, doc))
-    return tuple(dict.fromkeys(n for n in names if n and names_a_rule(n)))
+_DEFERRAL_EN = re.compile(
+    r"\b(?:listed|shown|given|found|detailed|specified|set\s+out|described|explained|published|stated|"
+    r"recommended|defined|outlined|quoted|calculated\s+as\s+described)\s+(?:in|on)\s+(?:the|our|your|its)\s+"
+    r"(?P<name>[A-Z][\w-]*(?:\s+(?:[A-Z][\w-]*|of|and|for))*)"
+)
+_TITLE_ZH = re.compile(r"《(?P<name>[^》\n]{2,40})》")
+
+
+@lru_cache(maxsize=100_000)
+def referenced_document(text: str) -> str | None:
+    """A unit's reference, rules and named documents alike: the rule it sends the reader to, a
+    document it says holds what it leaves out ("the amount is listed in the Price List", "按《偏远
+    地区运费标准》收取"), or any title it cites in 《》 after a verb of referring."""
+    name = referenced_rule(text)
+    if name is not None:
+        return name
+    if match := _DEFERRAL_EN.search(text):
+        return re.sub(r"(?:\s+(?:of|and|for))+$", "", match.group("name").strip())
+    return None
+
+
+def names_a_document(name: str) -> bool:
+    """A reference the answer may depend on: a rule, or a document named for what it is ("the Price
+    List", "Repair Fee Schedule", "《维修收费标准》"; a one-word link such as "Guide" is not one)."""
+    if names_a_rule(name):
+        return True
+    words_ = name.split()
+    if len(words_) > 1 and words_[-1].lower() in DOCUMENT_NOUNS_EN:
+        return True
+    return len(name) > 2 and name.endswith(DOCUMENT_NOUNS_ZH)
+
+
+def window_references(doc: ParsedDocument, window: Window, documents: bool = False) -> tuple[str, ...]:
+    """Names of the rules, policies or sections the window's units send the reader to; with
+    ``documents``, the named documents they say hold what they leave out too."""
+    if not documents:
+        names = (referenced_rule(u.text) for u in units_of(window, doc))
+        return tuple(dict.fromkeys(n for n in names if n and names_a_rule(n)))
+    found = (referenced_document(u.text) for u in units_of(window, doc))
+    return tuple(dict.fromkeys(n for n in found if n and names_a_document(n)))
 
 
 def referring_unit(name: str, item: Checked) -> Unit:
     """The unit of a window that makes the reference (the window's first when none says it alone)."""
     units = units_of(item.window, item.doc)
-    return next((u for u in units if referenced_rule(u.text) == name), units[0])
+    return next(
+        (u for u in units if name in (referenced_rule(u.text), referenced_document(u.text))), units[0]
+    )
 
 
 def reference_resolved(name: str, referrer: Checked, items: Sequence[Checked], policy: Policy) -> bool:
@@ -225,13 +265,14 @@ def defers(question: Question, name: str, item: Checked, lead: Sequence[Checked]
     referrer = referring_unit(name, item)
     units = [u for c in lead for u in units_of(c.window, c.doc) if u.kind in _ANSWERING_KINDS]
     terms = {u: len(covered_terms(question.terms, (u.text,))) for u in (*units, referrer)}
-    if question.asks:
+    asks = question.measures or question.asks
+    if asks:
 
         def about(text: str) -> bool:
             return bool(covered_terms(question.terms, (text,)))
 
         others = [u.text for u in units if u != referrer]
-        stated = window_states(question.asks, question.own_numbers, others, about)
+        stated = window_states(asks, question.own_numbers, others, about)
         return not stated and (terms[referrer] > 0 or _closest(question, referrer, units))
     return terms[referrer] >= max(terms.values()) or _closest(question, referrer, units)
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.lexicon import (
     ASKING_WORDS_ZH,
+    MEASURE_CUES,
     QUESTION_PREFIXES_ZH,
     QUESTION_WORDS_EN,
     QUESTION_WORDS_ZH,
@@ -37,6 +38,7 @@ from evidence_loop.policies.question.named import (
     held,
     identifier_slot,
     informative,
+    with_variants,
 )
 from evidence_loop.policies.question.sides import Side, comparison_sides
 from evidence_loop.policies.question.slots import extract_slots, identifiers
@@ -66,6 +68,9 @@ class Question:
     # the things its asking clause names that no readable passage names (policies.question.named);
     # empty when the corpus was not read for them
     absent: tuple[AbsentThing, ...] = ()
+    # the one measure it asks for, when its words say which ("how much does it cost" an amount, "how
+    # long" a duration, "how many" a count; ``measured_kinds``), read only when the reading asks
+    measures: frozenset[ValueKind] = frozenset()
     # the question's cosine with each unit the caller may read (None: lexical recall only)
     cosines: UnitCosines | None = field(default=None, compare=False)
 
@@ -86,12 +91,17 @@ class Reading:
     informative: bool = False
     context_weight: float = 1.0
     absent: bool = False
+    measures: bool = False
 
 
 def reading_of(policy: Policy) -> Reading:
     """How a policy reads questions against their corpus."""
     return Reading(
-        policy.identifier_slots, policy.informative_terms, policy.context_weight, policy.absent_things
+        policy.identifier_slots,
+        policy.informative_terms,
+        policy.context_weight,
+        policy.absent_things,
+        policy.value_signal or policy.deferring_references,
     )
 
 
@@ -113,13 +123,13 @@ def analyse(
     slots = extract_slots(text)
     if corpus is not None and reading.identifiers:
         codes = corpus.mixed_tokens()
-        slots = tuple(s for s in slots if identifier_slot(s, codes))
+        slots = tuple(s for s in with_variants(text, slots) if identifier_slot(s, codes))
     absent: tuple[AbsentThing, ...] = ()
     if corpus is not None and (reading.absent or reading.informative):
         spelled = dict(zip(written, spell(written), strict=True)) if spell is not None else {}
         clause = asking_clause(text)
         if reading.absent:
-            absent = absent_things(clause, content_terms(clause), corpus, spelled)
+            absent = absent_things(clause, corpus, spell or (lambda terms: terms))
         if reading.informative and weights:
             weights = _informative(terms, weights, corpus, clause, spelled, reading.context_weight)
     kinds = asked_kinds(text)
@@ -136,6 +146,7 @@ def analyse(
         identifiers(slots),
         comparison_sides(text),
         absent,
+        measured_kinds(text) if reading.measures else frozenset(),
         cosines,
     )
 
@@ -258,6 +269,18 @@ def asked_kinds(text: str) -> frozenset[ValueKind]:
     if kinds:
         return kinds
     return frozenset() if _HOW_TO_RE.search(text) else ALL_KINDS
+
+
+_MEASURES = tuple((kind, re.compile("|".join(cues), re.IGNORECASE)) for kind, cues in MEASURE_CUES)
+
+
+def measured_kinds(text: str) -> frozenset[ValueKind]:
+    """The one measure the question asks for when its words say which: an amount ("how much does it
+    cost", "多少钱"), a duration ("how long", "多久"), a count ("how many", "几个"); empty otherwise."""
+    for kind, pattern in _MEASURES:
+        if pattern.search(text):
+            return frozenset({kind})  # type: ignore[arg-type]
+    return frozenset()
 
 
 def _numeric_asks(kinds: frozenset[ValueKind]) -> frozenset[ValueKind]:

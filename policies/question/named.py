@@ -18,7 +18,8 @@ another clause ("I bought it at a mall, ...") is not the thing asked about.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+import unicodedata
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol
@@ -26,12 +27,19 @@ from typing import Protocol
 from evidence_loop.policies.lexicon import (
     ASKING_OPENINGS_EN,
     ASKING_WORDS_IN_CLAUSE_ZH,
+    DETERMINERS_EN,
     EVERYDAY_CODE_NAMES,
     EVERYDAY_CODES,
     FILLERS,
+    MODEL_VARIANTS,
+    NOT_SUBJECT_EN,
+    PHRASE_BREAKS_EN,
+    QUESTION_WORDS_EN,
 )
+from evidence_loop.policies.question.slots import compact
+from evidence_loop.policies.question.values import stem
 from evidence_loop.policies.types import Slot
-from evidence_loop.tools.tokenize import index_tokens, is_cjk, words
+from evidence_loop.tools.tokenize import CJK_CHARS, STOPWORDS_EN, index_tokens, is_cjk, tagged
 
 
 class CorpusTerms(Protocol):
@@ -87,6 +95,26 @@ def identifier_slot(slot: Slot, codes: frozenset[str]) -> bool:
 
 _ASKING_EN = re.compile(rf"^\s*(?:{'|'.join(ASKING_OPENINGS_EN)})\b", re.IGNORECASE)
 _ASKING_ZH = re.compile("|".join(ASKING_WORDS_IN_CLAUSE_ZH))
+_VARIANT_AFTER = re.compile(rf"\s*-?\s*({'|'.join(sorted(MODEL_VARIANTS))})\b", re.IGNORECASE)
+
+
+def with_variants(text: str, slots: Sequence[Slot]) -> tuple[Slot, ...]:
+    """The slots with each model number followed by a variant word read as that model ("C200 Pro",
+    "D50 Max"): another product than the bare number."""
+    text = " ".join(unicodedata.normalize("NFKC", text).split())  # as ``extract_slots`` reads it
+    out = []
+    for slot in slots:
+        at = text.find(slot.value) if slot.kind == "model" else -1
+        match = _VARIANT_AFTER.match(text, at + len(slot.value)) if at >= 0 else None
+        if match is None:
+            out.append(slot)
+            continue
+        value = f"{slot.value} {match.group(1)}"
+        norm = compact(value)
+        out.append(Slot("model", value, norm, (compact(f"{slot.value}-{match.group(1)}"),)))
+    return tuple(out)
+
+
 _CLAUSE_BREAK = re.compile(r"[,;.!?:，。；！？：、]+|\s+-\s+")
 
 
@@ -107,44 +135,61 @@ def informative(term: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class AbsentThing:
-    """A phrase of the asking clause that no readable passage names, and its words nothing holds."""
+    """A word of the asking clause that names a thing no readable passage names, and whether it is
+    a name (a capitalised or upper-case English word, a Chinese proper noun), not a common word."""
 
     phrase: str
     absent: tuple[str, ...]
+    proper: bool = False
 
 
-def _phrases(clause: str, terms: frozenset[str]) -> list[list[str]]:
-    """Runs of the clause's words whose tokens are all content terms: its noun phrases, roughly."""
-    runs: list[list[str]] = [[]]
-    for word in words(clause):
-        tokens = index_tokens(word)
-        if tokens and all(t in terms for t in tokens):
-            runs[-1].append(word)
-        elif runs[-1]:
-            runs.append([])
-    return [r for r in runs if r]
+_WORD_EN = re.compile(r"[A-Za-z][A-Za-z0-9'&+-]*|[0-9][A-Za-z0-9-]*")
+_BREAKS_EN = PHRASE_BREAKS_EN | QUESTION_WORDS_EN | DETERMINERS_EN | NOT_SUBJECT_EN | STOPWORDS_EN
+_NOUN_TAGS = frozenset({"n", "nr", "ns", "nt", "nz", "nrt", "nrfg", "eng"})
+_PROPER_TAGS = frozenset({"nr", "ns", "nt", "nz", "nrt", "nrfg"})
 
 
 def absent_things(
-    clause: str, terms: Sequence[str], corpus: CorpusTerms, spelled: Mapping[str, str]
+    clause: str, corpus: CorpusTerms, spell: Callable[[Sequence[str]], Sequence[str]]
 ) -> tuple[AbsentThing, ...]:
-    """The phrases of the asking clause holding a content word no readable passage holds, when the
-    clause also names something the corpus does. ``terms`` are the question's content terms as
-    spelled; ``spelled`` maps a term as written to its spelling."""
-    content = [t for t in terms if informative(t)]
-    freqs = corpus.doc_freqs(content)
-    known = [t for t in content if held(t, freqs, corpus)]
-    if not known or len(known) == len(content):
-        return ()
-    absent = frozenset(content) - frozenset(known)
-    written = frozenset(content) | frozenset(w for w, t in spelled.items() if t in content)
-    found = []
-    for run in _phrases(clause, written):
-        lacking = [spelled.get(t, t) for w in run for t in index_tokens(w) if spelled.get(t, t) in absent]
-        if lacking:
-            joiner = "" if all(is_cjk(w) for w in run) else " "
-            found.append(AbsentThing(joiner.join(run), tuple(dict.fromkeys(lacking))))
+    """The things the asking clause names that no readable passage names (after ``spell``): in
+    Chinese its nouns, in English its capitalised or upper-case words and the words that modify a
+    noun the corpus knows ("student" in "student discount"), each held by no passage."""
+
+    def known(word: str) -> bool:
+        tokens = list(spell(index_tokens(word)))
+        freqs = corpus.doc_freqs(tokens)
+        return not tokens or all(held(t, freqs, corpus) for t in tokens)
+
+    if re.search(f"[{CJK_CHARS}]", clause):
+        return tuple(
+            AbsentThing(word, (word,), tag in _PROPER_TAGS)
+            for word, tag in tagged(clause)
+            if tag in _NOUN_TAGS and len(word) > 1 and informative(word) and not known(word)
+        )
+    found: list[AbsentThing] = []
+    for run in _runs_en(clause):
+        for j, (i, word) in enumerate(run):
+            if known(word):
+                continue
+            proper = (word[0].isupper() and i > 0) or (word.isupper() and len(word) > 1)
+            if proper or (j + 1 < len(run) and known(run[j + 1][1])):
+                phrase = " ".join(w for _, w in run[j : j + 2]) if not proper else word
+                found.append(AbsentThing(phrase, (word,), proper))
     return tuple(found)
+
+
+def _runs_en(clause: str) -> list[list[tuple[int, str]]]:
+    """The clause's runs of words between function words, question words and fillers, each word
+    with its place in the clause."""
+    runs: list[list[tuple[int, str]]] = [[]]
+    for i, match in enumerate(_WORD_EN.finditer(clause)):
+        word = match.group()
+        if word.lower() in _BREAKS_EN or not informative(stem(word.lower())):
+            runs.append([])
+        else:
+            runs[-1].append((i, word))
+    return [r for r in runs if r]
 
 
 def held(term: str, freqs: Mapping[str, int], corpus: CorpusTerms) -> bool:

@@ -32,6 +32,7 @@ RULES_ADDED_SINCE: dict[str, object] = {
     "informative_terms": True,
     "context_weight": 0.25,
     "absent_things": True,
+    "refuse_absent_names": True,
     "deferring_references": True,
     "value_signal": True,
 }
