@@ -432,3 +432,23 @@ DOCUMENT_NOUNS_EN: frozenset[str] = _words(
 DOCUMENT_NOUNS_ZH: tuple[str, ...] = tuple(
     "标准 规则 规定 办法 政策 制度 条款 协议 细则 章程 须知 说明 手册 指南 清单 价目表 表".split()
 )
+# Physical measures a question may ask for, by their cue words, and the units a stated value of each
+# carries: "how much does it weigh" is answered by "320 g", not by "6500 mAh".
+PHYSICAL_MEASURES: dict[str, tuple[tuple[str, ...], str]] = {
+    "weight": (
+        (r"\bweigh", r"\bweight\b", r"\bhow heavy\b", "多重", "重量", "几斤", "多少克", "多少公斤"),
+        r"(?:kg|g|grams?|lbs?|pounds?|oz|克|千克|公斤|斤)\b",
+    ),
+    "length": (
+        (
+            r"\bdimensions?\b",
+            r"\bhow (?:tall|wide|deep|thick)\b",
+            r"\bsize of\b",
+            "尺寸",
+            "多宽",
+            "多厚",
+            "长宽高",
+        ),
+        r"(?:mm|cm|m|inch(?:es)?|in|\"|毫米|厘米|公分|米|英寸)(?![a-z])",
+    ),
+}

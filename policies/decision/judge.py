@@ -38,6 +38,7 @@ from evidence_loop.policies.config import Policy
 from evidence_loop.policies.evidence.checked import Checked
 from evidence_loop.policies.evidence.coverage import covered_terms
 from evidence_loop.policies.question.analysis import Question
+from evidence_loop.policies.question.named import states_measure
 from evidence_loop.policies.question.values import window_states
 from evidence_loop.tools.windows import units_of
 
@@ -92,7 +93,9 @@ def judge_signals(
 
 def states_asked(question: Question, lead: Sequence[Checked]) -> bool:
     """Whether the lead windows state a value of the numeric kind the question asks for beside its
-    subject (True when it asks for none)."""
+    subject (True when it asks for none); for a physical measure, a value in one of its units."""
+    if question.physical is not None:
+        return states_measure(question.physical, [u.text for c in lead for u in units_of(c.window, c.doc)])
     asks = question.measures or question.asks
     if not asks:
         return True

@@ -38,6 +38,7 @@ from evidence_loop.policies.question.named import (
     held,
     identifier_slot,
     informative,
+    physical_measure,
     with_variants,
 )
 from evidence_loop.policies.question.sides import Side, comparison_sides
@@ -71,6 +72,7 @@ class Question:
     # the one measure it asks for, when its words say which ("how much does it cost" an amount, "how
     # long" a duration, "how many" a count; ``measured_kinds``), read only when the reading asks
     measures: frozenset[ValueKind] = frozenset()
+    physical: str | None = None  # a physical measure it asks for ("weight", "length"), read likewise
     # the question's cosine with each unit the caller may read (None: lexical recall only)
     cosines: UnitCosines | None = field(default=None, compare=False)
 
@@ -147,6 +149,7 @@ def analyse(
         comparison_sides(text),
         absent,
         measured_kinds(text) if reading.measures else frozenset(),
+        physical_measure(text) if reading.measures else None,
         cosines,
     )
 

@@ -34,6 +34,7 @@ from evidence_loop.policies.lexicon import (
     MODEL_VARIANTS,
     NOT_SUBJECT_EN,
     PHRASE_BREAKS_EN,
+    PHYSICAL_MEASURES,
     QUESTION_WORDS_EN,
 )
 from evidence_loop.policies.question.slots import compact
@@ -172,7 +173,9 @@ def absent_things(
         for j, (i, word) in enumerate(run):
             if known(word):
                 continue
-            proper = (word[0].isupper() and i > 0) or (word.isupper() and len(word) > 1)
+            # a code with digits is a slot's to judge (``identifier_slot``), never a name here
+            lettered = not any(c.isdigit() for c in word)
+            proper = lettered and ((word[0].isupper() and i > 0) or (word.isupper() and len(word) > 1))
             if proper or (j + 1 < len(run) and known(run[j + 1][1])):
                 phrase = " ".join(w for _, w in run[j : j + 2]) if not proper else word
                 found.append(AbsentThing(phrase, (word,), proper))
@@ -201,3 +204,21 @@ def held(term: str, freqs: Mapping[str, int], corpus: CorpusTerms) -> bool:
     if not is_cjk(term) or len(term) < 3:
         return False
     return corpus.together([term[i : i + 2] for i in range(len(term) - 1)]) > 0
+
+
+_PHYSICAL = {
+    name: (re.compile("|".join(cues), re.IGNORECASE), re.compile(rf"[0-9][0-9.,]*\s*{unit}", re.IGNORECASE))
+    for name, (cues, unit) in PHYSICAL_MEASURES.items()
+}
+
+
+def physical_measure(text: str) -> str | None:
+    """The physical measure a question asks for ("weight" for "how much does it weigh", "length"
+    for "what are its dimensions"), or None."""
+    return next((name for name, (cue, _) in _PHYSICAL.items() if cue.search(text)), None)
+
+
+def states_measure(measure: str, texts: Sequence[str]) -> bool:
+    """Whether any of the texts states a value in a unit of the measure ("320 g" for a weight)."""
+    unit = _PHYSICAL[measure][1]
+    return any(unit.search(t) for t in texts)
