@@ -449,6 +449,6 @@ PHYSICAL_MEASURES: dict[str, tuple[tuple[str, ...], str]] = {
             "多厚",
             "长宽高",
         ),
-        r"(?:mm|cm|m|inch(?:es)?|in|\"|毫米|厘米|公分|米|英寸)(?![a-z])",
+        r"(?:mm|cm|m|inch(?:es)?|毫米|厘米|公分|米|英寸)(?![a-z])",
     ),
 }

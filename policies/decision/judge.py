@@ -39,7 +39,8 @@ from evidence_loop.policies.evidence.checked import Checked
 from evidence_loop.policies.evidence.coverage import covered_terms
 from evidence_loop.policies.question.analysis import Question
 from evidence_loop.policies.question.named import states_measure
-from evidence_loop.policies.question.values import window_states
+from evidence_loop.policies.question.slots import slot_in_text
+from evidence_loop.policies.question.values import ValueKind, window_states
 from evidence_loop.tools.windows import units_of
 
 if TYPE_CHECKING:
@@ -92,22 +93,27 @@ def judge_signals(
 
 
 def states_asked(question: Question, lead: Sequence[Checked]) -> bool:
-    """Whether the lead windows state a value of the numeric kind the question asks for beside its
-    subject (True when it asks for none); for a physical measure, a value in one of its units."""
+    """Whether the lead windows state a value of the measure the question asks for beside its subject
+    (True when it asks for none); for a physical measure, a value in one of its units. When the
+    question names a model and a window's title and section do not, the value must sit beside a unit
+    that names it: "10 seconds" under the C200 is no reset time of the H10."""
     if question.physical is not None:
         return states_measure(question.physical, [u.text for c in lead for u in units_of(c.window, c.doc)])
     asks = question.measures or question.asks
-    if not asks:
-        return True
-    return any(
-        window_states(
-            asks,
-            question.own_numbers,
-            [u.text for u in units_of(c.window, c.doc)],
-            lambda t: bool(covered_terms(question.terms, (t,))),
-        )
-        for c in lead
-    )
+    return not asks or any(_states_for(question, asks, c) for c in lead)
+
+
+def _states_for(question: Question, asks: frozenset[ValueKind], item: Checked) -> bool:
+    doc, ids = item.doc, question.identifiers
+    heads = (doc.title, *doc.sections[doc.units[item.window.first].section_id].path)
+
+    def about(text: str) -> bool:
+        if ids and not any(slot_in_text(s, h) for s in ids for h in heads):
+            return any(slot_in_text(s, text) for s in ids)
+        return bool(covered_terms(question.terms, (text,)))
+
+    texts = [u.text for u in units_of(item.window, doc)]
+    return window_states(asks, question.own_numbers, texts, about)
 
 
 def judge(signals: dict[str, float] | None, policy: Policy, scale: CorpusScale | None) -> JudgeVerdict | None:

@@ -12,6 +12,7 @@ from evidence_loop.policies.evidence.comparison import side_query, sides_to_cove
 from evidence_loop.policies.evidence.coverage import covered_terms, uncovered_slots
 from evidence_loop.policies.evidence.references import defers, referring_unit, unresolved_references
 from evidence_loop.policies.question.analysis import Question, contentless
+from evidence_loop.policies.question.named import states_measure
 from evidence_loop.policies.question.slots import compact
 from evidence_loop.policies.types import MissingPiece, Slot, SlotKind, Status
 from evidence_loop.tools.windows import char_count, units_of, with_units
@@ -75,6 +76,17 @@ def _absent_pieces(question: Question, policy: Policy, names_only: bool = False)
     ]
 
 
+def _measure_pieces(question: Question, lead: Sequence[Checked], policy: Policy) -> list[MissingPiece]:
+    """A physical measure the question asks for ("how much does it weigh", "尺寸") that no lead window
+    states in one of its units: the attribute is never stated (``Policy.value_signal``)."""
+    if not policy.value_signal or question.physical is None:
+        return []
+    if states_measure(question.physical, _texts(lead)):
+        return []
+    detail = f"no passage found states the {question.physical} asked for (a value in one of its units)"
+    return [MissingPiece("uncovered_slot", detail, value=question.physical, slot_kind="thing")]
+
+
 def _slot_pieces(question: Question, items: Sequence[Checked], policy: Policy) -> list[MissingPiece]:
     """Slots the evidence lacks, judged on one window: the one that covers the question best.
 
@@ -123,7 +135,8 @@ def _reference_pieces(
     the answering unit defers to (``deferred``) or those it does not (the notes of an answer)."""
     pieces = []
     for name, item in unresolved_references(items, policy):
-        if policy.deferring_references and defers(question, name, item, items) != deferred:
+        deferring = defers(question, name, item, items, policy.statement_term_share)
+        if policy.deferring_references and deferring != deferred:
             continue
         unit = referring_unit(name, item)
         pieces.append(
@@ -188,6 +201,7 @@ def missing_pieces(
     # runners-up are extra reading; only the lead windows must be whole
     lead = items[: policy.lead_windows]
     return [
+        *_measure_pieces(question, lead, policy),
         *_slot_pieces(question, items, policy),
         *_side_pieces(question, items, policy),
         *_reference_pieces(question, lead, policy),

@@ -38,7 +38,7 @@ from evidence_loop.policies.lexicon import (
     STANDARD_NOUN_ZH,
 )
 from evidence_loop.policies.question.slots import compact
-from evidence_loop.policies.question.values import window_states
+from evidence_loop.policies.question.values import states
 from evidence_loop.tools.tokenize import index_tokens, words
 from evidence_loop.tools.types import ParsedDocument, Unit
 from evidence_loop.tools.windows import Window, units_of
@@ -252,28 +252,24 @@ def unresolved_references(items: Sequence[Checked], policy: Policy) -> list[tupl
 _ANSWERING_KINDS = frozenset({"sentence", "list_item", "table_row"})
 
 
-def defers(question: Question, name: str, item: Checked, lead: Sequence[Checked]) -> bool:
+def defers(question: Question, name: str, item: Checked, lead: Sequence[Checked], share: float = 0.5) -> bool:
     """Whether the unit that answers the question sends the reader to ``name`` ("the fee is listed
     in the Price List", "详见《收费标准》").
 
     When the question asks for a value (a duration, an amount), the referring unit defers when it
-    speaks to the question and no other unit of the lead windows states such a value beside the
-    question's subject. Otherwise it defers when no unit of the lead windows speaks to the question
-    better: by the question's terms it names, or by its cosine with the question. A reference
-    elsewhere in the evidence ("use of the service is governed by the Acceptable Use Policy" under
-    the refund rule asked about) leaves the answer standing."""
+    names some of the question's terms and no unit of the lead windows that states such a value
+    names ``share`` as many (``Policy.statement_term_share``: it speaks to the question too).
+    Otherwise it defers when no unit of the lead windows speaks to the question better: by the
+    question's terms it names, or by its cosine with the question. A reference elsewhere in the
+    evidence ("use of the service is governed by the Acceptable Use Policy" under the refund rule
+    asked about) leaves the answer standing."""
     referrer = referring_unit(name, item)
     units = [u for c in lead for u in units_of(c.window, c.doc) if u.kind in _ANSWERING_KINDS]
     terms = {u: len(covered_terms(question.terms, (u.text,))) for u in (*units, referrer)}
     asks = question.measures or question.asks
     if asks:
-
-        def about(text: str) -> bool:
-            return bool(covered_terms(question.terms, (text,)))
-
-        others = [u.text for u in units if u != referrer]
-        stated = window_states(asks, question.own_numbers, others, about)
-        return not stated and (terms[referrer] > 0 or _closest(question, referrer, units))
+        stating = [u for u in units if u != referrer and states(asks, question.own_numbers, u.text)]
+        return terms[referrer] > 0 and all(terms[u] < share * terms[referrer] for u in stating)
     return terms[referrer] >= max(terms.values()) or _closest(question, referrer, units)
 
 

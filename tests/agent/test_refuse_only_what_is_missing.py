@@ -19,7 +19,8 @@ from evidence_loop.tools.types import DocumentInput
 PAGES = [
     DocumentInput(
         "c100-zh",
-        "# C100 使用手册\n\n## 充电\n\nC100 充满电约需2小时。充满电后可使用3个月。\n\n## 保修\n\nC100 整机保修1年。\n",
+        "# C100 使用手册\n\n## 充电\n\nC100 充满电约需2小时。充满电后可使用3个月。\n\n"
+        "## 保修\n\nC100 整机保修1年。\n",
         title="C100 使用手册",
         format="markdown",
     ),
