@@ -40,7 +40,7 @@ from evidence_loop.policies.evidence.coverage import covered_terms
 from evidence_loop.policies.question.analysis import Question
 from evidence_loop.policies.question.named import states_measure
 from evidence_loop.policies.question.slots import slot_in_text
-from evidence_loop.policies.question.values import ValueKind, window_states
+from evidence_loop.policies.question.values import ValueKind, states, window_states
 from evidence_loop.tools.windows import units_of
 
 if TYPE_CHECKING:
@@ -105,14 +105,15 @@ def states_asked(question: Question, lead: Sequence[Checked]) -> bool:
 
 def _states_for(question: Question, asks: frozenset[ValueKind], item: Checked) -> bool:
     doc, ids = item.doc, question.identifiers
+    texts = [u.text for u in units_of(item.window, doc)]
     heads = (doc.title, *doc.sections[doc.units[item.window.first].section_id].path)
+    if ids and not any(slot_in_text(s, h) for s in ids for h in heads):
+        own = question.own_numbers
+        return any(states(asks, own, t) and any(slot_in_text(s, t) for s in ids) for t in texts)
 
     def about(text: str) -> bool:
-        if ids and not any(slot_in_text(s, h) for s in ids for h in heads):
-            return any(slot_in_text(s, text) for s in ids)
         return bool(covered_terms(question.terms, (text,)))
 
-    texts = [u.text for u in units_of(item.window, doc)]
     return window_states(asks, question.own_numbers, texts, about)
 
 
