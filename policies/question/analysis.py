@@ -73,6 +73,9 @@ class Question:
     # long" a duration, "how many" a count; ``measured_kinds``), read only when the reading asks
     measures: frozenset[ValueKind] = frozenset()
     physical: str | None = None  # a physical measure it asks for ("weight", "length"), read likewise
+    # the IDF-weighted share of its informative terms that no readable passage holds (a word of the
+    # customer's own, a typo, or the very thing the corpus lacks), read with informative weights
+    unknown: float = 0.0
     # the question's cosine with each unit the caller may read (None: lexical recall only)
     cosines: UnitCosines | None = field(default=None, compare=False)
 
@@ -127,12 +130,14 @@ def analyse(
         codes = corpus.mixed_tokens()
         slots = tuple(s for s in with_variants(text, slots) if identifier_slot(s, codes))
     absent: tuple[AbsentThing, ...] = ()
+    unknown = 0.0
     if corpus is not None and (reading.absent or reading.informative):
         spelled = dict(zip(written, spell(written), strict=True)) if spell is not None else {}
         clause = asking_clause(text)
         if reading.absent:
             absent = absent_things(clause, corpus, spell or (lambda terms: terms))
         if reading.informative and weights:
+            unknown = _unknown_share(terms, weights, corpus)
             weights = _informative(terms, weights, corpus, clause, spelled, reading.context_weight)
     kinds = asked_kinds(text)
     return Question(
@@ -150,8 +155,18 @@ def analyse(
         absent,
         measured_kinds(text) if reading.measures else frozenset(),
         physical_measure(text) if reading.measures else None,
+        unknown,
         cosines,
     )
+
+
+def _unknown_share(terms: Sequence[str], weights: Mapping[str, float], corpus: CorpusTerms) -> float:
+    """The IDF-weighted share of the informative terms that no readable passage holds."""
+    freqs = corpus.doc_freqs(terms)
+    told = [t for t in terms if informative(t)]
+    total = sum(weights.get(t, 1.0) for t in told)
+    unknown = sum(weights.get(t, 1.0) for t in told if not held(t, freqs, corpus))
+    return round(unknown / total, 6) if total else 0.0
 
 
 def _informative(
