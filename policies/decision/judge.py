@@ -17,12 +17,9 @@ corpus has its own scale (``tools.store.calibration``); without either, the rule
                      ("student" in "student discount"; ``Policy.absent_things``), else 0
     unstated         1 when the question asks for a value (a duration, an amount, a date) and the lead
                      window states none of that kind beside its subject (``Policy.value_signal``), else 0
-    unknown          the IDF-weighted share of the question's informative words no readable passage
-                     holds (``Policy.informative_terms``, which weighs them 0 in ``coverage``)
 
-``absent``, ``unstated`` and ``unknown`` enter as they are (``RAW_SIGNALS``): a corpus's held-out
-pseudo-questions ask for no value and use the corpus's own words, so their spread says nothing
-about them.
+``absent`` and ``unstated`` enter as they are (``RAW_SIGNALS``): a corpus's held-out pseudo-questions
+ask for no value and use the corpus's own words, so their spread says nothing about them.
 
 Each becomes a z-score against the corpus's held-out scale, then a logistic model (``JudgeModel``)
 gives the log-odds that the evidence answers; the operating point (``Policy.answer_rate``, moved by
@@ -60,7 +57,7 @@ class JudgeVerdict:
     answer: bool
 
 
-RAW_SIGNALS = ("absent", "unstated", "unknown")
+RAW_SIGNALS = ("absent", "unstated")
 
 
 def judge_signals(
@@ -90,8 +87,6 @@ def judge_signals(
         signals["rerank"] = max(c.check.rerank or 0.0 for c in selected)
     if policy is not None and policy.absent_things:
         signals["absent"] = 1.0 if question.absent else 0.0
-    if policy is not None and policy.informative_terms:
-        signals["unknown"] = question.unknown
     if policy is not None and policy.value_signal:
         signals["unstated"] = 0.0 if states_asked(question, selected[: policy.lead_windows]) else 1.0
     return signals

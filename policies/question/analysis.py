@@ -39,6 +39,7 @@ from evidence_loop.policies.question.named import (
     identifier_slot,
     informative,
     physical_measure,
+    unheld_weighs_nothing,
     with_variants,
 )
 from evidence_loop.policies.question.sides import Side, comparison_sides
@@ -73,9 +74,7 @@ class Question:
     # long" a duration, "how many" a count; ``measured_kinds``), read only when the reading asks
     measures: frozenset[ValueKind] = frozenset()
     physical: str | None = None  # a physical measure it asks for ("weight", "length"), read likewise
-    # the IDF-weighted share of its informative terms that no readable passage holds (a word of the
-    # customer's own, a typo, or the very thing the corpus lacks), read with informative weights
-    unknown: float = 0.0
+
     # the question's cosine with each unit the caller may read (None: lexical recall only)
     cosines: UnitCosines | None = field(default=None, compare=False)
 
@@ -130,14 +129,12 @@ def analyse(
         codes = corpus.mixed_tokens()
         slots = tuple(s for s in with_variants(text, slots) if identifier_slot(s, codes))
     absent: tuple[AbsentThing, ...] = ()
-    unknown = 0.0
     if corpus is not None and (reading.absent or reading.informative):
         spelled = dict(zip(written, spell(written), strict=True)) if spell is not None else {}
         clause = asking_clause(text)
         if reading.absent:
             absent = absent_things(clause, corpus, spell or (lambda terms: terms))
         if reading.informative and weights:
-            unknown = _unknown_share(terms, weights, corpus)
             weights = _informative(terms, weights, corpus, clause, spelled, reading.context_weight)
     kinds = asked_kinds(text)
     return Question(
@@ -155,18 +152,8 @@ def analyse(
         absent,
         measured_kinds(text) if reading.measures else frozenset(),
         physical_measure(text) if reading.measures else None,
-        unknown,
         cosines,
     )
-
-
-def _unknown_share(terms: Sequence[str], weights: Mapping[str, float], corpus: CorpusTerms) -> float:
-    """The IDF-weighted share of the informative terms that no readable passage holds."""
-    freqs = corpus.doc_freqs(terms)
-    told = [t for t in terms if informative(t)]
-    total = sum(weights.get(t, 1.0) for t in told)
-    unknown = sum(weights.get(t, 1.0) for t in told if not held(t, freqs, corpus))
-    return round(unknown / total, 6) if total else 0.0
 
 
 def _informative(
@@ -177,15 +164,15 @@ def _informative(
     spelled: Mapping[str, str],
     context_weight: float,
 ) -> dict[str, float]:
-    """Term weights that say what the request depends on: a filler, or a word no readable passage
-    holds (a typo, a word of the customer's own), weighs 0; a word only of the context around the
-    asking clause weighs ``context_weight`` times its IDF."""
+    """Term weights that say what the request depends on: a filler, or a slip no readable passage
+    holds (a typo, a segmentation cut; ``named.unheld_weighs_nothing``), weighs 0; a word only of the
+    context around the asking clause weighs ``context_weight`` times its IDF."""
     freqs = corpus.doc_freqs(terms)
     asked = {spelled.get(t, t) for t in content_terms(clause)}
     out = {}
     for term in terms:
         weight = weights.get(term, 1.0)
-        if not informative(term) or not held(term, freqs, corpus):
+        if not informative(term) or (not held(term, freqs, corpus) and unheld_weighs_nothing(term)):
             weight = 0.0
         elif term not in asked:
             weight *= context_weight

@@ -134,6 +134,36 @@ def informative(term: str) -> bool:
     return term not in FILLERS
 
 
+_FUNCTION_WORDS = STOPWORDS_EN | QUESTION_WORDS_EN
+
+
+def unheld_weighs_nothing(term: str) -> bool:
+    """Whether a term no readable passage holds is a slip rather than what the corpus lacks: a Chinese
+    word (a typo such as 冲电 for 充电, or a cut the segmenter made across two words), or an English
+    word one edit from a function word ("teh", "hpw", "waht"). An English word the corpus lacks
+    ("plastic") may be the very thing it lacks, and stays uncovered."""
+    if is_cjk(term):
+        return True
+    return term.isascii() and term.isalpha() and any(_one_edit(term, w) for w in _FUNCTION_WORDS)
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """One substitution, insertion, deletion or swap of neighbours apart (and not equal)."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        swapped = (
+            len(diff) == 2
+            and diff[1] == diff[0] + 1
+            and a[diff[0]] == b[diff[1]]
+            and a[diff[1]] == b[diff[0]]
+        )
+        return len(diff) == 1 or swapped
+    short, long_ = sorted((a, b), key=len)
+    return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
+
+
 @dataclass(frozen=True, slots=True)
 class AbsentThing:
     """A word of the asking clause that names a thing no readable passage names, and whether it is

@@ -106,6 +106,14 @@ def test_a_word_no_readable_passage_holds_weighs_nothing_in_coverage() -> None:
     assert weights("C100冲电要冲多久才满")["冲电"] == 0.0  # a typo for 充电
 
 
+def test_a_slip_of_a_function_word_weighs_nothing_in_coverage() -> None:
+    assert weights("What are teh features of the C200?")["teh"] == 0.0
+
+
+def test_an_english_word_no_readable_passage_holds_stays_uncovered() -> None:
+    assert weights("Why does the C200 smell of plastic?")["plastic"] == 2.0  # maybe what the corpus lacks
+
+
 def test_a_word_of_the_context_around_the_asking_clause_weighs_a_quarter() -> None:
     weighed = weights("I have the Business plan, how long does a trusted device skip the code?")
     assert (weighed["busi"], weighed["trust"]) == (0.5, 2.0)

@@ -74,4 +74,4 @@ def test_a_judge_refusal_names_the_absent_thing_first() -> None:
 
 
 def test_the_absent_and_unstated_signals_enter_the_judge_unscaled() -> None:
-    assert set(RAW_SIGNALS) == {"absent", "unstated", "unknown"}
+    assert set(RAW_SIGNALS) == {"absent", "unstated"}
