@@ -77,6 +77,7 @@ ADDED_LATER: dict[str, object] = {
     "absent_things": False,
     "refuse_absent_names": False,
     "deferring_references": False,
+    "reference_defer_share": 1.0,
     "value_signal": False,
 }
 
@@ -167,6 +168,9 @@ class Policy:
     # a cross-reference the corpus lacks refuses only when the unit that answers defers to it
     # (policies.evidence.references.deferring); otherwise the answer stands and the outcome notes it
     deferring_references: bool = True
+    # ... for a question asking no value: when it names this share of the question's terms the unit
+    # naming most of them names (or is the closest to the question's meaning)
+    reference_defer_share: float = 0.65
     # the judge also reads whether the evidence states a value of the kind the question asks for
     # (a duration for "how long", an amount for "how much") beside the question's subject
     value_signal: bool = True
@@ -321,6 +325,7 @@ FIELD_RANGES: dict[str, tuple[float, float]] = {
             "conflict_pool_ratio",
             "conflict_min_sentence_similarity",
             "context_weight",
+            "reference_defer_share",
         ),
         _UNIT,
     ),

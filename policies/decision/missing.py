@@ -135,7 +135,8 @@ def _reference_pieces(
     the answering unit defers to (``deferred``) or those it does not (the notes of an answer)."""
     pieces = []
     for name, item in unresolved_references(items, policy):
-        deferring = defers(question, name, item, items, policy.statement_term_share)
+        share, defer_share = policy.statement_term_share, policy.reference_defer_share
+        deferring = defers(question, name, item, items, share, defer_share)
         if policy.deferring_references and deferring != deferred:
             continue
         unit = referring_unit(name, item)

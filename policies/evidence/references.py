@@ -252,17 +252,24 @@ def unresolved_references(items: Sequence[Checked], policy: Policy) -> list[tupl
 _ANSWERING_KINDS = frozenset({"sentence", "list_item", "table_row"})
 
 
-def defers(question: Question, name: str, item: Checked, lead: Sequence[Checked], share: float = 0.5) -> bool:
+def defers(
+    question: Question,
+    name: str,
+    item: Checked,
+    lead: Sequence[Checked],
+    share: float = 0.5,
+    defer_share: float = 1.0,
+) -> bool:
     """Whether the unit that answers the question sends the reader to ``name`` ("the fee is listed
     in the Price List", "详见《收费标准》").
 
     When the question asks for a value (a duration, an amount), the referring unit defers when it
     names some of the question's terms and no unit of the lead windows that states such a value
     names ``share`` as many (``Policy.statement_term_share``: it speaks to the question too).
-    Otherwise it defers when no unit of the lead windows speaks to the question better: by the
-    question's terms it names, or by its cosine with the question. A reference elsewhere in the
-    evidence ("use of the service is governed by the Acceptable Use Policy" under the refund rule
-    asked about) leaves the answer standing."""
+    Otherwise it defers when it names ``defer_share`` of the question's terms the unit naming most
+    of them names (``Policy.reference_defer_share``), or no unit is closer to the question's
+    meaning. A reference elsewhere in the evidence ("use of the service is governed by the
+    Acceptable Use Policy" under the refund rule asked about) leaves the answer standing."""
     referrer = referring_unit(name, item)
     units = [u for c in lead for u in units_of(c.window, c.doc) if u.kind in _ANSWERING_KINDS]
     terms = {u: len(covered_terms(question.terms, (u.text,))) for u in (*units, referrer)}
@@ -270,7 +277,8 @@ def defers(question: Question, name: str, item: Checked, lead: Sequence[Checked]
     if asks:
         stating = [u for u in units if u != referrer and states(asks, question.own_numbers, u.text)]
         return terms[referrer] > 0 and all(terms[u] < share * terms[referrer] for u in stating)
-    return terms[referrer] >= max(terms.values()) or _closest(question, referrer, units)
+    best = max(terms.values())
+    return (best > 0 and terms[referrer] >= defer_share * best) or _closest(question, referrer, units)
 
 
 def _closest(question: Question, unit: Unit, units: Sequence[Unit]) -> bool:

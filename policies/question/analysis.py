@@ -172,7 +172,7 @@ def _informative(
     out = {}
     for term in terms:
         weight = weights.get(term, 1.0)
-        if not informative(term) or (not held(term, freqs, corpus) and unheld_weighs_nothing(term)):
+        if not informative(term) or (not held(term, freqs, corpus) and unheld_weighs_nothing(term, corpus)):
             weight = 0.0
         elif term not in asked:
             weight *= context_weight

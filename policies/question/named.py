@@ -37,10 +37,17 @@ from evidence_loop.policies.lexicon import (
     PHYSICAL_MEASURES,
     QUESTION_WORDS_EN,
 )
-from evidence_loop.policies.question.slots import compact
 from evidence_loop.policies.question.values import stem
 from evidence_loop.policies.types import Slot
-from evidence_loop.tools.tokenize import CJK_CHARS, STOPWORDS_EN, index_tokens, is_cjk, tagged
+from evidence_loop.tools.tokenize import (
+    CJK_CHARS,
+    STOPWORDS_EN,
+    homophone_variants,
+    index_tokens,
+    is_cjk,
+    normalize,
+    tagged,
+)
 
 
 class CorpusTerms(Protocol):
@@ -99,6 +106,11 @@ _ASKING_ZH = re.compile("|".join(ASKING_WORDS_IN_CLAUSE_ZH))
 _VARIANT_AFTER = re.compile(rf"\s*-?\s*({'|'.join(sorted(MODEL_VARIANTS))})\b", re.IGNORECASE)
 
 
+def _compact(text: str) -> str:
+    """As ``slots.compact`` (NFKC, lower case, no whitespace): the form a slot's norm takes."""
+    return "".join(normalize(text).split())
+
+
 def with_variants(text: str, slots: Sequence[Slot]) -> tuple[Slot, ...]:
     """The slots with each model number followed by a variant word read as that model ("C200 Pro",
     "D50 Max"): another product than the bare number."""
@@ -111,8 +123,8 @@ def with_variants(text: str, slots: Sequence[Slot]) -> tuple[Slot, ...]:
             out.append(slot)
             continue
         value = f"{slot.value} {match.group(1)}"
-        norm = compact(value)
-        out.append(Slot("model", value, norm, (compact(f"{slot.value}-{match.group(1)}"),)))
+        norm = _compact(value)
+        out.append(Slot("model", value, norm, (_compact(f"{slot.value}-{match.group(1)}"),)))
     return tuple(out)
 
 
@@ -137,13 +149,15 @@ def informative(term: str) -> bool:
 _FUNCTION_WORDS = STOPWORDS_EN | QUESTION_WORDS_EN
 
 
-def unheld_weighs_nothing(term: str) -> bool:
+def unheld_weighs_nothing(term: str, corpus: CorpusTerms) -> bool:
     """Whether a term no readable passage holds is a slip rather than what the corpus lacks: a Chinese
-    word (a typo such as 冲电 for 充电, or a cut the segmenter made across two words), or an English
-    word one edit from a function word ("teh", "hpw", "waht"). An English word the corpus lacks
-    ("plastic") may be the very thing it lacks, and stays uncovered."""
+    word one character from a word the corpus holds that reads the same (冲电 for 充电, 写措 for 写错:
+    a pinyin input method's mistake), or an English word one edit from a function word ("teh", "hpw",
+    "waht"). Any other word the corpus lacks ("plastic", 员工 where only staff may read the staff
+    pages) may be the very thing it lacks, and stays uncovered."""
     if is_cjk(term):
-        return True
+        variants = homophone_variants(term)
+        return any(n > 0 for n in corpus.doc_freqs(variants).values()) if variants else False
     return term.isascii() and term.isalpha() and any(_one_edit(term, w) for w in _FUNCTION_WORDS)
 
 

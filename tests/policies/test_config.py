@@ -34,6 +34,7 @@ RULES_ADDED_SINCE: dict[str, object] = {
     "absent_things": True,
     "refuse_absent_names": True,
     "deferring_references": True,
+    "reference_defer_share": 0.65,
     "value_signal": True,
 }
 RECORDED_HASHES = {
