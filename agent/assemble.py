@@ -25,7 +25,7 @@ from evidence_loop.policies.evidence.checked import Checked
 from evidence_loop.policies.evidence.comparison import sides_of
 from evidence_loop.policies.question.sides import Side
 from evidence_loop.policies.types import MissingPiece
-from evidence_loop.tools.parse.html import visible_text
+from evidence_loop.tools.parse.legacy_html import visible_text
 from evidence_loop.tools.types import ParsedDocument, Unit
 from evidence_loop.tools.windows import runs
 
@@ -141,7 +141,9 @@ def answer(
 
 
 def readable(quote: str, fmt: str) -> str:
-    """A quote as a reader sees it: HTML tags dropped and spaces collapsed; other formats as written."""
+    """A quote as a reader sees it. A version stored as raw HTML (``format`` "html": stored before
+    clean text) is read with its tags dropped and spaces collapsed; every other text, the clean text
+    of an HTML page stored since included, as written."""
     return " ".join(visible_text(quote).split()) if fmt == "html" else quote
 
 

@@ -31,7 +31,8 @@ CAUSES = (
 _SPACE = re.compile(r"\s+")
 
 
-def _norm(text: str) -> str:
+def norm(text: str) -> str:
+    """A text as the shared scorer compares it: NFKC, lower case, no whitespace."""
     return _SPACE.sub("", unicodedata.normalize("NFKC", text).lower())
 
 
@@ -61,8 +62,8 @@ def grounded(question: Mapping[str, Any], result: Mapping[str, Any]) -> bool | N
     golds = [str(g) for g in question.get("gold_answers") or []]
     if not golds or (question.get("metadata") or {}).get("answer_type") == "free_form":
         return None
-    texts = [_norm(t) for t in merged_texts(result.get("evidence") or [])]
-    return any(_norm(g) in t for g in golds for t in texts)
+    texts = [norm(t) for t in merged_texts(result.get("evidence") or [])]
+    return any(norm(g) in t for g in golds for t in texts)
 
 
 def cause(question: Mapping[str, Any], result: Mapping[str, Any]) -> str | None:

@@ -1,12 +1,18 @@
 """Evaluation on a set folder in the ../shared/eval FORMAT.md shape: ingest, ask, write results, score.
 
-Scores come from the set's own ``score.py`` (beside the set folders) so that the figures are the
-ones everybody else computes; without it the results file is still written.
+A set's corpus is its ``corpus.jsonl``, or a folder of article files ``kb/`` read as ``evloop ingest
+SET_DIR/kb`` reads it (doc_id = the path under ``kb/`` without its extension). Scores come from the
+``score.py`` beside the set folders (or the one named) so that the figures are the ones everybody
+else computes; without it the results file is still written. Offsets are into the stored text,
+which for an HTML page is its clean text, not its source: when the stored texts are not the set's
+own ``corpus.jsonl`` texts (a ``kb/`` folder, HTML records), the set is scored against a scoring
+folder holding the stored texts (``scoring_set``).
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -20,7 +26,7 @@ from evidence_loop.agent.outcome import Outcome
 from evidence_loop.policies.question.followup import Turn
 from evidence_loop.tools.errors import InputError, MalformedRecordError
 from evidence_loop.tools.models.embedding import Embedder
-from evidence_loop.tools.parse.sources import collect
+from evidence_loop.tools.parse.sources import collect, read_corpus_jsonl
 from evidence_loop.tools.search.snapshot import Snapshot
 from evidence_loop.tools.store.calibration import CorpusScale, ScaleMeter
 from evidence_loop.tools.store.folder import Store
@@ -119,10 +125,17 @@ def write_jsonl(path: Path, rows: Iterable[dict[str, object]]) -> int:
     return count
 
 
-def score(set_dir: Path, results: Path) -> dict[str, object] | None:
-    """The set's scores from ``score.py --json`` beside the set folder, or None when it is absent."""
+def scorer_beside(set_dir: Path) -> Path | None:
+    """The ``score.py`` beside the set folder, or None."""
     script = set_dir.resolve().parent / "score.py"
-    if not script.exists():
+    return script if script.exists() else None
+
+
+def score(set_dir: Path, results: Path, script: Path | None = None) -> dict[str, object] | None:
+    """The set's scores from ``score.py --json`` (``script``, else the one beside the set folder), or
+    None when there is none."""
+    script = script or scorer_beside(set_dir)
+    if script is None:
         return None
     done = subprocess.run(
         [sys.executable, str(script), str(set_dir), str(results), "--json"],
@@ -134,6 +147,45 @@ def score(set_dir: Path, results: Path) -> dict[str, object] | None:
     return data
 
 
+def set_corpus(set_dir: Path) -> Path:
+    """Where a set's documents are: its ``corpus.jsonl``, or its ``kb/`` folder of article files."""
+    corpus, kb = set_dir / "corpus.jsonl", set_dir / "kb"
+    if corpus.exists() and kb.is_dir():
+        raise InputError(f"{set_dir} holds both corpus.jsonl and kb/; an evaluation set has one corpus")
+    if corpus.exists():
+        return corpus
+    if kb.is_dir():
+        return kb
+    raise InputError(f"{set_dir} has neither corpus.jsonl nor a kb/ folder (see FORMAT.md)")
+
+
+def stored_corpus(snapshot: Snapshot) -> list[dict[str, object]]:
+    """Every live version as a corpus.jsonl record of its stored text (what offsets point into)."""
+    out: list[dict[str, object]] = []
+    for doc_id, version in sorted(snapshot.current_versions().items()):
+        parsed = snapshot.parsed(doc_id, version)
+        out.append(
+            {"doc_id": doc_id, "version": version, "title": parsed.title, "format": parsed.format,
+             "text": parsed.text}
+        )  # fmt: skip
+    return out
+
+
+def scoring_set(set_dir: Path, snapshot: Snapshot, out_dir: Path) -> Path:
+    """The folder to score against: the set itself when the store holds its corpus.jsonl texts as
+    they are, else ``OUT_DIR/<set>-scoring`` holding the stored texts and the set's questions."""
+    corpus = set_corpus(set_dir)
+    stored = stored_corpus(snapshot)
+    if corpus.suffix == ".jsonl":
+        given = {(d.doc_id, d.version): d.text for d in read_corpus_jsonl(corpus)}
+        if all(given.get((str(r["doc_id"]), str(r["version"]))) == r["text"] for r in stored):
+            return set_dir
+    folder = out_dir / f"{set_dir.name}-scoring"
+    write_jsonl(folder / "corpus.jsonl", stored)
+    shutil.copyfile(set_dir / "questions.jsonl", folder / "questions.jsonl")
+    return folder
+
+
 def ingest_set(
     set_dir: Path,
     index: Location,
@@ -141,11 +193,9 @@ def ingest_set(
     embed_progress: Callable[[int, int], None] | None = None,
     meter: ScaleMeter | None = None,
 ) -> Store:
-    """A fresh store holding the set's corpus (embedded when an embedder is given, its scale measured
-    by ``meter``, as every ingest path measures it)."""
-    corpus = set_dir / "corpus.jsonl"
-    if not corpus.exists():
-        raise InputError(f"{set_dir} has no corpus.jsonl (see FORMAT.md)")
+    """A fresh store holding the set's corpus (``corpus.jsonl`` or ``kb/``; embedded when an embedder is
+    given, its scale measured by ``meter``, as every ingest path measures it)."""
+    corpus = set_corpus(set_dir)
     store = open_store(index, create=True, embedder=embedder, meter=meter)
     if store.generation != 0:
         store.close()

@@ -20,12 +20,15 @@ from evidence_loop.agent.commands.common import (
 )
 from evidence_loop.agent.commands.session import add_policy_option, policy_from_args, policy_line
 from evidence_loop.agent.controller import Controller
+from evidence_loop.agent.eval_kinds import KindRow, by_kind, kind_lines
 from evidence_loop.agent.evaluate import (
     Asker,
     answer_all,
     ingest_set,
     read_questions,
     score,
+    scorer_beside,
+    scoring_set,
     temp_index,
     write_jsonl,
 )
@@ -38,10 +41,18 @@ from evidence_loop.tools.store.location import Location
 from evidence_loop.tools.store.pg import is_url
 
 DESCRIPTION = """\
-Evaluate on a set folder in the FORMAT.md shape (corpus.jsonl + questions.jsonl): ingest the corpus
-into a temporary index, answer every question, write the results, and print the scores computed by
-the `score.py` that sits beside the set folders (answer/refusal/conflict rates, evidence hit rate,
-token recall, mean context characters, offset honesty, latency).
+Evaluate on a set folder in the FORMAT.md shape (corpus.jsonl + questions.jsonl), or a folder whose
+corpus is a kb/ folder of article files (read as `evloop ingest SET_DIR/kb` reads it: doc_id = the
+path under kb/ without its extension) beside its questions.jsonl: ingest the corpus into a temporary
+index, answer every question, write the results, and print the scores computed by the `score.py`
+that sits beside the set folders, or the one --scorer names (answer/refusal/conflict rates,
+evidence hit rate, token recall, mean context characters, offset honesty, latency).
+
+Offsets are into the stored text, which for an HTML page is its clean text, not its source: for a
+kb/ set, or a corpus with HTML records, the results are scored against OUT_DIR/<set>-scoring,
+which holds the stored texts (doc_id, version, text as stored) and the questions. When questions
+carry metadata.kind, a table by kind follows (count, correct outcome, answer hit, conflict recall,
+false conflicts); the loop never reads a question's metadata.
 
 Modes (the ablation): seed = the seed units only; window = a fixed ±2-unit neighbourhood;
 parent = the whole parent section; adaptive = the full loop (completeness check, directional
@@ -51,7 +62,8 @@ EPILOG = """\
 examples:
   evloop eval ../shared/eval/tara_zh
   evloop eval ../shared/eval/tara_zh --mode seed --mode window --mode parent --mode adaptive
-  evloop eval ../shared/eval/emanual_en --out-dir /tmp/results"""
+  evloop eval ../shared/eval/emanual_en --out-dir /tmp/results
+  evloop eval benchmarks/helpcentre --scorer ../shared/eval/score.py"""
 
 ROWS = (
     ("correct outcome", "correct_outcome"),
@@ -75,9 +87,10 @@ def register(subparsers: Subparsers) -> None:
         description=DESCRIPTION,
         epilog=EPILOG,
     )
-    parser.add_argument(
-        "set_dir", type=Path, metavar="SET_DIR", help="folder with corpus.jsonl and questions.jsonl"
-    )
+    where = "folder with questions.jsonl and corpus.jsonl or a kb/ folder of articles"
+    parser.add_argument("set_dir", type=Path, metavar="SET_DIR", help=where)
+    scorer = "the score.py to score with (default: the one beside the set folder)"
+    parser.add_argument("--scorer", type=Path, metavar="SCORE_PY", default=None, help=scorer)
     parser.add_argument(
         "--mode",
         action="append",
@@ -123,39 +136,73 @@ def run(args: argparse.Namespace) -> int:
     variants = _variants(args)
     modes = [name for name, _ in variants]
     questions = read_questions(args.set_dir / "questions.jsonl")
+    scorer = _scorer(args)
     scores: dict[str, dict[str, object] | None] = {}
     causes: dict[str, list[tuple[str, int, float]]] = {}
     profiles: dict[str, tuple[int, dict[str, Bin]]] = {}
+    kinds: dict[str, list[KindRow]] = {}
     embedder = evaluation_embedder(args.embed_cache)
     with temp_index() as tmp, embedding_bar(enabled=not args.no_progress) as bar:
         keeper = ScaleKeeper(Controller(variants[0][1], embedder=embedder)) if embedder else None
         store = ingest_set(args.set_dir, _location(args, Path(tmp)), embedder, bar, meter=keeper)
         snapshot = store.snapshot()
         scale = store.scale() if embedder else None
+        scored_on = scoring_set(args.set_dir, snapshot, args.out_dir)
         freeze_heap()  # the loaded set stays put: the collector need not walk it again
         for mode, policy in variants:
-            controller = Controller(policy, deps=None, embedder=embedder)
+            ask = Asker(Controller(policy, deps=None, embedder=embedder), snapshot, scale)
             out = args.out_dir / f"{args.set_dir.name}-{mode}.jsonl"
-            enabled = want_progress(len(questions), args.no_progress)
-            with progress_bar(len(questions), enabled=enabled) as advance:
-                ask = Asker(controller, snapshot, scale)
-                answers = answer_all(ask, questions, advance, ask.extra, with_history=not args.no_history)
-                write_jsonl(out, answers)
-            causes[mode] = _attribution(questions, out)
-            profiles[mode] = _profile(out, policy)
-            scores[mode] = score(args.set_dir, out)
+            results = _answer(args, questions, ask, out)
+            causes[mode] = _attribution(questions, results, out)
+            profiles[mode] = profile(results, policy)
+            kinds[mode] = by_kind(questions, results)
+            scores[mode] = score(scored_on, out, scorer) if scorer else None
             print(f"{mode}: {len(questions)} questions -> {out} ({policy_line(policy)})")
         store.close()
+    if scored_on != args.set_dir:
+        print(f"offsets point into the stored texts: {scored_on / 'corpus.jsonl'}")
     if any(s is None for s in scores.values()):
-        print("score.py not found beside the set folder; results written, not scored")
+        print("score.py not found beside the set folder (--scorer names one); results written, not scored")
+        _print_kinds(kinds, modes)
         return 0
-    print(f"\nset {args.set_dir.name}")
-    print("".ljust(22) + "".join(m.rjust(11) for m in modes))
-    for label, key in ROWS:
-        print(label.ljust(22) + "".join(_fmt((scores[m] or {}).get(key)).rjust(11) for m in modes))
+    _print_scores(args.set_dir.name, scores, modes)
+    _print_kinds(kinds, modes)
     _print_attribution(causes, modes)
     _print_profile(profiles, modes)
     return 0
+
+
+def _answer(
+    args: argparse.Namespace, questions: list[dict[str, object]], ask: Asker, out: Path
+) -> list[dict[str, object]]:
+    """Every question asked, its result lines written to ``out`` and read back."""
+    with progress_bar(len(questions), enabled=want_progress(len(questions), args.no_progress)) as advance:
+        answers = answer_all(ask, questions, advance, ask.extra, with_history=not args.no_history)
+        write_jsonl(out, answers)
+    return _results(out)
+
+
+def _scorer(args: argparse.Namespace) -> Path | None:
+    """``--scorer`` (which must exist), else the ``score.py`` beside the set folder, else None."""
+    if args.scorer is None:
+        return scorer_beside(args.set_dir)
+    if not args.scorer.is_file():
+        raise InputError(f"--scorer {args.scorer}: no such file")
+    return Path(args.scorer)
+
+
+def _print_scores(name: str, scores: dict[str, dict[str, object] | None], modes: list[str]) -> None:
+    print(f"\nset {name}")
+    print("".ljust(22) + "".join(m.rjust(11) for m in modes))
+    for label, key in ROWS:
+        print(label.ljust(22) + "".join(_fmt((scores[m] or {}).get(key)).rjust(11) for m in modes))
+
+
+def _print_kinds(kinds: dict[str, list[KindRow]], modes: list[str]) -> None:
+    for mode in modes:
+        if kinds[mode]:
+            print(f"\nby kind ({mode}; metadata.kind, read after the run)")
+            print("\n".join(kind_lines(kinds[mode])))
 
 
 def _location(args: argparse.Namespace, tmp: Path) -> Location:
@@ -167,17 +214,18 @@ def _location(args: argparse.Namespace, tmp: Path) -> Location:
     return str(args.store)
 
 
-def _attribution(questions: list[dict[str, object]], results: Path) -> list[tuple[str, int, float]]:
+def _results(path: Path) -> list[dict[str, object]]:
+    with path.open(encoding="utf-8") as lines:
+        return [json.loads(line) for line in lines if line.strip()]
+
+
+def _attribution(
+    questions: list[dict[str, object]], results: list[dict[str, object]], path: Path
+) -> list[tuple[str, int, float]]:
     """Classify every wrong or ungrounded outcome; per-item rows go beside the results file."""
-    with results.open(encoding="utf-8") as lines:
-        rows = attribute(questions, [json.loads(line) for line in lines if line.strip()])
-    write_jsonl(results.with_suffix(".attribution.jsonl"), rows)
+    rows = attribute(questions, results)
+    write_jsonl(path.with_suffix(".attribution.jsonl"), rows)
     return table(rows, len(questions))
-
-
-def _profile(results: Path, policy: Policy) -> tuple[int, dict[str, Bin]]:
-    with results.open(encoding="utf-8") as lines:
-        return profile((json.loads(line) for line in lines if line.strip()), policy)
 
 
 def _print_profile(profiles: dict[str, tuple[int, dict[str, Bin]]], modes: list[str]) -> None:

@@ -17,6 +17,7 @@ from evidence_loop.agent.service import Service
 from evidence_loop.tools.store.folder import Store
 from evidence_loop.tools.types import DocumentInput
 from evidence_loop.traces import TraceStore
+from tests.legacy_parse import legacy_parse
 
 GOLDEN = Path(__file__).parent / "golden"
 FIXED_TIME = datetime(2026, 11, 1, 8, 0, tzinfo=UTC)
@@ -54,9 +55,10 @@ def recorded_sample_kb() -> list[DocumentInput]:
 
 
 def sample_store(root: Path) -> Store:
-    """The store every golden run was recorded against: the sample KB as it was, ingested in one batch."""
+    """The store every golden run was recorded against: the sample KB as it was, ingested in one batch
+    as evloop parsed it then (its HTML pages stored as their source: ``tests.legacy_parse``)."""
     store = Store.open(root, create=True)
-    store.ingest(recorded_sample_kb())
+    store.ingest(recorded_sample_kb(), parse=legacy_parse)
     return store
 
 

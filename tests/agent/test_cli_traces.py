@@ -11,6 +11,7 @@ from evidence_loop.agent.cli import main
 from evidence_loop.tools.store.folder import Store
 from evidence_loop.traces import TraceStore
 from tests.agent.golden_runs import GOLDEN, RUNS, recorded_sample_kb
+from tests.legacy_parse import legacy_parse
 from tests.trace_support import edit_run
 
 Capture = pytest.CaptureFixture[str]
@@ -22,7 +23,7 @@ def recorded_index(tmp_path: Path) -> Path:
     """The sample help centre as the golden runs were recorded against it."""
     folder = tmp_path / "recorded"
     with Store.open(folder, create=True) as store:
-        store.ingest(recorded_sample_kb())
+        store.ingest(recorded_sample_kb(), parse=legacy_parse)
     return folder
 
 

@@ -77,10 +77,10 @@ def test_every_document_is_help_centre_sized(entry: SampleEntry) -> None:
 
 @pytest.mark.parametrize("doc", ALL_DOCS, ids=lambda d: f"{d.doc_id}@{d.version}")
 def test_every_document_parses_into_units_with_honest_offsets(doc: DocumentInput) -> None:
-    parsed = parse_document(doc)
+    parsed = parse_document(doc)  # offsets into the stored text: an HTML page's clean text
 
     assert parsed.units
-    assert all(doc.text[u.start : u.end] == u.text for u in parsed.units)
+    assert all(parsed.text[u.start : u.end] == u.text for u in parsed.units)
 
 
 # --- subsets ------------------------------------------------------------------------------------------------

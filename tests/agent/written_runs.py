@@ -34,6 +34,7 @@ from tests.agent.golden_runs import recorded_sample_kb
 from tests.fake_embedder import FakeEmbedder
 from tests.fake_openai_server import FakeOpenAIServer, error_body, tool_calls_reply
 from tests.fake_rerank_server import FakeRerankServer
+from tests.legacy_parse import legacy_parse
 from tests.llm_support import REFUND_DOCS, REFUND_QUESTION, config, refund_verdict
 
 WRITTEN = Path(__file__).parent / "written"
@@ -63,7 +64,7 @@ def hybrid_service(index: Path) -> Service:
     and its corpus scale."""
     service = Service.open(index, create=True, embedder=FakeEmbedder(), reranker=None, tracing_on=False)
     if service.store.generation == 0:
-        service.ingest(recorded_sample_kb())
+        service.store.ingest(recorded_sample_kb(), parse=legacy_parse)
     return service
 
 
@@ -117,7 +118,7 @@ def _record_llm(index: Path, traces: TraceStore) -> None:
 def _record_aborted(index: Path, traces: TraceStore) -> None:
     with Store.open(index, create=True) as store:
         if store.generation == 0:
-            store.ingest(recorded_sample_kb())
+            store.ingest(recorded_sample_kb(), parse=legacy_parse)
         ticks = itertools.count()
         run_id, question = ABORTED
         service = Service(store, traces=traces, deps=fixed(run_id, lambda: float(next(ticks))))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from evidence_loop.tools.parse import parse_document
-from evidence_loop.tools.parse.html import visible_text
 from evidence_loop.tools.types import DocFormat, DocumentInput, ParsedDocument, Unit
 
 
@@ -152,27 +151,17 @@ HTML_TABLE = (
 
 def test_html_table_rows_link_to_the_row_of_th_cells() -> None:
     parsed = parse(HTML_TABLE, "html")
-    rows = [(visible_text(u.text), visible_text(linked(parsed, u) or "")) for u in parsed.units[1:]]
+    rows = [(u.text, linked(parsed, u)) for u in parsed.units[1:]]
+    header = "| Model | Warranty |\n| --- | --- |"
     assert (parsed.units[0].kind, rows) == (
         "table_header",
-        [("LM-X200  1 year", "Model  Warranty"), ("LM-S10  3 years", "Model  Warranty")],
+        [("| LM-X200 | 1 year |", header), ("| LM-S10 | 3 years |", header)],
     )
 
 
 def test_an_html_table_without_th_takes_its_first_row_as_header() -> None:
     parsed = parse("<table><tr><td>Name</td><td>Age</td></tr><tr><td>Li</td><td>30</td></tr></table>", "html")
     assert [(u.kind, u.link) for u in parsed.units] == [("table_header", None), ("table_row", 0)]
-
-
-def test_rows_before_the_th_row_of_an_html_table_are_read_as_sentences() -> None:
-    parsed = parse(
-        "<table><tr><td>Prices</td></tr><tr><th>Item</th></tr><tr><td>Pen</td></tr></table>", "html"
-    )
-    assert [(u.kind, u.text, u.link) for u in parsed.units] == [
-        ("sentence", "Prices", None),
-        ("table_header", "Item", None),
-        ("table_row", "Pen", 1),
-    ]
 
 
 def test_each_html_table_has_its_own_header() -> None:
@@ -206,46 +195,25 @@ def test_an_indented_block_is_one_code_unit() -> None:
     ]
 
 
-def test_an_html_pre_block_is_one_code_unit() -> None:
-    parsed = parse("<p>Run:</p><pre><code>x = 1\n\ny = 2. Z = 3.</code></pre>", "html")
-    assert kinds(parsed) == [("sentence", "Run:"), ("code", "x = 1\n\ny = 2. Z = 3.")]
+# -- raw HTML in Markdown ------------------------------------------------------------------------
 
 
-# -- HTML specifics ------------------------------------------------------------------------------
+def test_a_markdown_line_of_html_comments_or_tags_is_no_unit() -> None:
+    text = "# Prices\n\n<!-- check with sales -->\nPlans start at $10.\n\n<div align='center'>\n\n<br>\n"
+    assert kinds(parse(text)) == [("heading", "# Prices"), ("sentence", "Plans start at $10.")]
 
 
-def test_scripts_styles_and_comments_are_dropped() -> None:
-    text = (
-        "<html><head><style>p { color: red; }</style><script>var s = '<p>Hidden.</p>';</script></head>"
-        "<body><!-- Hidden comment. --><p>Shown.</p><SCRIPT type='x'>alert(1)</SCRIPT></body></html>"
-    )
-    assert kinds(parse(text, "html")) == [("sentence", "Shown.")]
+def test_a_markdown_comment_over_several_lines_is_no_unit() -> None:
+    parsed = parse("Before.\n\n<!--\nTODO: new prices\n-->\n\nAfter.\n")
+    assert kinds(parsed) == [("sentence", "Before."), ("sentence", "After.")]
 
 
-def test_html_units_may_hold_inline_tags_but_start_and_end_on_visible_text() -> None:
-    parsed = parse("<p>Press <b>Power</b>. Then tap <a href='x.html'>Restart</a>.</p>", "html")
-    assert [u.text for u in parsed.units] == ["Press <b>Power</b>.", "Then tap <a href='x.html'>Restart</a>."]
+def test_a_markdown_comment_line_between_items_does_not_join_them() -> None:
+    assert kinds(parse("- one\n<!-- c -->\n- two\n")) == [("list_item", "- one"), ("list_item", "- two")]
 
 
-def test_html_list_items_link_to_their_intro_and_nest() -> None:
-    parsed = parse("<p>Not covered:</p><ul><li>Drops<ul><li>Liquid</li></ul></li><li>Wear</li></ul>", "html")
-    assert links_of(parsed, "list_item") == [
-        ("Drops", "Not covered:"),
-        ("Liquid", "Drops"),
-        ("Wear", "Not covered:"),
-    ]
+def test_a_tag_inside_a_markdown_line_of_text_stays_in_its_unit() -> None:
+    assert kinds(parse("Press <b>Power</b>.\n")) == [("sentence", "Press <b>Power</b>.")]
 
 
-def test_paragraph_tags_inside_an_item_do_not_split_it() -> None:
-    parsed = parse("<ul><li><p>First part.</p><p>Second part.</p></li></ul>", "html")
-    assert kinds(parsed) == [("list_item", "First part.</p><p>Second part.")]
-
-
-def test_a_br_ends_a_sentence_and_nbsp_is_whitespace() -> None:
-    parsed = parse("<p>Line one<br>Line two&nbsp;</p><p>&nbsp;</p>", "html")
-    assert [u.text for u in parsed.units] == ["Line one", "Line two"]
-
-
-def test_entities_keep_their_raw_offsets() -> None:
-    parsed = parse("<p>Fish &amp; chips&#x3002;Next.</p>", "html")
-    assert [u.text for u in parsed.units] == ["Fish &amp; chips&#x3002;", "Next."]
+# HTML pages, their clean text and their furniture: tests/tools/test_parse_html.py

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from evidence_loop.tools.parse.blocks import Block
-from evidence_loop.tools.types import DocumentInput, Unit, UnitKind
+from evidence_loop.tools.types import Unit, UnitKind
 
 
 @dataclass(slots=True)
@@ -55,9 +55,10 @@ _UNIT_KIND: dict[str, UnitKind] = {
 }
 
 
-def assemble_units(doc: DocumentInput, blocks: list[Block], block_sections: list[int]) -> tuple[Unit, ...]:
-    """One unit per block span, in document order, with ordinals, sections and links."""
-    text = doc.text
+def assemble_units(
+    doc_id: str, version: str, text: str, blocks: list[Block], block_sections: list[int]
+) -> tuple[Unit, ...]:
+    """One unit per block span of ``text``, in document order, with ordinals, sections and links."""
     units: list[Unit] = []
     links = _Links()
     for block, section_id in zip(blocks, block_sections, strict=True):
@@ -66,7 +67,7 @@ def assemble_units(doc: DocumentInput, blocks: list[Block], block_sections: list
         kind = _UNIT_KIND[block.kind]
         for start, end in block.spans:
             units.append(
-                Unit(doc.doc_id, doc.version, len(units), kind, section_id, start, end, text[start:end], link)
+                Unit(doc_id, version, len(units), kind, section_id, start, end, text[start:end], link)
             )
         _remember(links, block, section_id, len(units) - 1)
     return tuple(units)

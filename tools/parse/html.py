@@ -1,266 +1,250 @@
-"""HTML into blocks, with offsets into the raw source.
+"""HTML into its clean text and blocks: what a reader sees of the main content, offsets exact on it.
 
-A regex tokenizer splits the source into tags, comments, ``<script>``/``<style>`` elements (dropped
-with their content) and text. Visible text is collected character by character together with the
-raw offsets each character came from, so every unit span starts at a visible character and ends
-after one: it may contain inline tags (``<b>``, ``<a href>``) but never starts or ends in a tag.
-Entities are decoded for the splitter's sake (``&nbsp;`` is whitespace) while spans keep the raw
-entity text. Source newlines are spaces, as a browser shows them; ``<br>`` is a line break that
-ends a sentence.
+The page is read with lxml and its main content chosen in ``html_page.py`` (why lxml, and what is
+page furniture). Its blocks are written out as a new text, the version's stored text, so that every
+unit is clean (no tag, entity, script or style text) and ``text[start:end]`` of it is what the answer
+shows and quotes:
 
-Blocks: ``h1``-``h6`` headings (section anchor = the ``<hN`` tag), ``li`` items (nested lists
-raise ``depth``), ``pre`` code, ``tr`` rows and paragraphs for everything else. Inside an item,
-row, heading or ``pre``, paragraph tags (``p``, ``div``, cells, ...) do not split the unit. A
-table's header is its first row with ``th`` cells; rows before it are read as paragraphs. A table
-without ``th`` cells takes its first non-empty row as header.
+- a heading (``h1``-``h6``) on its own line; it opens a section as before (family "html");
+- a paragraph (``p``, ``div``, ``section``, a run of inline text, ...) with its spaces collapsed and
+  entities decoded; ``<br>`` ends it (a line break ends a sentence); inline elements (``b``, ``a``,
+  ``code``, ...) are read as their text;
+- a list item (``li``) on its own line, as ``1. `` (an ``ol``, its ``start`` and ``value`` kept) or
+  ``- `` (a ``ul``) and its text, nested lists indented two spaces per level;
+- a table as a pipe table: the header row (the first row with ``th`` cells, else the first row)
+  followed by ``| --- |`` is one ``table_header`` unit, each later row one ``table_row``
+  (``| cell | cell |``, a ``|`` inside a cell written ``\\|``), as a Markdown table reads; rows before
+  a ``th`` header and the ``caption`` are paragraphs; a table whose cells hold headings or tables
+  lays a page out and is read as its cells' content;
+- ``pre`` as one code block, its lines as written.
+
+Blocks are separated by a blank line; the items of one list and the rows of one table by a newline.
 """
 
 from __future__ import annotations
 
-import html as _html
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from evidence_loop.tools.parse.blocks import Block, BlockKind, HeadingMark, Span
-from evidence_loop.tools.parse.lines import collapse
+from evidence_loop.tools.parse.html_page import (
+    HEADINGS,
+    INLINE,
+    HtmlElement,
+    Skip,
+    collapse_space,
+    element_text,
+    page_title,
+    read_tree,
+    readings,
+)
 from evidence_loop.tools.parse.sentences import cap_span, split_sentences
 
-_TOKEN_RE = re.compile(
-    r"""<!--.*?(?:-->|\Z)
-      | <(?P<raw>script|style)\b(?:"[^"]*"|'[^']*'|[^'">])*>.*?(?:</(?P=raw)\s*>|\Z)
-      | <!\[CDATA\[.*?(?:\]\]>|\Z)
-      | <[!?][^>]*(?:>|\Z)
-      | <(?P<close>/?)(?P<name>[A-Za-z][A-Za-z0-9:-]*)(?:"[^"]*"|'[^']*'|[^'">])*?(?P<void>/?)>""",
-    re.IGNORECASE | re.DOTALL | re.VERBOSE,
-)
-_ENTITY_RE = re.compile(r"&(?:#[0-9]{1,7};?|#[xX][0-9a-fA-F]{1,6};?|[A-Za-z][A-Za-z0-9]{1,31};?)")
-_HEADINGS = {f"h{n}": n for n in range(1, 7)}
-_STRUCTURAL = {"li", "tr", "pre", "table", "ul", "ol", *_HEADINGS}
-_INNER = {"li", "tr", "pre", *_HEADINGS}  # contexts that hold one unit: paragraph tags do not split them
-# A <br> is a line break; outside <pre> it becomes a blank line, where the splitter always ends a sentence.
-_SEPARATORS = {("br", True): "\n", ("br", False): "\n\n"}
-# fmt: off
-_PARAGRAPH_TAGS = frozenset({
-    "p", "div", "section", "article", "aside", "header", "footer", "nav", "main", "blockquote", "figure",
-    "figcaption", "dl", "dt", "dd", "address", "details", "summary", "form", "fieldset", "legend", "hr",
-    "center", "caption", "thead", "tbody", "tfoot", "title", "head", "body", "html", "option", "select",
-    "textarea", "noscript", "hgroup", "menu", "dir", "iframe", "td", "th", "br",
-})
-_VOID = frozenset({
-    "br", "hr", "img", "input", "meta", "link", "area", "base", "col", "embed", "param", "source", "track",
-    "wbr",
-})
-# fmt: on
+_LISTS = ("ul", "ol")
+_LAYOUT_CELL = ".//table | .//h1 | .//h2 | .//h3 | .//h4 | .//h5 | .//h6"
+_INT_RE = re.compile(r"-?\d{1,9}")
+
+
+@dataclass(frozen=True, slots=True)
+class CleanPage:
+    """An HTML page's clean text and its blocks (spans into that text)."""
+
+    text: str
+    blocks: tuple[Block, ...]
 
 
 @dataclass(slots=True)
-class _Context:
-    """An open structural element (mutable while the document is read)."""
+class _Writer:
+    """The clean text as it is written, block by block (mutable while one page is read)."""
 
-    tag: str
-    start: int
-    has_th: bool = False  # table: some row has th cells; tr: this row has th cells
-    header_done: bool = False
-    kind: BlockKind | None = None  # tr: the kind chosen at its first flush
-    emitted: bool = False  # heading: its heading block was emitted
+    parts: list[str] = field(default_factory=list)
+    length: int = 0
+    blocks: list[Block] = field(default_factory=list)
+    group: int | None = None  # the list or table the last block belongs to
+
+    def add(
+        self,
+        kind: BlockKind,
+        text: str,
+        local: list[Span],
+        *,
+        group: int | None = None,
+        rank: int = 0,
+        depth: int = 0,
+    ) -> None:
+        """Append one block's text and its spans (``local`` into ``text``); ``group`` numbers the list or
+        table it belongs to, ``rank`` a heading's level, ``depth`` a list item's nesting."""
+        if self.parts:
+            separator = "\n" if group is not None and group == self.group else "\n\n"
+            self.parts.append(separator)
+            self.length += len(separator)
+        start = self.length
+        self.parts.append(text)
+        self.length += len(text)
+        self.group = group
+        spans = tuple((start + a, start + b) for a, b in local)
+        heading = HeadingMark("html", rank, text, start) if kind == "heading" else None
+        self.blocks.append(Block(kind, spans, heading, depth))
 
 
-class _HtmlReader:
-    """Turns one HTML source into blocks."""
+class _Reader:
+    """Walks one reading of a page (a root and what to skip) into the writer."""
 
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.blocks: list[Block] = []
-        self.stack: list[_Context] = []
-        self.chars: list[str] = []
-        self.starts: list[int] = []
-        self.ends: list[int] = []
-        self.th_tables: set[int] = set()
+    def __init__(self, skip: Skip) -> None:
+        self.skip = skip
+        self.out = _Writer()
+        self.buffer: list[str] = []
+        self.groups = 0
 
-    def read(self) -> list[Block]:
-        """All blocks of the document in order."""
-        tokens = list(_TOKEN_RE.finditer(self.text))
-        self.th_tables = _tables_with_th(tokens)
-        pos = 0
-        for token in tokens:
-            self.add_text(pos, token.start())
-            if token.group("name"):
-                self.tag(token)
-            pos = token.end()
-        self.add_text(pos, len(self.text))
-        self.flush()
-        return self.blocks
+    def read(self, root: HtmlElement) -> CleanPage:
+        self.flow(root)
+        self.paragraph()
+        return CleanPage("".join(self.out.parts), tuple(self.out.blocks))
 
-    # -- visible text ------------------------------------------------------------------------
+    def flow(self, el: HtmlElement) -> None:
+        """An element's content: inline text gathers into the open paragraph, blocks end it."""
+        if el.text:
+            self.buffer.append(el.text)
+        for child in el:
+            if isinstance(child.tag, str) and not self.skip(child):
+                self.element(child)
+            if child.tail:
+                self.buffer.append(child.tail)
 
-    def add_text(self, start: int, end: int) -> None:
-        """Append raw text ``[start, end)``: entities decoded, newlines as spaces outside ``pre``."""
-        if start >= end:
+    def element(self, el: HtmlElement) -> None:
+        tag = el.tag
+        if tag in INLINE:
+            self.flow(el)
             return
-        in_pre = any(ctx.tag == "pre" for ctx in self.stack)
-        pos = start
-        for entity in _ENTITY_RE.finditer(self.text, start, end):
-            self.add_plain(pos, entity.start(), in_pre)
-            decoded = _html.unescape(entity.group())
-            if decoded == entity.group():
-                # Not a known entity: plain text, so that no span boundary can fall inside it.
-                self.add_plain(entity.start(), entity.end(), in_pre)
-            else:
-                for char in decoded:
-                    self.add_char(char, entity.start(), entity.end())
-            pos = entity.end()
-        self.add_plain(pos, end, in_pre)
+        self.paragraph()
+        if tag in HEADINGS:
+            self.heading(el, HEADINGS[tag])
+        elif tag in _LISTS:
+            self.groups += 1
+            self.read_list(el, 0)
+        elif tag == "table":
+            self.table(el)
+        elif tag == "pre":
+            self.code(el)
+        elif tag != "br":
+            self.flow(el)
+            self.paragraph()
 
-    def add_plain(self, start: int, end: int, in_pre: bool) -> None:
-        """Append entity-free raw text one character per raw offset."""
-        chunk = self.text[start:end]
-        self.chars.append(chunk if in_pre else chunk.replace("\n", " "))
-        self.starts.extend(range(start, end))
-        self.ends.extend(range(start + 1, end + 1))
+    # -- blocks --------------------------------------------------------------------------------
 
-    def add_char(self, char: str, start: int, end: int) -> None:
-        """Append one visible character that stands for raw ``[start, end)``."""
-        self.chars.append(char)
-        self.starts.append(start)
-        self.ends.append(end)
+    def paragraph(self) -> None:
+        """The gathered inline text as a paragraph of sentences."""
+        text = collapse_space("".join(self.buffer))
+        self.buffer = []
+        if text:
+            self.out.add("paragraph", text, split_sentences(text))
 
-    # -- tags --------------------------------------------------------------------------------
+    def heading(self, el: HtmlElement, rank: int) -> None:
+        text = element_text(el, self.skip)
+        if text:
+            self.out.add("heading", text, [(0, len(text))], rank=rank)
 
-    def tag(self, token: re.Match[str]) -> None:
-        """React to one start or end tag."""
-        name = token.group("name").lower()
-        closing = bool(token.group("close"))
-        if name in _STRUCTURAL:
-            self.flush()
-            if closing:
-                self.close(name)
-            elif name not in _VOID and not token.group("void"):
-                self.open(name, token.start())
-        elif name in _PARAGRAPH_TAGS:
-            self.paragraph_tag(name, closing, token.start())
-        if name == "th" and not closing:
-            row = self.innermost({"tr", "table"})
-            if row is not None and row.tag == "tr":
-                row.has_th = True
+    def code(self, el: HtmlElement) -> None:
+        """A ``pre`` block as written: its first newline and trailing blanks dropped."""
+        text = "".join(el.itertext()).replace("\r\n", "\n").removeprefix("\n").rstrip()
+        lead = len(text) - len(text.lstrip())
+        if text.strip():
+            self.out.add("code", text, [(lead, len(text))])
 
-    def paragraph_tag(self, name: str, closing: bool, at: int) -> None:
-        """Paragraph tags end a paragraph, but only separate words inside an item, row or heading."""
-        inner = self.innermost(_INNER | {"table", "ul", "ol"})
-        if inner is None or inner.tag not in _INNER:
-            self.flush()
+    def read_list(self, el: HtmlElement, depth: int) -> None:
+        """The items of a ``ul``/``ol``, numbered as the page numbers them."""
+        number = _int(el.get("start"), 1)
+        for child in el:
+            if not isinstance(child.tag, str) or self.skip(child):
+                continue
+            if child.tag in _LISTS:
+                self.read_list(child, depth + 1)
+                continue
+            number = _int(child.get("value"), number)
+            marker = f"{number}. " if el.tag == "ol" else "- "
+            self.item(child, depth, marker)
+            number += 1
+
+    def item(self, li: HtmlElement, depth: int, marker: str) -> None:
+        """One item on its own line; a nested list inside it follows as deeper items."""
+        pieces: list[str] = [li.text or ""]
+        for child in li:
+            if isinstance(child.tag, str) and not self.skip(child):
+                if child.tag in _LISTS:
+                    self.item_line(pieces, depth, marker)
+                    pieces, marker = [], "  "
+                    self.read_list(child, depth + 1)
+                else:
+                    pieces.append(" " if child.tag not in INLINE else "")
+                    pieces.append(element_text(child, self.skip))
+                    pieces.append(" " if child.tag not in INLINE else "")
+            pieces.append(child.tail or "")
+        self.item_line(pieces, depth, marker)
+
+    def item_line(self, pieces: list[str], depth: int, marker: str) -> None:
+        text = collapse_space("".join(pieces))
+        if not text:
             return
-        separator = _SEPARATORS.get((name, inner.tag == "pre"), " ")
-        for char in separator:
-            self.add_char(char, at, at + 1)
+        line = "  " * depth + marker.strip() + " " + text if marker.strip() else "  " * depth + text
+        lead = 2 * depth
+        whole = (lead, len(line))
+        spans = split_sentences(line) if len(cap_span(line, *whole)) > 1 else [whole]
+        self.out.add("list_item", line, spans, group=self.groups, depth=depth)
 
-    def open(self, name: str, at: int) -> None:
-        """Push a structural element, closing what HTML closes implicitly before it."""
-        implied = {"li": {"li", "ul", "ol", "table"}, "tr": {"tr", "table"}}.get(name)
-        if implied is not None:
-            found = self.innermost(implied)
-            if found is not None and found.tag == name:
-                self.close(name)
-        elif name in _HEADINGS:
-            found = self.innermost(set(_HEADINGS))
-            if found is not None:
-                self.close(found.tag)
-        self.stack.append(_Context(name, at, has_th=name == "table" and at in self.th_tables))
-
-    def close(self, name: str) -> None:
-        """Pop up to and including the innermost open ``name``; stray end tags are ignored."""
-        for index in range(len(self.stack) - 1, -1, -1):
-            if self.stack[index].tag == name:
-                del self.stack[index:]
-                return
-
-    def innermost(self, tags: set[str]) -> _Context | None:
-        """The innermost open element whose tag is in ``tags``."""
-        for ctx in reversed(self.stack):
-            if ctx.tag in tags:
-                return ctx
-        return None
-
-    # -- blocks ------------------------------------------------------------------------------
-
-    def flush(self) -> None:
-        """Turn the collected visible text into a block of the current context."""
-        visible = "".join(self.chars)
-        starts, ends = self.starts, self.ends
-        self.chars, self.starts, self.ends = [], [], []
-        if not visible.strip():
+    def table(self, table: HtmlElement) -> None:
+        """A data table as pipe rows under its header; a layout table as its cells' content."""
+        rows = table.xpath("./tr | ./thead/tr | ./tbody/tr | ./tfoot/tr")
+        cells = [[c for c in row if c.tag in ("td", "th") and not self.skip(c)] for row in rows]
+        if any(c.xpath(_LAYOUT_CELL) for row in cells for c in row):
+            for row in cells:
+                for cell in row:
+                    self.flow(cell)
+                    self.paragraph()
             return
-        ctx = self.innermost(_INNER)
-        kind: BlockKind = "paragraph"
-        mark: HeadingMark | None = None
-        if ctx is not None and ctx.tag in _HEADINGS and not ctx.emitted:
-            ctx.emitted = True
-            kind = "heading"
-            mark = HeadingMark("html", _HEADINGS[ctx.tag], collapse(visible), ctx.start)
-        elif ctx is not None and ctx.tag == "pre":
-            kind = "code"
-        elif ctx is not None and ctx.tag == "tr":
-            kind = self.row_kind(ctx)
-        elif ctx is not None and ctx.tag == "li":
-            kind = "list_item"
-        local = _local_spans(visible, kind)
-        spans = tuple((starts[a], ends[b - 1]) for a, b in local)
-        depth = max(0, sum(1 for c in self.stack if c.tag in ("ul", "ol")) - 1)
-        self.blocks.append(Block(kind, spans, mark, depth if kind == "list_item" else 0))
+        for caption in table.iterchildren("caption"):
+            self.flow(caption)
+            self.paragraph()
+        self.groups += 1
+        self.rows(cells)
 
-    def row_kind(self, row: _Context) -> BlockKind:
-        """Header, body row, or (before a ``th`` header) a caption-like paragraph."""
-        if row.kind is not None:
-            return row.kind
-        table = self.innermost({"table"})
-        kind: BlockKind = "table_row"
-        if table is not None and not table.header_done:
-            if row.has_th or not table.has_th:
-                table.header_done = True
-                kind = "table_header"
+    def rows(self, cells: list[list[HtmlElement]]) -> None:
+        has_th = any(c.tag == "th" for row in cells for c in row)
+        header_done = False
+        for row in cells:
+            texts = [element_text(c, self.skip).replace("|", "\\|") for c in row]
+            if not any(texts):
+                continue
+            line = "| " + " | ".join(texts) + " |"
+            if header_done:
+                self.out.add("table_row", line, [(0, len(line))], group=self.groups)
+            elif has_th and not any(c.tag == "th" for c in row):
+                caption = " ".join(t for t in texts if t)
+                self.out.add("paragraph", caption, [(0, len(caption))])
             else:
-                kind = "paragraph"
-        row.kind = kind
-        return kind
+                header_done = True
+                line += "\n| " + " | ".join("---" for _ in texts) + " |"
+                self.out.add("table_header", line, [(0, len(line))], group=self.groups)
 
 
-def _local_spans(visible: str, kind: BlockKind) -> list[Span]:
-    """Unit spans inside the visible text of one block."""
-    stripped = visible.strip()
-    start = len(visible) - len(visible.lstrip())
-    whole = (start, start + len(stripped))
-    if kind == "paragraph" or (kind == "list_item" and len(cap_span(visible, *whole)) > 1):
-        return split_sentences(visible)
-    return [whole]
+def _int(value: str | None, default: int) -> int:
+    found = _INT_RE.fullmatch((value or "").strip())
+    return int(found.group()) if found else default
 
 
-def _tables_with_th(tokens: list[re.Match[str]]) -> set[int]:
-    """Start offsets of the ``<table>`` tags whose own rows contain a ``th`` cell."""
-    found: set[int] = set()
-    open_tables: list[int] = []
-    for token in tokens:
-        name = (token.group("name") or "").lower()
-        if name == "table":
-            if token.group("close"):
-                if open_tables:
-                    open_tables.pop()
-            else:
-                open_tables.append(token.start())
-        elif name == "th" and not token.group("close") and open_tables:
-            found.add(open_tables[-1])
-    return found
+def read_html(source: str) -> CleanPage:
+    """The clean text and blocks of an HTML page: its main content, else its body (``html_page``)."""
+    page = read_tree(source)
+    if page is None:
+        return CleanPage("", ())
+    for root, skip in readings(page):
+        clean = _Reader(skip).read(root)
+        if clean.blocks:
+            return clean
+    return CleanPage("", ())
 
 
-def visible_text(raw: str) -> str:
-    """The text a reader sees in a slice of HTML source (a unit's text): tags, comments, scripts
-    and styles removed, block-level tags read as spaces, entities decoded."""
-
-    def replace(token: re.Match[str]) -> str:
-        name = (token.group("name") or "").lower()
-        return "" if name and name not in _STRUCTURAL and name not in _PARAGRAPH_TAGS else " "
-
-    return _html.unescape(_TOKEN_RE.sub(replace, raw))
-
-
-def scan_html(text: str) -> list[Block]:
-    """Blocks of an HTML document."""
-    return _HtmlReader(text).read()
+def html_title(source: str) -> str:
+    """A page's title: its main content's first ``<h1>``, else its ``<title>`` without the site's
+    name ("Reset your password | Acme Help" -> "Reset your password"), else its first heading, else ""."""
+    page = read_tree(source)
+    return page_title(page) if page is not None else ""

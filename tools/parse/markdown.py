@@ -6,6 +6,11 @@ unit is the whole line with its markers), setext headings (a paragraph underline
 ``---``), pipe tables (header line + ``|---|`` delimiter line = one ``table_header`` unit, then one
 ``table_row`` per following line that contains ``|``), and indented code (lines indented four
 spaces after a blank line, outside a list). Inline markup stays inside the units as written.
+
+Raw HTML that shows nothing is not a unit: a line holding only HTML comments or tags (``<!-- note
+-->``, ``<br>``, ``<div align="center">``), and a comment over several lines, are passed over, as a
+Markdown renderer shows them (as nothing). The stored text stays the source, so the offsets of the
+other units do not move; a tag inside a line of text stays in its unit.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ _FENCE_RE = re.compile(r"(`{3,}|~{3,})")
 _ATX_RE = re.compile(r"(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _SETEXT_RE = re.compile(r"(=+|-+)[ \t]*")
 _DELIMITER_RE = re.compile(r"\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?")
+# A line of HTML comments and tags only: nothing of it shows when the Markdown is rendered.
+_MARKUP_LINE_RE = re.compile(r"(?:<!--.*?-->|</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>|\s)+", re.DOTALL)
 _CODE_INDENT = 4
 _MAX_BLOCK_INDENT = 3
 
@@ -29,11 +36,39 @@ class MarkdownScanner(TextScanner):
 
     def readers(self) -> list[Reader]:
         """Markdown block syntax first, then the plain-text readers."""
-        return [self.read_fence, self.read_atx, self.read_table, self.read_indented_code, *super().readers()]
+        markdown = [
+            self.read_fence,
+            self.read_atx,
+            self.read_table,
+            self.read_indented_code,
+            self.read_markup,
+        ]
+        return [*markdown, *super().readers()]
 
     def interrupts(self, i: int) -> bool:
-        """Fences, ``#`` headings and tables also end a paragraph."""
-        return bool(self.fence_at(i) or self.atx_at(i) or self.table_at(i) or super().interrupts(i))
+        """Fences, ``#`` headings, tables and HTML comment lines also end a paragraph."""
+        if self.fence_at(i) or self.atx_at(i) or self.table_at(i) or self.markup_end(i, comments_only=True):
+            return True
+        return super().interrupts(i)
+
+    def markup_end(self, i: int, *, comments_only: bool = False) -> int | None:
+        """The line after the HTML that shows nothing starting at line ``i`` (one line of comments
+        and tags, or a comment over several lines); None when line ``i`` shows text."""
+        content = self.content(i)
+        last = i
+        if content.startswith("<!--") and "-->" not in content:
+            ends = (j for j in range(i + 1, len(self.lines)) if "-->" in self.content(j))
+            last = next(ends, -1)
+            if last < 0:
+                return None
+            content = self.text[self.lines[i].lead : self.lines[last].tail]
+        if comments_only and not content.startswith("<!--"):
+            return None
+        return last + 1 if _MARKUP_LINE_RE.fullmatch(content) else None
+
+    def read_markup(self, i: int) -> int | None:
+        """HTML that shows nothing: passed over, no unit."""
+        return self.markup_end(i)
 
     def fence_at(self, i: int) -> bool:
         """True when line ``i`` opens (or closes) a code fence."""

@@ -20,7 +20,8 @@ Rules:
   could not be stored (see ``tools.types.doc_id_fault``); so is such a doc_id in a corpus record.
 - A file's doc_id is its path relative to the root it was found under (the folder given, or the
   file's own folder) without the extension, in posix form: ``help/returns.md`` -> ``help/returns``.
-  Its title is its first heading (markdown ``#``; html ``h1``-``h6``, then ``<title>``), else the stem.
+  Its title is its first heading (markdown ``#``; html: ``tools.parse.html.html_title``, the main
+  content's ``<h1>``, then ``<title>`` without the site's name), else the stem.
 - The caller's ``acl`` and ``version`` apply to every file. For corpus records they are defaults
   only: a record's own non-empty ``acl`` and its own ``version`` win, because the corpus file is
   the authority on its documents, and a default ACL can only narrow who reads a public record.
@@ -35,7 +36,6 @@ import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from html.parser import HTMLParser
 from pathlib import Path
 
 from evidence_loop.tools.errors import (
@@ -46,6 +46,7 @@ from evidence_loop.tools.errors import (
     UnsupportedFormatError,
     VersionClashError,
 )
+from evidence_loop.tools.parse.html import html_title
 from evidence_loop.tools.types import DOC_FORMATS, DocFormat, DocumentInput, doc_id_fault
 
 __all__ = [
@@ -317,41 +318,3 @@ def markdown_title(text: str) -> str:
         elif not in_fence and (match := _ATX_RE.match(line)):
             return match.group(1).strip()
     return ""
-
-
-class _TitleParser(HTMLParser):
-    """Collects the first h1-h6 text and the <title> text."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.heading = ""
-        self.title = ""
-        self._into: str | None = None
-        self._buffer: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if self._into is None and (tag == "title" or re.fullmatch(r"h[1-6]", tag)):
-            self._into = tag
-            self._buffer = []
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag != self._into:
-            return
-        found = " ".join("".join(self._buffer).split())
-        if tag == "title":
-            self.title = self.title or found
-        else:
-            self.heading = self.heading or found
-        self._into = None
-
-    def handle_data(self, data: str) -> None:
-        if self._into is not None:
-            self._buffer.append(data)
-
-
-def html_title(text: str) -> str:
-    """The first h1-h6 heading's text, else the <title>, else ""."""
-    parser = _TitleParser()
-    parser.feed(text)
-    parser.close()
-    return parser.heading or parser.title

@@ -40,6 +40,7 @@ from types import TracebackType
 from evidence_loop.tools.disk import disk_error
 from evidence_loop.tools.errors import DiskError, EmbedderError, IndexStateError, NotFoundError
 from evidence_loop.tools.models.embedding import Embedder
+from evidence_loop.tools.parse import parse_document
 from evidence_loop.tools.search.snapshot import CorpusView, Snapshot, VersionSource
 from evidence_loop.tools.store import embedder_check as store_embedder
 from evidence_loop.tools.store import generation as gen
@@ -47,7 +48,7 @@ from evidence_loop.tools.store import vectors
 from evidence_loop.tools.store.calibration import CorpusScale, ScaleMeter, read_scale, write_scale
 from evidence_loop.tools.store.folder_open import connections
 from evidence_loop.tools.store.generation import BM25_DIR, PASSAGES_DIR, gen_dir
-from evidence_loop.tools.store.ingest import Tally, WriteGuard, apply_document, retire_document
+from evidence_loop.tools.store.ingest import Parse, Tally, WriteGuard, apply_document, retire_document
 from evidence_loop.tools.store.schema import (
     DB_NAME,
     database_errors,
@@ -191,6 +192,7 @@ class Store:
         progress: Callable[[int], None] | None = None,
         embed_progress: EmbedProgress | None = None,
         guard: WriteGuard | None = None,
+        parse: Parse = parse_document,
     ) -> IngestReport:
         """Add a batch of documents in one transaction, embed its new versions, rebuild the index once.
 
@@ -205,8 +207,9 @@ class Store:
         def write(conn: Db, generation: int) -> bool:
             for count, doc in enumerate(docs, start=1):
                 apply_document(
-                    conn, doc, generation, replace=replace, max_bytes=max_bytes, tally=tally, guard=guard
-                )
+                    conn, doc, generation, replace=replace, max_bytes=max_bytes, tally=tally, guard=guard,
+                    parse=parse,
+                )  # fmt: skip
                 if count == 1:
                     self._checkpoint("rows")
                 if progress is not None:

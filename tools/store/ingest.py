@@ -9,6 +9,8 @@ The rules, per incoming document (applied in batch order, so a later line sees a
         or metadata (not Unicode text)      -> InputError
     NaN or an infinity in metadata          -> InputError naming the field
     empty or whitespace-only text           -> skipped, with a reason
+    HTML with no text once its markup
+        and page furniture are dropped      -> skipped, with a reason
     over max_bytes (UTF-8)                  -> DocumentTooLargeError (the caller rolls back the batch)
     version not stored yet                  -> stored; becomes the current version (added / updated)
     stored, same text, format, title, acl   -> unchanged (if it is the current version)
@@ -17,6 +19,12 @@ The rules, per incoming document (applied in batch order, so a later line sees a
     stored, other text or format            -> VersionClashError, or with replace=True its rows replaced
     stored but not current (older version,
         or a deleted document)              -> becomes current again (a new live span)
+
+"Text" is the text stored (``tools.parse``): a document's own text, or an HTML page's clean text,
+stored with format "text", its source named in metadata (``parsed_from``, ``tools.store.provenance``,
+never compared). Two sources with the same clean text are the same text: re-ingesting a page whose
+markup or furniture changed but not what it says changes nothing. A version stored as its raw HTML
+source (before clean text) is unchanged by that source and names none; replace=True rewrites it.
 
 A version that stops being current keeps its rows: it stays readable for replay.
 
@@ -36,6 +44,7 @@ from typing import Literal
 
 from evidence_loop.tools.errors import DocumentTooLargeError, InputError, VersionClashError
 from evidence_loop.tools.parse import parse_document
+from evidence_loop.tools.store.provenance import own_json, own_metadata, sha256_of, with_provenance
 from evidence_loop.tools.store.sql import Db
 from evidence_loop.tools.store.vectors import drop_versions
 from evidence_loop.tools.tokenize import recall_tokens
@@ -60,6 +69,10 @@ class WriteTarget:
     new_acl: tuple[str, ...] | None
 
 
+Parse = Callable[[DocumentInput], ParsedDocument]
+"""How a document becomes its stored text, sections and units: ``tools.parse.parse_document``; a test
+that rebuilds a store as an older evloop wrote it passes that version's parse."""
+
 WriteGuard = Callable[[WriteTarget], None]
 """Told each target inside the write transaction; raises to refuse it (the whole batch rolls back)."""
 
@@ -83,10 +96,13 @@ class Tally:
 
 @dataclass(frozen=True, slots=True)
 class _Incoming:
-    """A document with the derived fields every rule compares."""
+    """A document with the derived fields every rule compares: what is stored (``parsed``: its text
+    and format) and the sha256 of that text and of the source."""
 
     doc: DocumentInput
+    parsed: ParsedDocument
     sha256: str
+    source_sha256: str
     acl_json: str
     metadata_json: str
 
@@ -100,15 +116,16 @@ def apply_document(
     max_bytes: int,
     tally: Tally,
     guard: WriteGuard | None = None,
+    parse: Parse = parse_document,
 ) -> Outcome:
     """Write one document version at ``generation`` following the rules above; returns what happened.
 
     ``guard`` sees the target first (after the doc_id and the text are screened)."""
-    incoming = _screen(doc, max_bytes)
+    incoming = _screen(doc, max_bytes, parse)
     if guard is not None:
         guard(target_of(conn, doc))
-    if incoming is None:
-        tally.skipped.append((doc.doc_id, "empty or whitespace-only text"))
+    if isinstance(incoming, str):
+        tally.skipped.append((doc.doc_id, incoming))
         return "skipped"
     had_current = _has_current(conn, doc.doc_id)
     if not _write_version(conn, incoming, generation, replace=replace, tally=tally):
@@ -121,8 +138,9 @@ def apply_document(
     return "added"
 
 
-def _screen(doc: DocumentInput, max_bytes: int) -> _Incoming | None:
-    """Refuse a bad id, text that is not Unicode or an oversize document; pass over an empty one."""
+def _screen(doc: DocumentInput, max_bytes: int, parse: Parse) -> _Incoming | str:
+    """Refuse a bad id, text that is not Unicode or an oversize document; pass over an empty one
+    (the reason why is returned instead)."""
     if (fault := doc_id_fault(doc.doc_id)) is not None:
         raise InputError(fault)
     data = _encoded(doc, "text", doc.text)
@@ -132,8 +150,14 @@ def _screen(doc: DocumentInput, max_bytes: int) -> _Incoming | None:
             f"{max_bytes} bytes; split it or raise the limit"
         )
     if not doc.text.strip():
-        return None
-    incoming = _Incoming(doc, hashlib.sha256(data).hexdigest(), _acl_json(doc), _metadata_json(doc))
+        return "empty or whitespace-only text"
+    parsed = parse(doc)
+    if not parsed.text.strip():
+        return "no text once its markup and page furniture are dropped"
+    source_sha = hashlib.sha256(data).hexdigest()
+    stored_sha = source_sha if parsed.text == doc.text else sha256_of(parsed.text)
+    metadata = _metadata_json(doc, with_provenance(doc, parsed, data))
+    incoming = _Incoming(doc, parsed, stored_sha, source_sha, _acl_json(doc), metadata)
     stored = (("title", doc.title), ("version", doc.version), ("acl", incoming.acl_json))
     for name, value in (*stored, ("metadata", incoming.metadata_json)):
         _encoded(doc, name, value)
@@ -163,17 +187,25 @@ def _write_version(conn: Db, incoming: _Incoming, generation: int, *, replace: b
         _store_new(conn, incoming, generation, tally)
         return True
     sha, fmt, title, acl, metadata, is_current = row
-    if (sha, fmt) != (incoming.sha256, doc.format):
+    new = (incoming.sha256, incoming.parsed.format)
+    stored_raw = (sha, fmt) == (incoming.source_sha256, doc.format) != new  # stored before clean text
+    if (sha, fmt) != new and not stored_raw:
         if not replace:
             raise VersionClashError(
                 f"document {doc.doc_id!r} version {doc.version!r} is already stored with different text; "
                 "give it a new version, or replace it (--replace)"
             )
         _replace_content(conn, incoming, tally)
-    elif is_current and (title, acl, metadata) == (doc.title, incoming.acl_json, incoming.metadata_json):
+    elif stored_raw and replace:
+        _replace_content(conn, incoming, tally)
+    elif is_current and (title, acl, own_metadata(metadata)) == (
+        doc.title,
+        incoming.acl_json,
+        own_metadata(incoming.metadata_json),
+    ):
         return False
-    else:
-        _update_fields(conn, incoming)
+    else:  # a version kept as its raw source gets no parsed_from: its text is that source
+        _update_fields(conn, incoming, own_json(incoming.metadata_json) if stored_raw else None)
     _make_current(conn, incoming, generation, is_current=bool(is_current))
     return True
 
@@ -204,9 +236,9 @@ def _acl_json(doc: DocumentInput) -> str:
     return json.dumps(sorted(set(doc.acl)), ensure_ascii=False)
 
 
-def _metadata_json(doc: DocumentInput) -> str:
+def _metadata_json(doc: DocumentInput, metadata: Mapping[str, object]) -> str:
     try:
-        return json.dumps(dict(doc.metadata), ensure_ascii=False, sort_keys=True, allow_nan=False)
+        return json.dumps(dict(metadata), ensure_ascii=False, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError) as exc:
         if (where := _non_finite(doc.metadata)) is not None:
             raise InputError(
@@ -245,10 +277,10 @@ def _store_new(conn: Db, incoming: _Incoming, generation: int, tally: Tally) -> 
     conn.execute(
         "INSERT INTO versions(doc_id, version, title, format, text, sha256, acl, metadata, added_gen, "
         "removed_gen, is_current) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 1)",
-        (doc.doc_id, doc.version, doc.title, doc.format, doc.text, incoming.sha256, incoming.acl_json,
-         incoming.metadata_json, generation),
+        (doc.doc_id, doc.version, doc.title, incoming.parsed.format, incoming.parsed.text, incoming.sha256,
+         incoming.acl_json, incoming.metadata_json, generation),
     )  # fmt: skip
-    _insert_content(conn, parse_document(doc), tally)
+    _insert_content(conn, incoming.parsed, tally)
     _insert_acl(conn, doc)
     _open_span(conn, doc.doc_id, doc.version, generation)
 
@@ -262,19 +294,19 @@ def _replace_content(conn: Db, incoming: _Incoming, tally: Tally) -> None:
     drop_versions(conn, *key)  # its units change: the next embedding pass embeds them anew
     conn.execute(
         "UPDATE versions SET format = ?, text = ?, sha256 = ? WHERE doc_id = ? AND version = ?",
-        (doc.format, doc.text, incoming.sha256, *key),
+        (incoming.parsed.format, incoming.parsed.text, incoming.sha256, *key),
     )
     _update_fields(conn, incoming)
-    _insert_content(conn, parse_document(doc), tally)
+    _insert_content(conn, incoming.parsed, tally)
 
 
-def _update_fields(conn: Db, incoming: _Incoming) -> None:
-    """Title, ACL and metadata of a stored version, in place."""
+def _update_fields(conn: Db, incoming: _Incoming, metadata_json: str | None = None) -> None:
+    """Title, ACL and metadata (``metadata_json``, else the incoming one) of a stored version, in place."""
     doc = incoming.doc
     key = (doc.doc_id, doc.version)
     conn.execute(
         "UPDATE versions SET title = ?, acl = ?, metadata = ? WHERE doc_id = ? AND version = ?",
-        (doc.title, incoming.acl_json, incoming.metadata_json, *key),
+        (doc.title, incoming.acl_json, metadata_json or incoming.metadata_json, *key),
     )
     conn.execute("DELETE FROM acl WHERE doc_id = ? AND version = ?", key)
     _insert_acl(conn, doc)
