@@ -62,9 +62,13 @@ def _absent_pieces(question: Question, policy: Policy, names_only: bool = False)
     whatever the judge says, as a model number does (``Policy.refuse_absent_names``)."""
     if not policy.absent_things:
         return []
-    things = (
-        [t for t in question.absent if t.proper and t.phrase.isascii()] if names_only else question.absent
-    )
+    sides = [compact(side.name) for side in question.sides]  # a compared side has its own pieces
+    things = [
+        t
+        for t in question.absent
+        if not names_only
+        or (t.proper and t.phrase.isascii() and not any(compact(t.phrase) in s for s in sides))
+    ]
     return [
         MissingPiece(
             "uncovered_slot",

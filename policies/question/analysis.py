@@ -35,6 +35,7 @@ from evidence_loop.policies.question.named import (
     CorpusTerms,
     absent_things,
     asking_clause,
+    cut_across,
     held,
     identifier_slot,
     informative,
@@ -135,7 +136,7 @@ def analyse(
         if reading.absent:
             absent = absent_things(clause, corpus, spell or (lambda terms: terms))
         if reading.informative and weights:
-            weights = _informative(terms, weights, corpus, clause, spelled, reading.context_weight)
+            weights = _informative(text, terms, weights, corpus, clause, spelled, reading.context_weight)
     kinds = asked_kinds(text)
     return Question(
         text,
@@ -156,7 +157,13 @@ def analyse(
     )
 
 
+def _slip(term: str, text: str, corpus: CorpusTerms) -> bool:
+    """A word no readable passage holds that is a slip of the question's writing or of its cut."""
+    return unheld_weighs_nothing(term, corpus) or cut_across(term, text, corpus)
+
+
 def _informative(
+    text: str,
     terms: Sequence[str],
     weights: Mapping[str, float],
     corpus: CorpusTerms,
@@ -172,10 +179,10 @@ def _informative(
     out = {}
     for term in terms:
         weight = weights.get(term, 1.0)
-        if not informative(term) or (not held(term, freqs, corpus) and unheld_weighs_nothing(term, corpus)):
+        if not informative(term) or (not held(term, freqs, corpus) and _slip(term, text, corpus)):
             weight = 0.0
-        elif term not in asked:
-            weight *= context_weight
+        elif term not in asked and not any(c.isdigit() for c in term):
+            weight *= context_weight  # a model number in the context is what the answer is about
         out[term] = weight
     return out if any(out.values()) else dict(weights)
 

@@ -149,12 +149,31 @@ def informative(term: str) -> bool:
 _FUNCTION_WORDS = STOPWORDS_EN | QUESTION_WORDS_EN
 
 
+def cut_across(term: str, text: str, corpus: CorpusTerms) -> bool:
+    """Whether the segmenter cut a CJK word of the question across two words: a character at its edge
+    and the question's character beside it make a pair some readable passage holds ("充满|电能|用":
+    "满电" is in "充满电")."""
+    flat = normalize(text)
+    at = flat.find(term)
+    if not is_cjk(term) or at < 0:
+        return False
+    pairs = []
+    if at > 0 and is_cjk(flat[at - 1]):
+        pairs.append(flat[at - 1] + term[0])
+    end = at + len(term)
+    if end < len(flat) and is_cjk(flat[end]):
+        pairs.append(term[-1] + flat[end])
+    return any(n > 0 for n in corpus.doc_freqs(pairs).values()) if pairs else False
+
+
 def unheld_weighs_nothing(term: str, corpus: CorpusTerms) -> bool:
     """Whether a term no readable passage holds is a slip rather than what the corpus lacks: a Chinese
     word one character from a word the corpus holds that reads the same (冲电 for 充电, 写措 for 写错:
     a pinyin input method's mistake), or an English word one edit from a function word ("teh", "hpw",
     "waht"). Any other word the corpus lacks ("plastic", 员工 where only staff may read the staff
     pages) may be the very thing it lacks, and stays uncovered."""
+    if is_cjk(term) and len(term) == 1:
+        return True  # a character alone is held inside other words, never as a word of its own
     if is_cjk(term):
         variants = homophone_variants(term)
         return any(n > 0 for n in corpus.doc_freqs(variants).values()) if variants else False
