@@ -35,6 +35,7 @@ from evidence_loop.tools.models.embedding import EmbedderIdentity, Vectors
 from evidence_loop.tools.search.dense import DenseIndex, QuestionSimilarities, UnitCosines, rrf
 from evidence_loop.tools.search.index import RecallIndex, Rows, Scores, top_k
 from evidence_loop.tools.search.passages import PassageIds, passage_count
+from evidence_loop.tools.search.terms import ReadableTerms
 from evidence_loop.tools.tokenize import recall_tokens
 from evidence_loop.tools.types import (
     DENSE_K,
@@ -121,24 +122,6 @@ class _Scope:
     fingerprint: str
 
 
-@dataclass(frozen=True, slots=True)
-class ReadableTerms:
-    """The passage statistics one group set reads of a snapshot (``Snapshot.terms_for``)."""
-
-    snapshot: Snapshot
-    groups: tuple[str, ...]
-    scoped: bool = True
-
-    def doc_freqs(self, terms: Sequence[str]) -> dict[str, int]:
-        return self.snapshot.doc_freqs(terms, self.groups, scoped=self.scoped)
-
-    def together(self, terms: Sequence[str]) -> int:
-        return self.snapshot.together(terms, self.groups, scoped=self.scoped)
-
-    def mixed_tokens(self) -> frozenset[str]:
-        return self.snapshot.mixed_tokens(self.groups, scoped=self.scoped)
-
-
 class Snapshot:
     """A consistent view at one generation: recall, titles, ACLs and parsed versions."""
 
@@ -170,7 +153,7 @@ class Snapshot:
         self._hidden = hidden
         self._restricted = bool(hidden) or any(d.acl for d in view.docs)
         self._scopes: dict[frozenset[str], _Scope | None] = {}
-        self._mixed: dict[frozenset[str], frozenset[str]] = {}
+        self._terms: dict[frozenset[str], ReadableTerms] = {}
         self._positions: dict[tuple[str, str, int], int] | None = None
         self._parsed: OrderedDict[tuple[str, str], ParsedDocument] = OrderedDict()
         self._infos: dict[tuple[str, str], VersionInfo] = {}
@@ -285,38 +268,19 @@ class Snapshot:
         return out
 
     def terms_for(self, groups: Collection[str] = (), *, scoped: bool = True) -> ReadableTerms:
-        """The passage statistics ``groups`` read (every passage with ``scoped=False``), bound."""
-        return ReadableTerms(self, tuple(sorted(set(groups))), scoped)
-
-    def doc_freqs(
-        self, terms: Sequence[str], groups: Collection[str] = (), *, scoped: bool = True
-    ) -> dict[str, int]:
-        """How many passages ``groups`` may read (every passage with ``scoped=False``) hold each term."""
-        scope = self._scope(groups) if scoped else None
-        rows = scope.passages if scope else None
-        return {term: self._passages.doc_freq(term, rows) for term in terms}
-
-    def together(self, terms: Sequence[str], groups: Collection[str] = (), *, scoped: bool = True) -> int:
-        """How many passages ``groups`` may read hold every one of the terms."""
-        scope = self._scope(groups) if scoped else None
-        return self._passages.together(terms, scope.passages if scope else None)
-
-    def mixed_tokens(self, groups: Collection[str] = (), *, scoped: bool = True) -> frozenset[str]:
-        """The tokens mixing letters and digits that the passages ``groups`` may read hold (cached
-        per group set): the codes a corpus names ("s10", "65q80t")."""
+        """The passage statistics ``groups`` read (every passage with ``scoped=False``): what a
+        question is read against (``tools.search.terms``)."""
         scope = self._scope(groups) if scoped else None
         if scope is None:
-            return self._passages.mixed_tokens()
+            return ReadableTerms(self._passages, None)
         key = frozenset(groups)
         with self._lock:
-            cached = self._mixed.get(key)
-        if cached is None:
-            cached = self._passages.mixed_tokens(scope.passages)
-            with self._lock:
-                if len(self._mixed) >= _SCOPE_CACHE:
-                    self._mixed.clear()
-                self._mixed[key] = cached
-        return cached
+            terms = self._terms.get(key)
+            if terms is None:
+                if len(self._terms) >= _SCOPE_CACHE:
+                    self._terms.clear()
+                terms = self._terms[key] = ReadableTerms(self._passages, scope.passages)
+        return terms
 
     def search(
         self,
