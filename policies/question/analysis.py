@@ -35,12 +35,9 @@ from evidence_loop.policies.question.named import (
     CorpusTerms,
     absent_things,
     asking_clause,
-    cut_across,
-    held,
     identifier_slot,
-    informative,
+    informative_weights,
     physical_measure,
-    unheld_weighs_nothing,
     with_variants,
 )
 from evidence_loop.policies.question.sides import Side, comparison_sides
@@ -99,6 +96,32 @@ class Reading:
     measures: bool = False
 
 
+def _against(
+    text: str,
+    written: Sequence[str],
+    terms: Sequence[str],
+    slots: tuple[Slot, ...],
+    weights: dict[str, float],
+    corpus: CorpusTerms,
+    reading: Reading,
+    spell: Spell | None,
+) -> tuple[tuple[Slot, ...], tuple[AbsentThing, ...], dict[str, float]]:
+    """The question's slots, absent things and term weights, read against its corpus as ``reading``
+    says (``policies.question.named``)."""
+    if reading.identifiers:
+        codes = corpus.mixed_tokens()
+        slots = tuple(s for s in with_variants(text, slots) if identifier_slot(s, codes))
+    absent: tuple[AbsentThing, ...] = ()
+    clause = asking_clause(text)
+    if reading.absent:
+        absent = absent_things(clause, corpus, spell or (lambda found: found))
+    if reading.informative and weights:
+        spelled = dict(zip(written, spell(written), strict=True)) if spell is not None else {}
+        asked = {spelled.get(t, t) for t in content_terms(clause)}
+        weights = informative_weights(text, terms, weights, corpus, asked, reading.context_weight)
+    return slots, absent, weights
+
+
 def reading_of(policy: Policy) -> Reading:
     """How a policy reads questions against their corpus."""
     return Reading(
@@ -126,17 +149,9 @@ def analyse(
     terms = tuple(dict.fromkeys(spell(written))) if spell is not None else written
     weights = dict(weigh(terms)) if weigh is not None else {}
     slots = extract_slots(text)
-    if corpus is not None and reading.identifiers:
-        codes = corpus.mixed_tokens()
-        slots = tuple(s for s in with_variants(text, slots) if identifier_slot(s, codes))
     absent: tuple[AbsentThing, ...] = ()
-    if corpus is not None and (reading.absent or reading.informative):
-        spelled = dict(zip(written, spell(written), strict=True)) if spell is not None else {}
-        clause = asking_clause(text)
-        if reading.absent:
-            absent = absent_things(clause, corpus, spell or (lambda terms: terms))
-        if reading.informative and weights:
-            weights = _informative(text, terms, weights, corpus, clause, spelled, reading.context_weight)
+    if corpus is not None:
+        slots, absent, weights = _against(text, written, terms, slots, weights, corpus, reading, spell)
     kinds = asked_kinds(text)
     return Question(
         text,
@@ -155,36 +170,6 @@ def analyse(
         physical_measure(text) if reading.measures else None,
         cosines,
     )
-
-
-def _slip(term: str, text: str, corpus: CorpusTerms) -> bool:
-    """A word no readable passage holds that is a slip of the question's writing or of its cut."""
-    return unheld_weighs_nothing(term, corpus) or cut_across(term, text, corpus)
-
-
-def _informative(
-    text: str,
-    terms: Sequence[str],
-    weights: Mapping[str, float],
-    corpus: CorpusTerms,
-    clause: str,
-    spelled: Mapping[str, str],
-    context_weight: float,
-) -> dict[str, float]:
-    """Term weights that say what the request depends on: a filler, or a slip no readable passage
-    holds (a typo, a segmentation cut; ``named.unheld_weighs_nothing``), weighs 0; a word only of the
-    context around the asking clause weighs ``context_weight`` times its IDF."""
-    freqs = corpus.doc_freqs(terms)
-    asked = {spelled.get(t, t) for t in content_terms(clause)}
-    out = {}
-    for term in terms:
-        weight = weights.get(term, 1.0)
-        if not informative(term) or (not held(term, freqs, corpus) and _slip(term, text, corpus)):
-            weight = 0.0
-        elif term not in asked and not any(c.isdigit() for c in term):
-            weight *= context_weight  # a model number in the context is what the answer is about
-        out[term] = weight
-    return out if any(out.values()) else dict(weights)
 
 
 _QUESTION_TOKENS_EN: frozenset[str] = frozenset(t for w in QUESTION_WORDS_EN for t in index_tokens(w))

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol
@@ -285,3 +285,33 @@ def states_measure(measure: str, texts: Sequence[str]) -> bool:
     """Whether any of the texts states a value in a unit of the measure ("320 g" for a weight)."""
     unit = _PHYSICAL[measure][1]
     return any(unit.search(t) for t in texts)
+
+
+def _slip(term: str, text: str, corpus: CorpusTerms) -> bool:
+    """A word no readable passage holds that is a slip of the question's writing or of its cut."""
+    return unheld_weighs_nothing(term, corpus) or cut_across(term, text, corpus)
+
+
+def informative_weights(
+    text: str,
+    terms: Sequence[str],
+    weights: Mapping[str, float],
+    corpus: CorpusTerms,
+    asked: Collection[str],
+    context_weight: float,
+) -> dict[str, float]:
+    """Term weights that say what the request depends on: a filler, or a slip no readable passage
+    holds (a typo, a segmentation cut: ``unheld_weighs_nothing``, ``cut_across``), weighs 0; a word
+    of the context around the asking clause (not in ``asked``, the asking clause's terms) weighs
+    ``context_weight`` times its IDF, but a model number there keeps its weight. All as they were
+    when every one would weigh 0."""
+    freqs = corpus.doc_freqs(terms)
+    out = {}
+    for term in terms:
+        weight = weights.get(term, 1.0)
+        if not informative(term) or (not held(term, freqs, corpus) and _slip(term, text, corpus)):
+            weight = 0.0
+        elif term not in asked and not any(c.isdigit() for c in term):
+            weight *= context_weight  # a model number in the context is what the answer is about
+        out[term] = weight
+    return out if any(out.values()) else dict(weights)
