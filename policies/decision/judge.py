@@ -20,6 +20,8 @@ corpus has its own scale (``tools.store.calibration``); without either, the rule
 
 ``absent`` and ``unstated`` enter as they are (``RAW_SIGNALS``): a corpus's held-out pseudo-questions
 ask for no value and use the corpus's own words, so their spread says nothing about them.
+The shipped model was fitted before them (its features are the first five); ``evloop calibrate``
+fits a model that weighs them.
 
 Each becomes a z-score against the corpus's held-out scale, then a logistic model (``JudgeModel``)
 gives the log-odds that the evidence answers; the operating point (``Policy.answer_rate``, moved by
