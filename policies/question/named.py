@@ -128,7 +128,10 @@ def with_variants(text: str, slots: Sequence[Slot]) -> tuple[Slot, ...]:
     return tuple(out)
 
 
-_CLAUSE_BREAK = re.compile(r"[,;.!?:，。；！？：、]+|\s+-\s+")
+# a clause ends at a comma, a semicolon, a question or exclamation mark, a full stop before a space, a
+# Chinese punctuation mark or a dash between spaces; not at a colon in a title ("Zelda: Breath of the
+# Wild") nor at the dot of "halvio.com" or "H.264"
+_CLAUSE_BREAK = re.compile(r"[,;!?]+|\.(?=\s|$)|[，。；！？：、]+|\s+[-–—]\s+")
 
 
 def asking_clause(text: str) -> str:
