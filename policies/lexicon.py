@@ -432,6 +432,13 @@ DOCUMENT_NOUNS_EN: frozenset[str] = _words(
 DOCUMENT_NOUNS_ZH: tuple[str, ...] = tuple(
     "标准 规则 规定 办法 政策 制度 条款 协议 细则 章程 须知 说明 手册 指南 清单 价目表 表".split()
 )
+# A price asked, as the words right before a duration that is then the period of a rate, not a slot
+# ("多少钱一个月", "how much for one month": "¥45/月" answers it; policies.question.named.rate_period)
+PRICE_ASKS_BEFORE_PERIOD: tuple[str, ...] = (
+    "多少钱", "多少", "几块钱", "几块", "几元", "价格", "费用", "收费", "月费", "年费",
+    r"\bhow much(?: is it| does it cost)?(?: for| per| a)?", r"\bcosts?(?: for| per)?",
+    r"\bprice(?: for| per)?",
+)  # fmt: skip
 # Physical measures a question may ask for, by their cue words, and the units a stated value of each
 # carries: "how much does it weigh" is answered by "320 g", not by "6500 mAh".
 PHYSICAL_MEASURES: dict[str, tuple[tuple[str, ...], str]] = {

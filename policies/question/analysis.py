@@ -38,6 +38,7 @@ from evidence_loop.policies.question.named import (
     identifier_slot,
     informative_weights,
     physical_measure,
+    rate_period,
     with_variants,
 )
 from evidence_loop.policies.question.sides import Side, comparison_sides
@@ -110,7 +111,9 @@ def _against(
     says (``policies.question.named``)."""
     if reading.identifiers:
         codes = corpus.mixed_tokens()
-        slots = tuple(s for s in with_variants(text, slots) if identifier_slot(s, codes))
+        slots = tuple(
+            s for s in with_variants(text, slots) if identifier_slot(s, codes) and not rate_period(s, text)
+        )
     absent: tuple[AbsentThing, ...] = ()
     clause = asking_clause(text)
     if reading.absent:

@@ -2,6 +2,7 @@
 
     CorpusTerms                  what the analysis reads of the corpus: passage frequencies, codes
     identifier_slot(slot, codes) whether a letters-and-digits token is a model number
+    rate_period(slot, text)      whether a duration is the period a price is asked per ("多少钱一个月")
     asking_clause(text)          the clause that asks, without the context a customer adds
     absent_things(text, corpus)  the things the asking clause names that no readable passage names
 
@@ -35,6 +36,7 @@ from evidence_loop.policies.lexicon import (
     NOT_SUBJECT_EN,
     PHRASE_BREAKS_EN,
     PHYSICAL_MEASURES,
+    PRICE_ASKS_BEFORE_PERIOD,
     QUESTION_WORDS_EN,
 )
 from evidence_loop.policies.question.values import stem
@@ -99,6 +101,21 @@ def identifier_slot(slot: Slot, codes: frozenset[str]) -> bool:
     if not slot.norm[:1].isdigit():
         return True
     return _family(slot.norm) in _families(codes)
+
+
+_PRICE_ASKED = re.compile(rf"(?:{'|'.join(PRICE_ASKS_BEFORE_PERIOD)})\s*$", re.IGNORECASE)
+_ONE_UNIT = re.compile(r"(?:1|一|one|a)\s*(?:个)?\s*\S", re.IGNORECASE)
+
+
+def rate_period(slot: Slot, text: str) -> bool:
+    """Whether a duration the question names is the period a price is asked per, not a value it
+    names: one unit right after the price asked ("基础版多少钱一个月", "how much for one month?").
+    "¥45/月" answers it, and no passage need say "一个月"; "三个月多少钱" names a duration."""
+    if slot.kind != "duration" or not _ONE_UNIT.match(slot.value):
+        return False
+    text = " ".join(unicodedata.normalize("NFKC", text).split())  # as ``extract_slots`` reads it
+    at = text.find(slot.value)
+    return at > 0 and _PRICE_ASKED.search(text[:at]) is not None
 
 
 _ASKING_EN = re.compile(rf"^\s*(?:{'|'.join(ASKING_OPENINGS_EN)})\b", re.IGNORECASE)

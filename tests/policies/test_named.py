@@ -75,6 +75,29 @@ def test_without_the_reading_every_letters_and_digits_token_stays_a_model_number
     assert [s.norm for s in analyse("How do I turn on 2FA?").slots] == ["2fa"]
 
 
+def durations(question: str, reading: Reading = EVERYDAY) -> list[str]:
+    """The durations a question names as slots, read against the help centre."""
+    slots = analyse(question, corpus=HELP_CENTRE, reading=reading).slots
+    return [s.value for s in slots if s.kind == "duration"]
+
+
+@pytest.mark.parametrize("question", ["基础版在香港多少钱一个月？", "How much for one month of Plus?"])
+def test_one_unit_of_time_right_after_a_price_asked_is_the_rate_period_and_no_slot(question: str) -> None:
+    assert durations(question) == []
+
+
+NAMED_DURATIONS = [("三个月多少钱？", "三个月"), ("多少钱三个月？", "三个月"), ("保修一年吗？", "一年")]
+
+
+@pytest.mark.parametrize(("question", "named"), NAMED_DURATIONS)
+def test_a_duration_that_is_no_rate_period_stays_a_slot(question: str, named: str) -> None:
+    assert durations(question) == [named]
+
+
+def test_without_the_reading_a_rate_period_stays_a_slot() -> None:
+    assert durations("基础版多少钱一个月？", Reading()) == ["一个月"]
+
+
 ASKING = [
     ("I bought it at a mall last week, how long is the warranty?", " how long is the warranty"),
     ("How long is the warranty? I bought it at a mall.", "How long is the warranty"),
