@@ -13,9 +13,10 @@ import io
 import os
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from types import ModuleType
-from typing import Any
+from typing import Any, TextIO, cast
 
 from evidence_loop.agent import logs, settings
 from evidence_loop.agent.commands import (
@@ -41,6 +42,7 @@ from evidence_loop.agent.commands import (
     trace,
 )
 from evidence_loop.agent.commands import eval as evaluate
+from evidence_loop.agent.commands.common import error_line
 from evidence_loop.tools.errors import (
     DecodeError,
     DocumentTooLargeError,
@@ -56,6 +58,7 @@ from evidence_loop.tools.errors import (
     UnsupportedFormatError,
     VersionClashError,
 )
+from evidence_loop.tools.printable import printable
 
 COMMANDS: tuple[ModuleType, ...] = (
     ingest,
@@ -169,7 +172,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     _tolerate_unencodable_output()
     try:
         _refuse_undecodable(args)
-        return run(args)
+        with _printable_stdout():
+            return run(args)
     except EvidenceLoopError as exc:
         return _report(exc)
     except BrokenPipeError:
@@ -178,8 +182,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     except OSError as exc:
         # Permissions, a full disk, a path that is a file where a folder is needed: the user can act on it.
-        message = " ".join(str(exc).split())
-        print(f"evloop: error: {message} (hint: {OS_HINT})", file=sys.stderr)
+        error_line(str(exc), OS_HINT)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("evloop: interrupted", file=sys.stderr)
@@ -206,6 +209,31 @@ def _as_bytes(text: str) -> str:
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+class _PrintableStream:
+    """``sys.stdout`` while a command runs: every line it prints shows stored text's control and bidi
+    characters as escapes (``tools.printable``), newlines and tabs kept. A question an end user wrote
+    cannot clear the operator's screen, retitle the window or reverse a line; a JSON line stays JSON."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(printable(text, keep="\n\t"))
+
+    def __getattr__(self, name: str) -> Any:  # flush, fileno, buffer, isatty, encoding ...
+        return getattr(self._stream, name)
+
+
+@contextmanager
+def _printable_stdout() -> Iterator[None]:
+    given = sys.stdout
+    sys.stdout = cast(TextIO, _PrintableStream(given))
+    try:
+        yield
+    finally:
+        sys.stdout = given
+
+
 def _tolerate_unencodable_output() -> None:
     """A file name that is not UTF-8 is printed as escapes (``\\udcff``) rather than failing the command."""
     for stream in (sys.stdout, sys.stderr):
@@ -224,8 +252,7 @@ def _hint(exc: EvidenceLoopError, message: str) -> str:
 def _report(exc: EvidenceLoopError) -> int:
     """Print the error as one line with its hint; the exit code says whether the input was at fault."""
     message = " ".join(str(exc).split()) or type(exc).__name__
-    hint = _hint(exc, message)
-    print(f"evloop: error: {message}" + (f" (hint: {hint})" if hint else ""), file=sys.stderr)
+    error_line(message, _hint(exc, message))
     return EXIT_INPUT if isinstance(exc, InputError) else EXIT_ERROR
 
 

@@ -17,14 +17,18 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import suppress
 from pathlib import Path
 from typing import Protocol
 
 from evidence_loop.agent.controller import Controller
 from evidence_loop.agent.expansion import growth
+from evidence_loop.agent.history import history_fault
 from evidence_loop.agent.outcome import Outcome
+from evidence_loop.agent.service import check_question
 from evidence_loop.policies.question.followup import Turn
 from evidence_loop.tools.errors import InputError, MalformedRecordError
+from evidence_loop.tools.inputs import JsonInputError, decode_utf8, parse_json
 from evidence_loop.tools.models.embedding import Embedder
 from evidence_loop.tools.parse.sources import collect, read_corpus_jsonl
 from evidence_loop.tools.search.snapshot import Snapshot
@@ -37,20 +41,28 @@ Progress = Callable[[int], None]
 
 
 def read_questions(path: Path) -> list[dict[str, object]]:
-    """questions.jsonl records; a bad line is reported with its number."""
+    """questions.jsonl records, every one checked before any is asked: JSON nested at most
+    ``MAX_JSON_DEPTH`` levels with no lone surrogate, a non-empty ``question`` within the service's
+    limit, a ``history`` of at most ``MAX_HISTORY_TURNS`` questions. A bad line is reported with its
+    number (``MalformedRecordError``); bytes that are not UTF-8 with the line and byte."""
     out: list[dict[str, object]] = []
-    with path.open(encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError as exc:
-                raise MalformedRecordError(str(path), number, f"not JSON: {exc}") from None
-            if not isinstance(record, dict) or not isinstance(record.get("question"), str):
-                raise MalformedRecordError(str(path), number, "needs a 'question' string")
-            record.setdefault("id", f"q{number}")
-            out.append(record)
+    text = decode_utf8(path.read_bytes(), str(path))
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = parse_json(line)
+        except JsonInputError as exc:
+            raise MalformedRecordError(str(path), number, str(exc)) from None
+        if not isinstance(record, dict) or not isinstance(record.get("question"), str):
+            raise MalformedRecordError(str(path), number, "needs a 'question' string")
+        try:
+            check_question(record["question"])
+            history_of(record)
+        except InputError as exc:
+            raise MalformedRecordError(str(path), number, str(exc)) from None
+        record.setdefault("id", f"q{number}")
+        out.append(record)
     return out
 
 
@@ -85,6 +97,8 @@ def history_of(record: dict[str, object]) -> list[str] | None:
         return None
     if not isinstance(history, list) or not all(isinstance(t, str) for t in history):
         raise InputError(f"question {record.get('id')}: 'history' is a list of earlier question strings")
+    if (fault := history_fault(len(history))) is not None:
+        raise InputError(fault)
     return [str(t) for t in history] or None
 
 
@@ -113,15 +127,21 @@ def answer_all(
 
 
 def write_jsonl(path: Path, rows: Iterable[dict[str, object]]) -> int:
-    """Write rows to a temporary file and move it into place: never a half-written results file."""
+    """Write rows to a temporary file and move it into place: never a half-written results file,
+    and no ``.part`` file left behind when a row fails."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".part")
     count = 0
-    with tmp.open("w", encoding="utf-8") as f:
-        for row in rows:
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
-            count += 1
-    tmp.replace(path)
+    try:
+        with tmp.open("w", encoding="utf-8") as f:
+            for row in rows:
+                f.write(json.dumps(row, ensure_ascii=False) + "\n")
+                count += 1
+        tmp.replace(path)
+    except BaseException:
+        with suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise
     return count
 
 

@@ -7,7 +7,6 @@ to and the documents its evidence came from, and only when the caller may read t
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -17,6 +16,7 @@ from typing import Any
 
 from evidence_loop.policies.question.followup import Turn
 from evidence_loop.tools.errors import InputError
+from evidence_loop.tools.inputs import JsonInputError, check_unicode, decode_utf8, parse_json
 from evidence_loop.traces import Trace
 from evidence_loop.traces.steps import ResolvedStep
 
@@ -24,6 +24,42 @@ HistoryItem = str | Mapping[str, Any] | Turn
 """One earlier turn as a caller gives it: its question, or ``{"question": ..., "run_id": ...}``."""
 
 ReadRun = Callable[[str, str | None], Turn]
+
+MAX_HISTORY_TURNS = 32
+"""The most earlier turns a run takes, at every door (HTTP, MCP, the CLI, ``Service``); more is the
+caller's error. Of those, a follow-up reads the last ``Policy.followup_turns``, and only those reach
+the loop and its trace."""
+
+
+def history_fault(turns: int) -> str | None:
+    """Why a history of ``turns`` turns is refused, or None."""
+    if turns <= MAX_HISTORY_TURNS:
+        return None
+    return f"the history has {turns} turns; the limit is {MAX_HISTORY_TURNS} (a follow-up reads the last few)"
+
+
+def taken_history(history: Sequence[HistoryItem] | None, keep: int) -> list[HistoryItem]:
+    """The turns a run reads: every given turn checked (at most ``MAX_HISTORY_TURNS``, each a question
+    or an object with one, Unicode text), then the last ``keep`` of them; ``InputError`` otherwise."""
+    items = list(history or ())
+    if (fault := history_fault(len(items))) is not None:
+        raise InputError(fault)
+    for number, item in enumerate(items, 1):
+        _check_item(item, f"history turn {number}")
+    return items[len(items) - keep :] if keep > 0 else []
+
+
+def _check_item(item: object, what: str) -> None:
+    if isinstance(item, Turn):
+        check_unicode(item.text, what)
+    elif isinstance(item, str):
+        check_unicode(item, what)
+    elif isinstance(item, Mapping):
+        for key in ("question", "text", "run_id"):
+            if isinstance(value := item.get(key), str):
+                check_unicode(value, f"{what} {key}")
+    else:
+        raise InputError(f"a history turn is a question or an object with one, not {type(item).__name__}")
 
 
 def turns_of(history: Sequence[HistoryItem] | None, read_run: ReadRun) -> list[Turn]:
@@ -72,25 +108,32 @@ def evidence_docs(trace: Trace) -> dict[str, str]:
 
 def read_history_file(path: Path) -> list[HistoryItem]:
     """A history file: a JSON array of turns, or one turn a line (a JSON string or object, or the
-    question as plain text); oldest first."""
+    question as plain text); oldest first. ``InputError`` naming the file (and the line) for bytes
+    that are not UTF-8, JSON nested too deeply or holding a lone surrogate."""
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as exc:
         raise InputError(f"{path}: cannot read the history file ({exc.strerror})") from None
-    try:
-        whole = json.loads(text)
-    except ValueError:
-        whole = None
+    text = decode_utf8(data, str(path))
+    whole = _json(text, f"{path}")
     if isinstance(whole, list):
         return [_item(t, path) for t in whole]
-    return [_item(_line(line), path) for line in text.splitlines() if line.strip()]
+    lines = enumerate(text.splitlines(), 1)
+    return [_item(_line(line, f"{path}:{number}"), path) for number, line in lines if line.strip()]
 
 
-def _line(line: str) -> object:
+def _json(text: str, where: str) -> object:
+    """The JSON value ``text`` holds, or None when it is not JSON (a line of plain text)."""
     try:
-        value: object = json.loads(line)
-    except ValueError:
-        return line.strip()
+        return parse_json(text)
+    except JsonInputError as exc:
+        if exc.not_json:
+            return None
+        raise InputError(f"{where}: {exc}") from None
+
+
+def _line(line: str, where: str) -> object:
+    value = _json(line, where)
     return value if isinstance(value, str | dict) else line.strip()
 
 

@@ -16,12 +16,14 @@ from typing import Annotated, Any, TypeVar
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 from starlette import types as asgi
 
 from evidence_loop.agent import toolkit
 from evidence_loop.agent.api.auth import LOCAL_CALLER, SCOPES, Caller, Keyring, Scope
+from evidence_loop.agent.api.hosts import HostOriginMiddleware, HostRules
 from evidence_loop.agent.api.schemas import ReplayOut
 from evidence_loop.agent.commands.common import parse_groups
 from evidence_loop.agent.outcome import Outcome
@@ -191,11 +193,23 @@ def fixed(caller: Caller) -> Callable[[Any], Caller]:
     return lambda _ctx: caller
 
 
-def serve_http(service: Service, keyring: Keyring | None, keyless: Caller, host: str, port: int) -> None:
-    """Serve streamable HTTP at ``/mcp`` until interrupted; with a keyring, behind :class:`KeyGate`."""
+def http_app(service: Service, keyring: Keyring | None, keyless: Caller, rules: HostRules) -> asgi.ASGIApp:
+    """Streamable HTTP at ``/mcp``: the Host and Origin checks of ``evloop serve`` first
+    (``agent.api.hosts``, in place of the SDK's, which it turns off for any address but loopback),
+    then with a keyring :class:`KeyGate`, then the MCP server."""
+    server = build_server(service, http_resolver(keyring, keyless))
+    ours = TransportSecuritySettings(enable_dns_rebinding_protection=False)  # checked before, by ours
+    app: asgi.ASGIApp = server.streamable_http_app(transport_security=ours)
+    if keyring is not None:
+        app = KeyGate(app, keyring)
+    return HostOriginMiddleware(app, rules)
+
+
+def serve_http(
+    service: Service, keyring: Keyring | None, keyless: Caller, address: tuple[str, int], rules: HostRules
+) -> None:
+    """Serve :func:`http_app` at ``address`` (host, port) until interrupted."""
     import uvicorn
 
-    app: asgi.ASGIApp = build_server(service, http_resolver(keyring, keyless)).streamable_http_app(host=host)
-    uvicorn.run(
-        KeyGate(app, keyring) if keyring is not None else app, host=host, port=port, log_level="warning"
-    )
+    host, port = address
+    uvicorn.run(http_app(service, keyring, keyless, rules), host=host, port=port, log_level="warning")

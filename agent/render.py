@@ -1,20 +1,24 @@
-"""Outcomes for people: the answer with numbered citations, or the refusal with what is missing."""
+"""Outcomes for people: the answer with numbered citations, or the refusal with what is missing.
+
+The question and the text of documents are shown with their control and bidi characters escaped
+(``tools.printable``); a single-line field stays on its line."""
 
 from __future__ import annotations
 
 from evidence_loop.agent.outcome import Evidence, NotTraced, Outcome, TraceRef
+from evidence_loop.tools.printable import printable
 
 
 def _short(text: str, width: int = 120) -> str:
     flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+    return printable(flat if len(flat) <= width else flat[: width - 1] + "…")
 
 
 def render_outcome(outcome: Outcome, *, show_evidence: bool = True) -> str:
     """A readable block: status line, answer or missing pieces or conflicts, then the evidence windows."""
-    lines = [f"[{outcome.status}] {outcome.question}"]
+    lines = [f"[{outcome.status}] {printable(outcome.question)}"]
     if outcome.resolved_question is not None:
-        lines.append(f"  read as: {outcome.resolved_question}")
+        lines.append(f"  read as: {printable(outcome.resolved_question)}")
     if outcome.answer is not None:
         lines += [f"  {line}" for line in outcome.answer.text.splitlines()]
         for c in outcome.answer.citations:
@@ -22,7 +26,7 @@ def render_outcome(outcome: Outcome, *, show_evidence: bool = True) -> str:
                 f"  [{c.n}] {c.doc_id}@{c.version} {' > '.join(c.section) or '-'} [{c.start}:{c.end}]"
             )
     for m in outcome.missing:
-        lines.append(f"  missing {m.kind}: {m.detail}")
+        lines.append(f"  missing {m.kind}: {printable(m.detail)}")
     for conflict in outcome.conflicts:
         lines.append(
             f"  conflict on {conflict.slot}: {conflict.verdict} by {conflict.adjudicator} ({conflict.reason})"
@@ -48,7 +52,7 @@ def _evidence_lines(outcome: Outcome) -> list[str]:
     by_id = {e.evidence_id: e for e in outcome.evidence}
     groups: list[tuple[str | None, list[Evidence]]] = [
         (
-            f"  document {d.doc_id}@{d.version} {d.title}"
+            f"  document {d.doc_id}@{d.version} {printable(d.title)}"
             + (f" (for: {', '.join(d.sides)})" if d.sides else ""),
             [by_id[i] for i in d.evidence_ids if i in by_id],
         )

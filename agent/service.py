@@ -19,7 +19,7 @@ from evidence_loop.agent import logs, settings, tracing
 from evidence_loop.agent.calibrate import JudgeGap, ScaleKeeper, judge_gap
 from evidence_loop.agent.conflict_check import ConflictChecker
 from evidence_loop.agent.controller import Controller
-from evidence_loop.agent.history import HistoryItem, RunCache, turns_of
+from evidence_loop.agent.history import HistoryItem, RunCache, taken_history, turns_of
 from evidence_loop.agent.outcome import NotTraced, Outcome, TraceRef
 from evidence_loop.agent.replay import ConflictFactory, ReplayReport, replay
 from evidence_loop.agent.runtime import ConflictCheck, Deps, freeze_heap
@@ -32,6 +32,7 @@ from evidence_loop.tools.errors import (
     QuestionTooLongError,
     TraceStoreUnavailableError,
 )
+from evidence_loop.tools.inputs import check_unicode
 from evidence_loop.tools.models.embedder import build_embedder
 from evidence_loop.tools.models.embedder_config import EmbedConfig
 from evidence_loop.tools.models.embedding import Embedder
@@ -91,12 +92,21 @@ def untraced_reason(exc: TraceStoreUnavailableError) -> str:
     return f"not traced: {exc.reason} where traces are kept; answered untraced by the operator's choice"
 
 
-def check_question(question: str, limit: int = MAX_QUESTION_CHARS) -> None:
-    """A question is non-empty text of bounded length; anything else is the caller's error."""
+def check_question(question: str, limit: int = MAX_QUESTION_CHARS, what: str = "the question") -> None:
+    """A question is non-empty Unicode text of bounded length; anything else is the caller's error."""
     if not question.strip():
-        raise InputError("the question is empty")
+        raise InputError(f"{what} is empty")
     if len(question) > limit:
-        raise QuestionTooLongError(f"the question has {len(question)} characters; the limit is {limit}")
+        raise QuestionTooLongError(f"{what} has {len(question)} characters; the limit is {limit}")
+    check_unicode(question, what)
+
+
+def check_caller(groups: Collection[str], caller: str | None) -> None:
+    """The groups and the caller's name a run records are Unicode text (its trace hashes them)."""
+    for group in groups:
+        check_unicode(group, "a group")
+    if caller is not None:
+        check_unicode(caller, "the caller")
 
 
 def _readable(snapshot: Snapshot, doc_id: str, version: str, groups: Collection[str]) -> bool:
@@ -229,12 +239,19 @@ class Service:
         store, ``NotFoundError`` when there is none or ``groups`` could not read it). A follow-up
         ("它是哪一年推出的", "what about the Premium plan?") is resolved from them by rule
         (``policies.question.followup``) and the trace records what was carried from which turn.
+        At most ``MAX_HISTORY_TURNS`` (32) turns are taken; the last ``policy.followup_turns`` of
+        them are read, and only those reach the loop and its trace.
+
+        Every text is checked first (``InputError``): a question empty, too long or not Unicode (a
+        lone surrogate), a group or a turn likewise (``tools.inputs``, as every door checks them).
         """
         check_question(question, self.question_chars)
+        check_caller(groups, caller)
+        read = taken_history(history, self.policy.followup_turns)
         snapshot = self.snapshot()
-        turns = turns_of(history, lambda run_id, text: self.turn(run_id, groups, text, snapshot))
+        turns = turns_of(read, lambda run_id, text: self.turn(run_id, groups, text, snapshot))
         for turn in turns:
-            check_question(turn.text, self.question_chars)
+            check_question(turn.text, self.question_chars, "a history turn")
         run_id = self.deps.new_run_id()
         with structlog.contextvars.bound_contextvars(run_id=run_id):
             outcome = self._run(snapshot, question, groups, run_id, caller, timeout_s, turns)

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import logging
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from evidence_loop.tools.errors import InputError
+from evidence_loop.tools.inputs import parse_toml
 from evidence_loop.tools.store.pg import redact
 
 CONFIG_ENV = "EVLOOP_CONFIG"
@@ -116,7 +116,7 @@ def _shown(setting: Setting, value: str) -> str:
 def read_config_file(path: Path) -> dict[str, str]:
     """The settings a configuration file holds; unknown keys and secrets are refused, naming the file."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = parse_toml(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise InputError(f"{path}: cannot read the configuration file ({exc})") from None
     unknown = sorted(set(data) - set(BY_NAME))

@@ -18,9 +18,11 @@ from evidence_loop.agent.api.auth import LOCAL_CALLER, SCOPES, Caller, GroupsNot
 from evidence_loop.agent.api.routes_traces import may_see
 from evidence_loop.agent.api.schemas import DocumentOut, ReplayOut
 from evidence_loop.agent.commands.common import recall, section_path
+from evidence_loop.agent.history import MAX_HISTORY_TURNS
 from evidence_loop.agent.outcome import Outcome
-from evidence_loop.agent.service import Service
+from evidence_loop.agent.service import Service, check_caller
 from evidence_loop.tools.errors import InputError, NotFoundError, TamperedTraceError
+from evidence_loop.tools.inputs import check_unicode
 
 MAX_SEARCH_K = 50
 # The caller a model's tool calls run as unless told otherwise: the public documents only, and no
@@ -43,7 +45,9 @@ class AskArguments(BaseModel):
     )
     history: list[str] | None = Field(
         default=None,
-        description="the conversation's earlier turns, oldest first, when the question follows up",
+        json_schema_extra={"maxItems": MAX_HISTORY_TURNS},
+        description=f"the conversation's earlier turns, oldest first (at most {MAX_HISTORY_TURNS}), when "
+        "the question follows up",
     )
 
 
@@ -88,6 +92,7 @@ class DocumentListOut(_Out):
 
 def reading_groups(caller: Caller, groups: Sequence[str] | None) -> tuple[str, ...]:
     """The groups to read with: the caller's own, or the subset named; never wider."""
+    check_caller(groups or (), None)  # Unicode text first: a refusal echoes the groups it names
     try:
         return narrow(caller, groups)
     except GroupsNotGranted as exc:
@@ -114,6 +119,7 @@ def search(service: Service, caller: Caller, query: str, k: int = 10) -> SearchR
         raise InputError(f"k must be from 1 to {MAX_SEARCH_K}, not {k}")
     if not query.strip():
         raise InputError("the query is empty")
+    check_unicode(query, "the query")
     snapshot = service.snapshot()
     hits = recall(snapshot, service.embedder, query, k, reading_groups(caller, None))
     return SearchResult(
@@ -146,6 +152,8 @@ def get_document(
 
     A document the caller may not read is "not found", as one that does not exist.
     """
+    check_unicode(doc_id, "the doc_id")  # the refusal would echo it
+    check_unicode(version or "", "the version")
     snapshot = service.snapshot()
     current = snapshot.current_versions().get(doc_id)
     wanted = version or current

@@ -17,6 +17,7 @@ from typing import Any
 from evidence_loop.policies.judge_model import DEFAULT_JUDGE, JudgeModel
 from evidence_loop.policies.presets import MODES, PRESETS, Mode, Preset
 from evidence_loop.tools.errors import PolicyError
+from evidence_loop.tools.inputs import JsonInputError, parse_json
 from evidence_loop.tools.types import DENSE_K, FUSION_WEIGHT, RRF_CONSTANT, TYPO_MIN_CHARS
 
 # Numbers that were constants in the code before they became fields, with those constants. A
@@ -385,11 +386,14 @@ def load_policy_file(path: Path, base: Policy | None = None) -> Policy:
     """
     shown, unusable = str(path), "not a usable policy file"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        data = parse_json(path.read_bytes())
+    except (OSError, JsonInputError) as exc:
         raise PolicyError(f"{unusable} ({exc})", path=shown) from None
     if not isinstance(data, dict) or not isinstance(data.get("policy", {}), dict):
         raise PolicyError(f"{unusable} (expected an object with judge and policy)", path=shown)
+    for key in data:
+        if key not in POLICY_FILE_KEYS:
+            raise PolicyError(f"{unusable} ({_misplaced(str(key))})", field=str(key), path=shown)
     try:
         judge = JudgeModel.from_dict(data["judge"]) if "judge" in data else None
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -399,6 +403,17 @@ def load_policy_file(path: Path, base: Policy | None = None) -> Policy:
     except PolicyError as exc:
         raise PolicyError(f"{unusable} ({exc})", field=exc.field, path=shown) from None
     return replace(policy, judge=judge) if judge is not None else policy
+
+
+POLICY_FILE_KEYS = ("judge", "policy", "report")
+"""What a policy file holds at its top: the fitted judge, policy fields, and the report of the fit."""
+
+
+def _misplaced(key: str) -> str:
+    """Why a key cannot be at the top of a policy file, and where it belongs if anywhere."""
+    if key in _KINDS and key != "judge":
+        return f'{key!r} is a policy field: it belongs under "policy", as in {{"policy": {{"{key}": ...}}}}'
+    return f"unknown key {key!r} at the top; a policy file holds {', '.join(POLICY_FILE_KEYS)}"
 
 
 def record_digest(record: dict[str, object]) -> str:

@@ -28,8 +28,8 @@ pydantic_ai.models.ALLOW_MODEL_REQUESTS = False
 # session, so module fixtures and the servers tests start inherit it too.
 SHELL_PREFIXES = ("EVLOOP_", "OPENAI_")
 for _name in [name for name in os.environ if name.startswith(SHELL_PREFIXES)]:
-    # the live contract tests name their own server on purpose
-    if not _name.startswith("EVLOOP_LIVE_"):
+    # the live contract tests name their own server on purpose; a fuzz pass is sized on purpose
+    if not _name.startswith("EVLOOP_LIVE_") and "_FUZZ_" not in _name:
         del os.environ[_name]
 os.environ["EVLOOP_EMBEDDER"] = "none"
 

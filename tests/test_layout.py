@@ -41,10 +41,17 @@ ALLOWED: dict[str, set[str]] = {
     "traces": {"tools"},
     "agent": {"tools", "policies", "traces"},
 }
-# "Types only", made exact: at run time policies may use the value types, the error tree and the pure
-# text and window arithmetic over them; any other tools module (a store, an index, a model, the
-# network) only under `if TYPE_CHECKING:`, for an annotation.
-POLICIES_RUNTIME_TOOLS = {"tools.types", "tools.errors", "tools.tokenize", "tools.windows"}
+# "Types only", made exact: at run time policies may use the value types, the error tree, the pure
+# text and window arithmetic over them and the check of input text (a policy file is read); any
+# other tools module (a store, an index, a model, the network) only under `if TYPE_CHECKING:`, for
+# an annotation.
+POLICIES_RUNTIME_TOOLS = {
+    "tools.types",
+    "tools.errors",
+    "tools.tokenize",
+    "tools.windows",
+    "tools.inputs",
+}
 # The wings of policies and tools, each with the wings it may import (besides its own modules and
 # the top of its package). A module at the top of a package is named in TOPS and imports no wing.
 WINGS: dict[str, set[str]] = {
@@ -59,7 +66,7 @@ WINGS: dict[str, set[str]] = {
 }
 TOPS: dict[str, set[str]] = {
     "policies": {"config", "presets", "lexicon", "types", "judge_model"},
-    "tools": {"types", "errors", "tokenize", "windows", "settings_file", "disk"},
+    "tools": {"types", "errors", "tokenize", "windows", "settings_file", "disk", "inputs", "printable"},
 }
 WING_FLOORS = 5  # the deepest chain of imports inside one wing of policies, in modules
 

@@ -5,6 +5,7 @@
     │   ├── MalformedRecordError      a corpus.jsonl / questions.jsonl line is not valid (file, line)
     │   ├── UnsupportedFormatError    a file type or document format we do not parse
     │   ├── DecodeError               bytes that are not UTF-8
+    │   ├── JsonInputError            JSON that is not, nests too deeply, or holds a lone surrogate
     │   ├── DocumentTooLargeError     over the configured size limit
     │   ├── QuestionTooLongError      a question over the configured length limit
     │   ├── VersionClashError         same doc_id and version, different text, without --replace
@@ -58,6 +59,16 @@ class UnsupportedFormatError(InputError):
 
 class DecodeError(InputError):
     """Bytes that are not valid UTF-8."""
+
+
+class JsonInputError(InputError):
+    """JSON that cannot be taken (``tools.inputs.parse_json``): not JSON (``not_json``), nested too
+    deeply, or holding a lone surrogate. Its text is the reason alone; the caller adds where (a file
+    and line, a field)."""
+
+    def __init__(self, reason: str, *, not_json: bool = False) -> None:
+        super().__init__(reason)
+        self.not_json = not_json
 
 
 class DocumentTooLargeError(InputError):

@@ -9,7 +9,6 @@ the reranker alike.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Iterable
 from dataclasses import asdict
 from pathlib import Path
@@ -18,12 +17,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from evidence_loop.tools.errors import InputError
+from evidence_loop.tools.inputs import parse_toml
 
 
 def read_settings(path: Path, what: str, key_env: str, known: Iterable[str]) -> dict[str, Any]:
     """The settings in ``path``; an API key belongs in ``key_env`` only, never in a file."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = parse_toml(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
         raise InputError(f"{path}: cannot read the {what} configuration: {error}") from error
     if "api_key" in data:

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from evidence_loop.tools.printable import CONTROL_AND_BIDI
+
 DocFormat = Literal["text", "markdown", "html"]
 UnitKind = Literal["heading", "sentence", "list_item", "table_header", "table_row", "code"]
 
@@ -20,7 +22,7 @@ DOC_FORMATS: tuple[DocFormat, ...] = ("text", "markdown", "html")
 # What a doc_id may not hold: control characters (NUL, newline, tab, escape, C1), lone surrogates (bytes
 # that were not UTF-8), line and paragraph separators, and the direction marks and overrides that make an
 # id display as another. Each would forge or hide a line where an id is printed or logged.
-_UNSAFE_ID = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_UNSAFE_ID = re.compile(f"[{CONTROL_AND_BIDI}]")
 # Code points that print nothing: the format characters (Unicode category Cf: zero-width space and
 # joiners, word joiner, BOM, soft hyphen, direction marks, tags ...) and the other default-ignorable
 # ones (variation selectors, fillers). Text that holds them reads as text without them, so a screen of

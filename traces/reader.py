@@ -19,12 +19,14 @@ known to have finished.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from evidence_loop.tools.errors import NotFoundError, TraceError, UnwrittenTraceError
+from evidence_loop.tools.inputs import json_fault
 from evidence_loop.traces.schema import (
     FIRST_SCHEMA,
     SCHEMA_VERSION,
@@ -44,16 +46,23 @@ def _refuse_constant(name: str) -> object:
 
 
 _DECODER = json.JSONDecoder(parse_constant=_refuse_constant)  # one for every line, not one per line
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")  # where a lone surrogate could be spelled
 
 
 def _load(line: bytes) -> dict[str, Any]:
-    """Decode one committed line into a raw record."""
+    """Decode one committed line into a raw record (no trace writes one nested deeper than Python
+    reads, or a lone surrogate, which no hash can be taken of: a line that holds one was not written
+    by evidence-loop)."""
     try:
         record = _DECODER.decode(line.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise _BadRecord(f"not a JSON line ({exc})") from exc
+    except RecursionError:
+        raise _BadRecord("not a JSON line (nested too deeply to be read)") from None
     if not isinstance(record, dict):
         raise _BadRecord(f"a JSON {type(record).__name__}, not a record")
+    if _SURROGATE_ESCAPE.search(line) and (fault := json_fault(record)) is not None:
+        raise _BadRecord(f"not a record ({fault})")
     return record
 
 

@@ -1,7 +1,9 @@
 """Readable text for ``evloop trace show`` and ``evloop trace list``.
 
 Each step of ``traces.steps`` has a small formatter reading its typed fields: the first line says what
-happened, continuation lines the detail (a few hits, why a window slid, what is missing).
+happened, continuation lines the detail (a few hits, why a window slid, what is missing). Text a user
+or a document wrote is shown on its own line with its control and bidi characters escaped
+(``tools.printable``): a question cannot print a line of its own.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from evidence_loop.tools.printable import printable
 from evidence_loop.traces.schema import Trace, TraceEvent, TraceSummary
 from evidence_loop.traces.steps import (
     AbortedStep,
@@ -33,10 +36,11 @@ EXCERPT = 60
 
 
 def short(value: object, limit: int = EXCERPT) -> str:
-    """One line of at most ``limit`` characters; whitespace collapsed, cut with an ellipsis."""
+    """One line of at most ``limit`` characters (before escapes); whitespace collapsed, cut with an
+    ellipsis, control and bidi characters escaped."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return printable(flat if len(flat) <= limit else flat[: limit - 1] + "…")
 
 
 def _num(value: float | None) -> str:
@@ -201,9 +205,9 @@ def _header_lines(trace: Trace) -> Lines:
     return [
         f"run       {h.run_id}  (schema {h.schema_version}, code {h.code_version})",
         f"time      {h.created_at}",
-        f"question  {h.question}",
-        *(f"resolved  {text}" for text in _resolved_question(trace)),
-        f"groups    {', '.join(h.groups) or '(none)'}",
+        f"question  {printable(h.question)}",
+        *(f"resolved  {printable(text)}" for text in _resolved_question(trace)),
+        f"groups    {printable(', '.join(h.groups)) or '(none)'}",
         f"corpus    generation {h.corpus.generation}, fingerprint {h.corpus.fingerprint[:12]}, "
         f"{_count(len(h.corpus.versions_read), 'version')} read",
         f"policy    {h.policy_hash[:12]}",
@@ -266,7 +270,7 @@ def render_list(summaries: Sequence[TraceSummary]) -> str:
             s.outcome_status or "-",
             str(s.events),
             str(s.bytes),
-            s.question,
+            printable(s.question),
         )
         for s in summaries
     ]

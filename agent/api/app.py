@@ -64,7 +64,9 @@ def create_app(
     ``hosts``: the Host and Origin headers answered (default: loopback, see ``api.hosts``)."""
     limits = limits or Limits()
     ctx = ApiContext(service, keys, limits, anyio.CapacityLimiter(limits.concurrent_asks))
-    app = _Api(title=TITLE, version=code_version(), description=DESCRIPTION)
+    # No /docs or /redoc: FastAPI's pages load Swagger UI and ReDoc from a CDN (blank offline, and
+    # outside any content policy of ours); /openapi.json is served, the docs site renders it.
+    app = _Api(title=TITLE, version=code_version(), description=DESCRIPTION, docs_url=None, redoc_url=None)
     routers = (
         ask_router(ctx),
         documents_router(ctx),

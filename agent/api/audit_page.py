@@ -6,7 +6,10 @@
 
 Evidence is shown inside the document version the run read: the text before and after it (up to
 ``CONTEXT`` characters each way) is dimmed, and the cited span itself is exactly
-``document_text[start:end]``. A document the viewer's groups may not read is not shown at all.
+``document_text[start:end]``, the text whose sha256 the trace recorded. When the store no longer
+holds that text (the version deleted, rewritten by a later write, or changed), the page says the
+cited text is gone rather than marking what is stored there now. A document the viewer's groups may
+not read is not shown at all.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evidence_loop.traces import Trace, VerifyResult
+from evidence_loop.traces.citations import REPLACED
 from evidence_loop.traces.steps import (
     CheckedStep,
     ConflictStep,
@@ -40,11 +44,13 @@ class EvidenceView:
     section: str
     start: int
     end: int
-    before: str  # the document text before the span (dimmed), cut to CONTEXT
-    text: str  # document_text[start:end]
+    before: str  # the document text before the span (dimmed), cut to CONTEXT; empty when not shown
+    text: str  # the text the run read: document_text[start:end] of the version it pinned
     after: str
     cut_before: bool
     cut_after: bool
+    gone: str = ""  # why the text the run read cannot be shown (the store no longer holds it)
+    note: str = ""  # why only the span is shown, without the text around it
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,13 +90,13 @@ def run_view(
     outcome: dict[str, Any] = decided.outcome if decided is not None else {}
     answer = outcome.get("answer") or {}
     shown, hidden = [], 0
+    replaced = set(verdict.replaced)
     for item in outcome.get("evidence") or []:
-        if not may_read(item["doc_id"], item["version"]):
+        key = (item["doc_id"], item["version"])
+        if not may_read(*key):
             hidden += 1
             continue
-        view = evidence_view(item, text_of(item["doc_id"], item["version"]))
-        if view is not None:
-            shown.append(view)
+        shown.append(evidence_view(item, text_of(*key), key in replaced))
     header = trace.header
     return RunView(
         run_id=header.run_id,
@@ -122,26 +128,44 @@ def _readable_conflict(conflict: dict[str, Any], may_read: Callable[[str, str], 
 def _verify_text(verdict: VerifyResult) -> str:
     if verdict.ok:
         state = "complete" if verdict.complete else "unfinished"
-        return f"chain verifies ({verdict.events} events, {state}); final hash {verdict.final_hash}"
+        line = f"chain verifies ({verdict.events} events, {state}); final hash {verdict.final_hash}"
+        if verdict.replaced:
+            names = ", ".join(f"{doc_id}@{version}" for doc_id, version in verdict.replaced)
+            line += f"; cited version replaced: {names} {REPLACED}"
+        return line
     return f"does NOT verify at event {verdict.first_bad_seq}: {verdict.reason}"
 
 
-def evidence_view(item: dict[str, Any], text: str | None) -> EvidenceView | None:
-    """One evidence item inside its document's text (None when the store no longer holds it)."""
+def evidence_view(item: dict[str, Any], text: str | None, replaced: bool = False) -> EvidenceView:
+    """One evidence item inside its document's text. The span marked is the text the run read: the
+    item's ``text``, resolved from the store only when it hashes to the sha256 the trace recorded (or
+    carried in a schema 1 trace). When the store holds other text there, or none, the page says the
+    cited text is gone instead of marking what is there now; when the version was rewritten later
+    (``replaced``) or its text around the span differs, only the span is shown."""
     start, end = int(item["start"]), int(item["end"])
-    if text is None or not 0 <= start <= end <= len(text):
-        return None
+    cited = item.get("text")
+    base = {
+        "evidence_id": str(item.get("evidence_id", "")),
+        "doc_id": item["doc_id"],
+        "version": item["version"],
+        "title": str(item.get("title", "")),
+        "section": " › ".join(item.get("section") or []),
+        "start": start,
+        "end": end,
+    }
+    if not isinstance(cited, str):
+        why = str(item.get("unresolved") or f"the store does not hold {item['doc_id']}@{item['version']}")
+        return EvidenceView(**base, before="", text="", after="", cut_before=False, cut_after=False, gone=why)
+    if replaced or text is None or not 0 <= start <= end <= len(text) or text[start:end] != cited:
+        note = "this version's text was rewritten by a later write: only the span the run read is shown"
+        return EvidenceView(
+            **base, before="", text=cited, after="", cut_before=False, cut_after=False, note=note
+        )
     lo, hi = max(0, start - CONTEXT), min(len(text), end + CONTEXT)
     return EvidenceView(
-        evidence_id=str(item.get("evidence_id", "")),
-        doc_id=item["doc_id"],
-        version=item["version"],
-        title=str(item.get("title", "")),
-        section=" › ".join(item.get("section") or []),
-        start=start,
-        end=end,
+        **base,
         before=text[lo:start],
-        text=text[start:end],
+        text=cited,
         after=text[end:hi],
         cut_before=lo > 0,
         cut_after=hi < len(text),

@@ -24,6 +24,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from evidence_loop.tools.errors import InputError
+from evidence_loop.tools.inputs import JsonInputError, parse_json
 
 Scope = Literal["ask", "ingest", "audit", "publish", "review"]
 SCOPES: tuple[Scope, ...] = ("ask", "ingest", "audit", "publish", "review")
@@ -139,12 +140,12 @@ class Keyring:
     def load(cls, path: Path) -> Keyring:
         """Read and validate KEYS.json; InputError names the file and what is wrong."""
         try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
+            raw = parse_json(path.read_bytes())
             parsed = _KeysFile.model_validate(raw)
         except FileNotFoundError as exc:
             raise InputError(f"{path}: no such keys file; create one with `evloop keys add`") from exc
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise InputError(f"{path}: not a JSON keys file ({exc})") from exc
+        except JsonInputError as exc:  # not JSON or UTF-8, nested too deeply, a lone surrogate
+            raise InputError(f"{path}: not a JSON keys file ({exc})") from None
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(part) for part in first["loc"])

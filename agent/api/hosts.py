@@ -1,4 +1,5 @@
-"""Which Host and Origin headers the server answers: the guard against pages in a user's browser.
+"""Which Host and Origin headers a server answers: the guard against pages in a user's browser, the
+same for ``evloop serve`` (the API and the console) and ``evloop mcp --http``.
 
 A page on any site can make the user's browser POST a form to ``http://127.0.0.1:PORT`` (a form
 needs no CORS preflight), and a site whose DNS name is rebound to 127.0.0.1 can read the replies as
@@ -145,8 +146,8 @@ class HostOriginMiddleware:
         return sent.endswith(host) and sent[: len(sent) - len(host)] in (b"http://", b"https://")
 
 
-_ALLOW_HOST = "an operator can allow a name with `evloop serve --allow-host NAME` ($EVLOOP_ALLOW_HOSTS)"
-_ALLOW_ORIGIN = "an operator can allow one with `evloop serve --allow-origin URL` ($EVLOOP_ALLOW_ORIGINS)"
+_ALLOW_HOST = "an operator can allow a name with `--allow-host NAME` ($EVLOOP_ALLOW_HOSTS)"
+_ALLOW_ORIGIN = "an operator can allow one with `--allow-origin URL` ($EVLOOP_ALLOW_ORIGINS)"
 
 
 def _has_port(name: str) -> bool:

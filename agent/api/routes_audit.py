@@ -8,7 +8,12 @@ page's ``X-CSRF-Token`` (a digest of the key, which another site can neither rea
 no foreign ``Origin``. Posting feedback needs the ``review`` scope too.
 
 Every page and asset comes from the package (``templates/audit``, ``static/audit``): no CDN, no
-fonts from elsewhere, a little plain JavaScript for the buttons.
+fonts from elsewhere, a little plain JavaScript for the buttons, no inline script or style. Each
+page is sent with a Content-Security-Policy that holds it to that (``default-src 'self'``) and
+forbids framing it (``frame-ancestors 'none'``, ``X-Frame-Options: DENY``), and with
+``Referrer-Policy: same-origin`` (no address of the console reaches another site). Stored text
+(questions, notes, document text) shows its control and bidi characters as escapes
+(``tools.printable``).
 """
 
 import hashlib
@@ -20,7 +25,8 @@ from typing import Annotated, Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import jinja2
-from fastapi import APIRouter, Path, Query, Request
+import markupsafe
+from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
@@ -30,10 +36,11 @@ from evidence_loop.agent.api.context import ApiContext
 from evidence_loop.agent.api.problems import ApiProblem
 from evidence_loop.agent.api.routes_feedback import FeedbackIn, record_review, run_reviews
 from evidence_loop.agent.api.routes_traces import _replay, visible_trace
-from evidence_loop.agent.api.schemas import TraceOut
+from evidence_loop.agent.api.schemas import DOC_ID_CHARS, TraceOut
 from evidence_loop.tools.errors import NotFoundError
+from evidence_loop.tools.printable import printable
 from evidence_loop.traces import Trace
-from evidence_loop.traces.feedback import VERDICTS
+from evidence_loop.traces.feedback import NOTE_CHARS, VERDICTS
 from evidence_loop.traces.listing import Cursor, RunLister, RunRow, StoreLister, lister_for
 from evidence_loop.traces.schema import RUN_ID_PATTERN
 
@@ -43,10 +50,30 @@ PAGE_SIZE = 50
 STATUSES = ("answered", "insufficient_evidence", "conflicting_evidence", "incomplete", "unreadable")
 UNFINISHED = ("incomplete", "unreadable")  # runs without an end: listed from a scan of the day folders
 _HERE = FilePath(__file__).resolve().parent
+# A page's own scripts and styles only (no inline script, nothing from elsewhere), and never framed.
+CONSOLE_HEADERS = {
+    "Cache-Control": "no-store",
+    "Content-Security-Policy": "default-src 'self'; object-src 'none'; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'none'",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "same-origin",  # no-referrer would make a browser send its POSTs with Origin: null
+    "X-Content-Type-Options": "nosniff",
+}
+
+
+def _visible(value: object) -> object:
+    """A value as a page shows it: text with its control and bidi characters as escapes (a question
+    holding U+202E shows ``\\u202e`` instead of reversing the rest of the line), newlines kept."""
+    if isinstance(value, str) and not isinstance(value, markupsafe.Markup):
+        return printable(value, keep="\n\r\t")
+    return value
+
+
 _TEMPLATES = jinja2.Environment(
     loader=jinja2.FileSystemLoader(_HERE / "templates" / "audit"),
     autoescape=True,
     undefined=jinja2.StrictUndefined,
+    finalize=_visible,
 )
 AuditRunId = Annotated[str, Path(pattern=RUN_ID_PATTERN)]
 
@@ -178,7 +205,16 @@ def audit_router(ctx: ApiContext) -> APIRouter:
         if not isinstance(who, _Session):
             return who
         view, reviews = await ctx.in_thread(partial(_run_data, ctx, who, run_id))
-        return _render("run.html", who, title=f"Run {run_id}", run=view, reviews=reviews, verdicts=VERDICTS)
+        return _render(
+            "run.html",
+            who,
+            title=f"Run {run_id}",
+            run=view,
+            reviews=reviews,
+            verdicts=VERDICTS,
+            note_chars=NOTE_CHARS,
+            doc_id_chars=DOC_ID_CHARS,
+        )
 
     @router.get("/audit/runs/{run_id}/export")
     async def export(request: Request, run_id: AuditRunId) -> Response:
@@ -199,11 +235,15 @@ def audit_router(ctx: ApiContext) -> APIRouter:
         )
         return JSONResponse(report.model_dump())
 
+    def reviewer(request: Request) -> _Session:
+        return posted(request, "review")
+
     @router.post("/audit/runs/{run_id}/feedback")
-    async def feedback(request: Request, run_id: AuditRunId) -> Response:
-        who = posted(request, "review")
+    async def feedback(
+        run_id: AuditRunId, body: FeedbackIn, who: Annotated[_Session, Depends(reviewer)]
+    ) -> Response:
+        # The body is read and checked by FastAPI, as on /v1: a bad one is the same 422 problem.
         assert who.caller is not None
-        body = FeedbackIn.model_validate_json(await request.body())
         record = await ctx.in_thread(partial(record_review, ctx, who.caller, run_id, body))
         return JSONResponse(record.model_dump(), status_code=201)
 
@@ -278,4 +318,4 @@ def _render(name: str, who: _Session | None, *, status: int = 200, **values: Any
         signed_in=who is not None and who.via == "cookie",
         **values,
     )
-    return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-store"})
+    return HTMLResponse(html, status_code=status, headers=CONSOLE_HEADERS)

@@ -17,7 +17,7 @@ from evidence_loop.agent.api.auth import Caller
 from evidence_loop.agent.api.context import ApiContext, require
 from evidence_loop.agent.api.problems import PROBLEM_RESPONSES, ApiProblem
 from evidence_loop.agent.api.routes_traces import RunId
-from evidence_loop.agent.api.schemas import Text, _Strict
+from evidence_loop.agent.api.schemas import DOC_ID_CHARS, Text, _Strict
 from evidence_loop.tools.errors import NotFoundError
 from evidence_loop.traces import Trace
 from evidence_loop.traces.feedback import NOTE_CHARS, FeedbackEntry, FeedbackLog, FeedbackRecord, Verdict
@@ -29,7 +29,7 @@ class FeedbackIn(_Strict):
 
     verdict: Verdict = Field(description="what the run should have done, or that it was right")
     doc_id: Text | None = Field(
-        default=None, max_length=512, description="the document with the right answer"
+        default=None, max_length=DOC_ID_CHARS, description="the document with the right answer"
     )
     note: Text | None = Field(default=None, max_length=NOTE_CHARS, description="free text for the team")
 

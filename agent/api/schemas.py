@@ -7,12 +7,13 @@ OpenAPI document describes the real types rather than copies that could drift.
 from __future__ import annotations
 
 import math
-import re
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
+from evidence_loop.agent.history import MAX_HISTORY_TURNS, history_fault
+from evidence_loop.tools.inputs import unicode_fault
 from evidence_loop.tools.types import DocFormat, DocumentInput
 from evidence_loop.traces import Trace
 from evidence_loop.traces.schema import RUN_ID_PATTERN, TraceEvent, TraceFooter, TraceHeader
@@ -22,19 +23,16 @@ if TYPE_CHECKING:  # the replay and the store's rows are read, never built, here
     from evidence_loop.tools.store.folder import DocumentInfo
 
 GROUP_NAME = r"^[^\s,]{1,64}$"
+DOC_ID_CHARS = 512  # the longest doc_id the API takes (a document's, a review's)
 # Deeper than any real document's metadata, shallow enough to be walked, stored and read back safely.
 METADATA_DEPTH = 32
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _unicode(value: object) -> object:
-    """Refuse a lone surrogate: JSON can spell one (``"\\ud800"``), UTF-8 cannot (no reply could echo it)."""
-    if isinstance(value, str) and not value.isascii() and (found := _SURROGATE.search(value)):
-        raise PydanticCustomError(
-            "lone_surrogate",
-            "a lone surrogate U+{code} at character {at} is not Unicode text; send UTF-8 text",
-            {"code": f"{ord(found.group()):04X}", "at": found.start()},
-        )
+    """Refuse a lone surrogate: JSON can spell one (``"\\ud800"``), UTF-8 cannot (no reply could echo
+    it). The rule and its words are those of every door (``tools.inputs.unicode_fault``)."""
+    if isinstance(value, str) and (fault := unicode_fault(value)) is not None:
+        raise PydanticCustomError("lone_surrogate", fault)
     return value
 
 
@@ -96,7 +94,11 @@ class HistoryTurn(_Strict):
     )
 
 
-MAX_HISTORY_TURNS = 32
+def _history_length(value: object) -> object:
+    """At most ``MAX_HISTORY_TURNS`` turns, refused in the words of every door (``agent.history``)."""
+    if isinstance(value, list) and (fault := history_fault(len(value))) is not None:
+        raise PydanticCustomError("too_long", fault)
+    return value
 
 
 class AskRequest(_Strict):
@@ -109,18 +111,19 @@ class AskRequest(_Strict):
         description="read only with these groups (a subset of the key's); default: all of the key's",
     )
     options: AskOptions = Field(default_factory=AskOptions)
-    history: list[Text | HistoryTurn] | None = Field(
+    history: Annotated[list[Text | HistoryTurn] | None, BeforeValidator(_history_length)] = Field(
         default=None,
-        max_length=MAX_HISTORY_TURNS,
-        description="the earlier turns of the conversation, oldest first: question strings, or objects "
-        "with the question and/or the run_id of its outcome; a follow-up is read with them",
+        json_schema_extra={"maxItems": MAX_HISTORY_TURNS},
+        description=f"the earlier turns of the conversation, oldest first (at most {MAX_HISTORY_TURNS}): "
+        "question strings, or objects with the question and/or the run_id of its outcome; a follow-up "
+        "is read with the last few",
     )
 
 
 class DocumentIn(_Strict):
     """One document in the corpus.jsonl shape (FORMAT.md)."""
 
-    doc_id: Text = Field(min_length=1, max_length=512, pattern=r"\S")
+    doc_id: Text = Field(min_length=1, max_length=DOC_ID_CHARS, pattern=r"\S")
     text: Text
     title: Text = ""
     version: Text = Field(default="1", min_length=1, max_length=128)

@@ -4,11 +4,18 @@ turns before it (policies.question.followup), and each outcome shown as ``evloop
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 
-from evidence_loop.agent.commands.common import Subparsers, add_command, add_index_option, parse_groups
+from evidence_loop.agent.commands.common import (
+    Subparsers,
+    add_command,
+    add_index_option,
+    error_line,
+    parse_groups,
+)
 from evidence_loop.agent.commands.session import add_policy_option, add_trace_options, open_service
-from evidence_loop.agent.history import HistoryItem
+from evidence_loop.agent.history import MAX_HISTORY_TURNS, HistoryItem
 from evidence_loop.agent.render import render_outcome
 from evidence_loop.tools.errors import InputError
 
@@ -43,6 +50,7 @@ def register(subparsers: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     service = open_service(args)
     turns: list[HistoryItem] = []
+    _keep_undecodable(sys.stdin)
     try:
         while True:
             try:
@@ -53,12 +61,19 @@ def run(args: argparse.Namespace) -> int:
             if not question.strip():
                 continue
             try:
-                outcome = service.ask(question, args.groups, history=turns)
-            except InputError as exc:
-                print(f"error: {exc}", file=sys.stderr)
+                outcome = service.ask(question, args.groups, history=turns[-MAX_HISTORY_TURNS:])
+            except InputError as exc:  # the session goes on: the user types the next question
+                error_line(str(exc))
                 continue
             print(render_outcome(outcome, show_evidence=not args.no_evidence), flush=True)
             traced = outcome.trace is not None
             turns.append({"question": question, "run_id": outcome.run_id} if traced else question)
     finally:
         service.close()
+
+
+def _keep_undecodable(stream: object) -> None:
+    """Bytes typed that are not UTF-8 reach the question as lone surrogates, which ``Service.ask``
+    refuses with its message, instead of ending the session with a UnicodeDecodeError."""
+    if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+        stream.reconfigure(errors="surrogateescape")

@@ -17,6 +17,7 @@ from evidence_loop.tools.errors import InputError
 from evidence_loop.tools.models.embedder import build_embedder
 from evidence_loop.tools.models.embedder_config import EmbedConfig
 from evidence_loop.tools.models.embedding import Embedder
+from evidence_loop.tools.printable import printable
 from evidence_loop.tools.search.snapshot import Snapshot
 from evidence_loop.tools.store.folder import IngestReport, Store
 from evidence_loop.tools.store.location import Location, open_store
@@ -203,7 +204,14 @@ def summary_line(report: IngestReport, index: Location, *, source_skipped: int =
 
 def warn(message: str) -> None:
     """A warning line on stderr, in the same shape as the error line."""
-    print(f"evloop: warning: {message}", file=sys.stderr)
+    print(f"evloop: warning: {printable(message)}", file=sys.stderr)
+
+
+def error_line(message: str, hint: str = "") -> None:
+    """The one line an error is on stderr: its message on one line, what it quotes of the input or of
+    stored text escaped (``tools.printable``), and the hint if any."""
+    flat = printable(" ".join(message.split()))
+    print(f"evloop: error: {flat}" + (f" (hint: {hint})" if hint else ""), file=sys.stderr)
 
 
 def section_path(snapshot: Snapshot, hit: Hit) -> tuple[str, ...]:
@@ -279,6 +287,7 @@ __all__ = [
     "add_index_option",
     "configured_embedder",
     "embedding_bar",
+    "error_line",
     "evaluation_embedder",
     "hit_line",
     "hit_record",

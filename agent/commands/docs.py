@@ -7,6 +7,7 @@ import json
 from dataclasses import asdict
 
 from evidence_loop.agent.commands.common import Subparsers, add_command, add_index_option, open_location
+from evidence_loop.tools.printable import printable
 from evidence_loop.tools.types import shown_doc_id
 
 DESCRIPTION = """\
@@ -51,8 +52,8 @@ def run(args: argparse.Namespace) -> int:
             d.current_version,
             ",".join(d.versions),
             str(d.units),
-            ",".join(d.acl) or "-",
-            d.title,
+            printable(",".join(d.acl)) or "-",
+            printable(d.title),
         )
         for d in documents
     ]

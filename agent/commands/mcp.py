@@ -7,7 +7,6 @@ from pathlib import Path
 
 from evidence_loop.agent import settings
 from evidence_loop.agent.api.auth import Keyring
-from evidence_loop.agent.commands import serve
 from evidence_loop.agent.commands.common import (
     Subparsers,
     add_command,
@@ -15,6 +14,7 @@ from evidence_loop.agent.commands.common import (
     resolve_location,
     shown,
 )
+from evidence_loop.agent.commands.listen import add_listen_options, listening
 from evidence_loop.agent.commands.session import open_service
 from evidence_loop.tools.errors import InputError
 
@@ -28,7 +28,11 @@ Over stdio (the default) the caller is whoever started the process: $EVLOOP_API_
 against --keys, else the local caller reading with $EVLOOP_GROUPS (comma-separated; unset: the
 public documents only; the model's `groups` may narrow them, never widen). Over --http, each
 request sends `Authorization: Bearer <key>` for a key in --keys, as with `evloop serve`; without
---keys the server listens on loopback only and every request is the process's caller."""
+--keys the server listens on loopback only and every request is the process's caller. Over --http
+the Host and Origin headers are checked as `evloop serve` checks them (--allow-host, --allow-origin).
+
+Over stdio a message that is not Unicode (a "\\ud800" escape, bytes that are not UTF-8) is answered
+with a JSON-RPC error naming it; the MCP SDK itself would drop it without a reply."""
 
 EPILOG = """\
 examples:
@@ -44,8 +48,7 @@ def register(subparsers: Subparsers) -> None:
     )
     add_index_option(parser)
     parser.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
-    parser.add_argument("--host", default="127.0.0.1", help="address for --http (default: 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8765, help="port for --http (default: 8765)")
+    add_listen_options(parser, port=8765, what=" with --http")
     parser.add_argument("--keys", type=Path, metavar="KEYS.json", default=None, help="API keys file")
     parser.add_argument(
         "--traces", type=Path, metavar="DIR", default=None, help="trace folder (default: INDEX/traces)"
@@ -57,7 +60,7 @@ def register(subparsers: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     """Check the settings, open the index, then serve until the client leaves or the process ends."""
     try:
-        from evidence_loop.agent import mcp_server
+        from evidence_loop.agent import mcp_server, mcp_stdio
     except ModuleNotFoundError as exc:
         if exc.name is None or exc.name.split(".")[0] not in {"mcp", "mcp_types"}:
             raise
@@ -65,18 +68,16 @@ def run(args: argparse.Namespace) -> int:
 
     keyring = Keyring.load(args.keys) if args.keys is not None else None
     if args.http:
-        host = serve._host(args.host, keyring)  # the rule of `serve`: no keys, loopback only
-        if not 0 <= args.port <= serve.MAX_PORT:
-            raise InputError(f"--port must be from 0 to {serve.MAX_PORT}, not {args.port}")
+        host, rules = listening(args, keyring)  # the rules of `serve`: no keys, loopback only
         with open_service(args, create=True) as service:
             print(
                 f"evloop: MCP for {shown(resolve_location(args))} on http://{host}:{args.port}/mcp",
                 flush=True,
             )
             keyless = mcp_server.stdio_caller(settings.current().environ(), None)
-            mcp_server.serve_http(service, keyring, keyless, host, args.port)
+            mcp_server.serve_http(service, keyring, keyless, (host, args.port), rules)
         return 0
     caller = mcp_server.stdio_caller(settings.current().environ(), keyring)
     with open_service(args, create=True) as service:
-        mcp_server.build_server(service, mcp_server.fixed(caller)).run("stdio")
+        mcp_stdio.serve_stdio(mcp_server.build_server(service, mcp_server.fixed(caller)))
     return 0

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import json
 import math
 import os
 from dataclasses import asdict
 from pathlib import Path
 
-from evidence_loop.agent import logs, settings
+from evidence_loop.agent import logs
 from evidence_loop.agent.api.app import (
     ENV_HOSTS,
     ENV_INDEX,
@@ -24,7 +23,6 @@ from evidence_loop.agent.api.app import (
     create_app,
 )
 from evidence_loop.agent.api.auth import Keyring
-from evidence_loop.agent.api.hosts import HostRules
 from evidence_loop.agent.api.limits import Limits
 from evidence_loop.agent.commands.common import (
     Subparsers,
@@ -34,6 +32,7 @@ from evidence_loop.agent.commands.common import (
     shown,
     warn,
 )
+from evidence_loop.agent.commands.listen import add_listen_options, listening
 from evidence_loop.agent.commands.session import (
     add_policy_option,
     policy_from_args,
@@ -44,9 +43,6 @@ from evidence_loop.agent.service import WHEN_TRACES_FAIL, Service
 from evidence_loop.tools.errors import InputError
 from evidence_loop.tools.store.schema import DB_NAME
 
-LOOPBACK = "127.0.0.1"
-ALLOW_HOSTS_ENV, ALLOW_ORIGINS_ENV = "EVLOOP_ALLOW_HOSTS", "EVLOOP_ALLOW_ORIGINS"
-MAX_PORT = 65535
 # A typo such as --workers 40000 would otherwise fork processes until the machine gives out.
 MAX_WORKERS = 64
 # uvicorn kills a worker that does not answer its supervisor's ping within this many seconds (its
@@ -55,9 +51,10 @@ MAX_WORKERS = 64
 WORKER_HEALTHCHECK_S = 60
 
 DESCRIPTION = """\
-Serve the HTTP API: POST /v1/ask, /v1/documents, /v1/traces/{run_id}, /healthz, /readyz, and the
-OpenAPI document at /openapi.json (interactive at /docs). With --keys, every request needs
-`Authorization: Bearer <key>` for a key in KEYS.json (create one with `evloop keys add`).
+Serve the HTTP API: POST /v1/ask, /v1/documents, /v1/traces/{run_id}, /healthz, /readyz, the
+audit console at /audit, and the OpenAPI document at /openapi.json (there is no /docs page: it would
+load Swagger UI from a CDN). With --keys, every request needs `Authorization: Bearer <key>` for a
+key in KEYS.json (create one with `evloop keys add`).
 Without --keys authentication is off: the server then listens on loopback only, whatever --host
 says, and trusts each request with every scope and the groups it names.
 
@@ -82,8 +79,7 @@ def register(subparsers: Subparsers) -> None:
         subparsers, "serve", summary="serve the HTTP API", description=DESCRIPTION, epilog=EPILOG
     )
     add_index_option(parser)
-    parser.add_argument("--host", default=LOOPBACK, help=f"address to listen on (default: {LOOPBACK})")
-    parser.add_argument("--port", type=int, default=8080, help="port to listen on (default: 8080)")
+    add_listen_options(parser, port=8080)
     parser.add_argument("--keys", type=Path, metavar="KEYS.json", default=None, help="API keys file")
     parser.add_argument(
         "--traces", type=Path, metavar="DIR", default=None, help="trace folder (default: INDEX/traces)"
@@ -118,22 +114,6 @@ def register(subparsers: Subparsers) -> None:
         metavar="N",
         help="most documents in one ingest request; more get a 413 (default: %(default)s)",
     )
-    parser.add_argument(
-        "--allow-host",
-        action="append",
-        default=None,
-        metavar="NAME",
-        help="also answer requests whose Host is NAME (any port) or NAME:PORT; repeatable "
-        f"(default: ${ALLOW_HOSTS_ENV}, comma-separated)",
-    )
-    parser.add_argument(
-        "--allow-origin",
-        action="append",
-        default=None,
-        metavar="URL",
-        help="also accept browser requests from this origin (https://NAME[:PORT]); repeatable "
-        f"(default: ${ALLOW_ORIGINS_ENV}, comma-separated)",
-    )
     parser.add_argument("--no-trace", action="store_true", help="write no traces (for measurements)")
     parser.add_argument(
         "--when-traces-fail",
@@ -154,12 +134,9 @@ def run(args: argparse.Namespace) -> int:
     index = resolve_location(args)
     limits = _limits(args)
     keys = Keyring.load(args.keys) if args.keys is not None else None
-    host = _host(args.host, keys)
-    hosts = _host_rules(args, host)
     if not 1 <= args.workers <= MAX_WORKERS:
         raise InputError(f"--workers must be from 1 to {MAX_WORKERS}, not {args.workers}")
-    if not 0 <= args.port <= MAX_PORT:
-        raise InputError(f"--port must be from 0 to {MAX_PORT}, not {args.port}")
+    host, hosts = listening(args, keys)
     policy = policy_from_args(args)
     if isinstance(index, Path) and not (index / DB_NAME).is_file():
         warn(f"no index at {index} yet: created an empty one; add documents with POST /v1/documents")
@@ -226,40 +203,6 @@ def _limits(args: argparse.Namespace) -> Limits:
         )
     except ValueError as exc:
         raise InputError(f"bad limit: {exc}") from None
-
-
-def _host_rules(args: argparse.Namespace, bound: str) -> HostRules:
-    """``--allow-host``/``--allow-origin`` if given, else their environment variables."""
-    configured = settings.current()
-    hosts = args.allow_host if args.allow_host is not None else _listed(configured.get("allow_hosts"))
-    origins = args.allow_origin
-    if origins is None:
-        origins = _listed(configured.get("allow_origins"))
-    try:
-        return HostRules.of(bound, tuple(hosts), tuple(origins))
-    except ValueError as exc:
-        raise InputError(f"--allow-host/--allow-origin: {exc}") from None
-
-
-def _listed(value: str) -> list[str]:
-    return [part for part in value.replace(",", " ").split() if part]
-
-
-def _host(host: str, keys: Keyring | None) -> str:
-    """Without keys, only loopback: an unauthenticated API must not be reachable from elsewhere."""
-    if keys is not None or _is_loopback(host):
-        return host
-    warn(f"no --keys: authentication is off, so listening on {LOOPBACK} (loopback) only, not {host}")
-    return LOOPBACK
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _who(path: Path | None, keys: Keyring | None) -> str:

@@ -5,11 +5,13 @@ Skipped only where no chromium binary (or its driver) exists; `.ci/run` installs
 
 from __future__ import annotations
 
+import json
 import shutil
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,7 @@ from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 from tests.agent.api_support import Key, keyring
 from tests.agent.test_api_hostile_input import free_port
+from tests.loopback import JsonHandler, LoopbackServer
 
 CHROMIUM = next(
     (p for p in ("/usr/bin/chromium", shutil.which("chromium") or "") if p and Path(p).exists()), None
@@ -93,6 +96,8 @@ def browser(tmp_path: Path) -> Iterator[object]:
         f"--user-data-dir={tmp_path / 'profile'}",
     ):
         options.add_argument(flag)
+    # the network and console logs: the headers a page came with, and what the browser refused
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
     driver = webdriver.Chrome(service=DriverService(executable_path=str(DRIVER)), options=options)
     driver.set_page_load_timeout(WAIT_S)
     yield driver
@@ -216,3 +221,94 @@ def test_every_control_has_a_label_and_is_reachable_by_keyboard(browser: object,
         body.send_keys(Keys.TAB)
         reached.add(browser.switch_to.active_element.get_attribute("id"))  # type: ignore[attr-defined]
     assert {"replay", "export", "send-feedback", "fb-note"} <= reached
+
+
+class _Framing(LoopbackServer):
+    """Another site (another port is another origin): a page that frames the console."""
+
+    NAME = "framing page"
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+        super().__init__()
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        target = self.target
+
+        class Handler(JsonHandler):
+            def do_GET(self) -> None:
+                if self.path == "/health":
+                    self._send(200, {})
+                    return
+                page = f'<!doctype html><title>x</title><iframe id="f" src="{target}"></iframe>'.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(page)))
+                self.end_headers()
+                self.wfile.write(page)
+
+        return Handler
+
+
+def document_headers(driver: object, url: str) -> dict[str, str]:
+    """The response headers the browser received for the page at ``url`` (its network log)."""
+    for entry in driver.get_log("performance"):  # type: ignore[attr-defined]
+        message = json.loads(entry["message"])["message"]
+        if message["method"] == "Network.responseReceived" and message["params"]["response"]["url"] == url:
+            return {k.lower(): v for k, v in message["params"]["response"]["headers"].items()}
+    raise AssertionError(f"no response for {url} in the browser's log")
+
+
+def refusals(driver: object) -> list[str]:
+    """What the browser's console says it refused under a content security policy."""
+    said = [entry["message"] for entry in driver.get_log("browser")]  # type: ignore[attr-defined]
+    return [line for line in said if "Content Security Policy" in line or "frame-ancestors" in line]
+
+
+def test_every_console_page_arrives_with_its_security_headers(browser: object, console: Console) -> None:
+    sign_in(browser, console, STAFF_AUDITOR, f"/audit/runs/{console.public_run}")
+    for path in ("/audit/login", "/audit", f"/audit/runs/{console.public_run}"):
+        url = f"{console.url}{path}"
+        browser.get(url)  # type: ignore[attr-defined]
+
+        headers = document_headers(browser, url)
+
+        assert "default-src 'self'" in headers["content-security-policy"]
+        assert "frame-ancestors 'none'" in headers["content-security-policy"]
+        assert headers["x-frame-options"] == "DENY"
+        assert headers["referrer-policy"] == "same-origin"
+
+
+def test_the_console_works_under_its_policy_without_a_refusal(browser: object, console: Console) -> None:
+    from selenium.webdriver.common.by import By
+
+    sign_in(browser, console, STAFF_AUDITOR, f"/audit/runs/{console.public_run}")
+    browser.find_element(By.ID, "replay").click()  # type: ignore[attr-defined]
+    result = browser.find_element(By.ID, "replay-result")  # type: ignore[attr-defined]
+    wait_for(browser, lambda d: result.get_attribute("data-identical") is not None)
+
+    assert result.get_attribute("data-identical") == "true"
+    assert refusals(browser) == []
+
+
+def test_another_site_cannot_frame_the_console(browser: object, console: Console) -> None:
+    target = f"{console.url}/audit/login"
+    framing = _Framing(target).start()
+    try:
+        browser.get(f"{framing.root}/")  # type: ignore[attr-defined]
+        wait_for(browser, lambda d: refusals(d) or None)
+    finally:
+        framing.stop()
+
+
+def test_a_question_holding_a_direction_override_is_shown_not_obeyed(
+    browser: object, console: Console
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    run = console.service.ask("LM-S10 \u202e保修多久？", [], caller=PUBLIC_BOT.name)
+    sign_in(browser, console, STAFF_AUDITOR, f"/audit/runs/{run.run_id}")
+
+    shown = browser.find_element(By.ID, "question").get_attribute("textContent")  # type: ignore[attr-defined]
+
+    assert shown == "LM-S10 \\u202e保修多久？"

@@ -31,7 +31,6 @@ Rules:
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -39,13 +38,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evidence_loop.tools.errors import (
-    DecodeError,
     DocumentTooLargeError,
     InputError,
     MalformedRecordError,
     UnsupportedFormatError,
     VersionClashError,
 )
+from evidence_loop.tools.inputs import JsonInputError, decode_utf8, parse_json
 from evidence_loop.tools.parse.html import html_title
 from evidence_loop.tools.types import DOC_FORMATS, DocFormat, DocumentInput, doc_id_fault
 
@@ -224,13 +223,7 @@ def _collect_file(
 
 def _decode(path: Path, data: bytes) -> str:
     """UTF-8 text without a byte-order mark; DecodeError names the file and the line."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise DecodeError(f"{path}:{line}: not valid UTF-8 (byte {exc.start})") from exc
-    # The BOM is an encoding marker, not content: dropping it keeps offsets counting real text.
-    return text.removeprefix("\ufeff")
+    return decode_utf8(data, str(path))
 
 
 def _read_jsonl(
@@ -246,10 +239,10 @@ def _read_jsonl(
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise MalformedRecordError(str(path), lineno, f"not valid JSON ({exc.msg})") from exc
+        try:  # a lone surrogate is refused by the store, which names the document
+            obj = parse_json(line, unicode=False)
+        except JsonInputError as exc:
+            raise MalformedRecordError(str(path), lineno, str(exc)) from None
         doc = _record(obj, str(path), lineno, acl, version)
         # surrogatepass: a lone surrogate is counted here and refused by the store, which names the doc.
         if max_bytes is not None and len(doc.text.encode("utf-8", "surrogatepass")) > max_bytes:
