@@ -38,7 +38,7 @@ from evidence_loop.policies.lexicon import (
     STANDARD_NOUN_ZH,
 )
 from evidence_loop.policies.question.slots import compact
-from evidence_loop.policies.question.values import states
+from evidence_loop.policies.question.values import sentences, states
 from evidence_loop.tools.tokenize import index_tokens, words
 from evidence_loop.tools.types import ParsedDocument, Unit
 from evidence_loop.tools.windows import Window, units_of
@@ -264,21 +264,41 @@ def defers(
     in the Price List", "详见《收费标准》").
 
     When the question asks for a value (a duration, an amount), the referring unit defers when it
-    names some of the question's terms and no unit of the lead windows that states such a value
-    names ``share`` as many (``Policy.statement_term_share``: it speaks to the question too).
-    Otherwise it defers when it names ``defer_share`` of the question's terms the unit naming most
-    of them names (``Policy.reference_defer_share``), or no unit is closer to the question's
-    meaning. A reference elsewhere in the evidence ("use of the service is governed by the
-    Acceptable Use Policy" under the refund rule asked about) leaves the answer standing."""
+    names some of the question's terms and no unit of the lead windows, nor a sentence of its own
+    beside the reference, that states such a value names ``share`` as many
+    (``Policy.statement_term_share``: it speaks to the question too). Otherwise the sentence that
+    names the reference defers when it names ``defer_share`` of the question's terms the unit or
+    sentence naming most of them names (``Policy.reference_defer_share``), or, said alone by its
+    unit, no unit is closer to the question's meaning. A reference elsewhere in the evidence ("use
+    of the service is governed by the Acceptable Use Policy" under the refund rule asked about)
+    leaves the answer standing."""
     referrer = referring_unit(name, item)
-    units = [u for c in lead for u in units_of(c.window, c.doc) if u.kind in _ANSWERING_KINDS]
-    terms = {u: len(covered_terms(question.terms, (u.text,))) for u in (*units, referrer)}
+    deferring, beside = _deferring_sentence(name, referrer.text)
+    others = [u.text for c in lead for u in units_of(c.window, c.doc) if u.kind in _ANSWERING_KINDS]
+    others = [t for t in others if t != referrer.text] + beside
+    terms = [len(covered_terms(question.terms, (t,))) for t in others]
     asks = question.measures or question.asks
-    if asks:
-        stating = [u for u in units if u != referrer and states(asks, question.own_numbers, u.text)]
-        return terms[referrer] > 0 and all(terms[u] < share * terms[referrer] for u in stating)
-    best = max(terms.values())
-    return (best > 0 and terms[referrer] >= defer_share * best) or _closest(question, referrer, units)
+    if asks:  # the unit speaks to the question; a sentence beside the reference may state the value
+        own = len(covered_terms(question.terms, (referrer.text,)))
+        stating = [n for n, t in zip(terms, others, strict=True) if states(asks, question.own_numbers, t)]
+        return own > 0 and all(n < share * own for n in stating)
+    own = len(covered_terms(question.terms, (deferring,)))
+    best = max([own, *terms])
+    if best > 0 and own >= defer_share * best:
+        return True
+    units = [u for c in lead for u in units_of(c.window, c.doc) if u.kind in _ANSWERING_KINDS]
+    return not beside and _closest(question, referrer, units)
+
+
+def _deferring_sentence(name: str, text: str) -> tuple[str, list[str]]:
+    """The sentence of a unit that names the reference, and the unit's other sentences: "C200仅支持
+    2.4GHz Wi-Fi，不支持5GHz。路由器的详细设置方法详见《家庭网络配置指南》。" answers the Wi-Fi question
+    in its first sentence and defers only the router's settings."""
+    spans = [text[s.start : s.end] for s in sentences(text)]
+    at = next((i for i, t in enumerate(spans) if name in t), None)
+    if at is None or len(spans) < 2:
+        return text, []
+    return spans[at], spans[:at] + spans[at + 1 :]
 
 
 def _closest(question: Question, unit: Unit, units: Sequence[Unit]) -> bool:

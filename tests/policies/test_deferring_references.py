@@ -55,6 +55,32 @@ def test_a_reference_the_answer_does_not_need_is_a_note_not_a_refusal() -> None:
     ]
 
 
+WIFI_EN = (
+    "Wi-Fi problems\n\n- Turn on the 2.4 GHz band of your router. The C200 works with 2.4 GHz Wi-Fi "
+    "only, not 5 GHz. For your router's settings, see the Home Network Guide.\n"
+    "- Restart the router and try again.\n"
+)
+WIFI_ZH = (
+    "连不上 Wi-Fi 怎么办\n\n- 确保路由器已开启2.4GHz频段。C200仅支持2.4GHz Wi-Fi，不支持5GHz。"
+    "路由器的详细设置方法详见《家庭网络配置指南》。\n- 重启路由器后再试。\n"
+)
+BESIDE = [
+    ("Can the C200 connect to 5 GHz Wi-Fi?", WIFI_EN, "Home Network Guide"),
+    ("C200 能连 5GHz 的 Wi-Fi 吗？", WIFI_ZH, "家庭网络配置指南"),
+]
+
+
+@pytest.mark.parametrize(("question", "text", "name"), BESIDE, ids=[q for q, _, _ in BESIDE])
+def test_a_reference_beside_the_answering_sentence_of_its_list_item_is_a_note(
+    question: str, text: str, name: str
+) -> None:
+    asked = analyse(question, reading=MEASURED)
+    items = [_item(asked, text, Policy())]
+    assert missing_pieces(asked, items, Policy()) == []
+    notes = answer_notes(asked, items, Policy())
+    assert [(p.kind, p.value) for p in notes] == [("unresolved_reference", name)]
+
+
 def test_without_the_rule_every_unresolved_reference_refuses() -> None:
     policy = Policy(deferring_references=False)
     asked = analyse("How long do I have to ask for a refund?")
