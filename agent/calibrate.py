@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from evidence_loop.agent.controller import Controller
+from evidence_loop.policies.decision.judge import RAW_SIGNALS
 from evidence_loop.policies.decision.pseudo import pseudo_questions
 from evidence_loop.policies.judge_model import JudgeModel
 from evidence_loop.tools.search.snapshot import Snapshot
@@ -38,6 +39,8 @@ SAMPLES = 200
 MIN_SAMPLES = 20  # fewer readable sentences than this: no scale, the lexical rule decides
 DRIFT = 0.25  # measure again once the corpus has grown or shrunk by this share of its units
 FEATURES = ("semantic_top", "semantic_window", "coverage", "score", "slot_coverage")
+# signals a policy may add, fitted on when every question of the fit has them (policies.decision.judge)
+LATER_FEATURES = ("absent", "unstated")
 ANSWER_RATES = (0.80, 0.85, 0.90, 0.93, 0.95, 0.97, 0.99)
 
 Row = tuple[dict[str, float], bool]
@@ -93,7 +96,7 @@ def self_calibrate(
             progress(done, len(drawn))
     if len(rows) < MIN_SAMPLES:
         return None
-    names = sorted(rows[0])
+    names = [n for n in sorted(rows[0]) if n not in RAW_SIGNALS]
     table = np.array([[r[n] for n in names] for r in rows], dtype=np.float64)
     spread = zip(names, table.mean(axis=0).tolist(), table.std(axis=0).tolist(), strict=True)
     measured = tuple((n, round(m, 6), round(s, 6)) for n, m, s in spread)
@@ -186,7 +189,8 @@ def labelled_rows(
         groups = [str(g) for g in q.get("groups") or []]
         signals = run_signals(controller, snapshot, str(q["question"]), vector, groups)
         if signals is not None:
-            rows.append(({n: scale.z(n, signals[n]) for n in FEATURES}, q["expect"] == "answer"))
+            names = (*FEATURES, *(n for n in LATER_FEATURES if n in signals))
+            rows.append(({n: scale.z(n, signals[n]) for n in names}, q["expect"] == "answer"))
     return rows
 
 
@@ -214,10 +218,11 @@ def fit_judge(rows_by_set: Mapping[str, Sequence[Row]], l2: float = 1.0) -> Judg
     The operating points are the thresholds that answer each of ``ANSWER_RATES`` of the answerable
     questions, every set again weighing the same.
     """
+    features = fitted_features(rows_by_set)
     xs, ys, ws = [], [], []
     for rows in rows_by_set.values():
         for z, label in rows:
-            xs.append([z[n] for n in FEATURES])
+            xs.append([z[n] for n in features])
             ys.append(1.0 if label else 0.0)
             ws.append(1.0 / len(rows))
     x, y, w = np.array(xs), np.array(ys), np.array(ws)
@@ -230,7 +235,13 @@ def fit_judge(rows_by_set: Mapping[str, Sequence[Row]], l2: float = 1.0) -> Judg
         for rate in ANSWER_RATES
     )
     weights = tuple(round(float(b), 6) for b in beta[1:])
-    return JudgeModel(FEATURES, weights, round(float(beta[0]), 6), operating, tuple(rows_by_set))
+    return JudgeModel(features, weights, round(float(beta[0]), 6), operating, tuple(rows_by_set))
+
+
+def fitted_features(rows_by_set: Mapping[str, Sequence[Row]]) -> tuple[str, ...]:
+    """``FEATURES`` and each later signal every row has (a fit on runs of an older policy has none)."""
+    rows = [z for set_rows in rows_by_set.values() for z, _ in set_rows]
+    return (*FEATURES, *(n for n in LATER_FEATURES if rows and all(n in z for z in rows)))
 
 
 def _weighted_quantile(values: npt.NDArray[np.float64], weights: npt.NDArray[np.float64], q: float) -> float:

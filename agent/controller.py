@@ -35,7 +35,13 @@ from evidence_loop.policies.config import Policy
 from evidence_loop.policies.decision.answer import answer_units, unquotable
 from evidence_loop.policies.decision.judge import JudgeVerdict, judge, judge_signals
 from evidence_loop.policies.decision.messages import language_of
-from evidence_loop.policies.decision.missing import missing_pieces, should_widen, status_of, widened_query
+from evidence_loop.policies.decision.missing import (
+    answer_notes,
+    missing_pieces,
+    should_widen,
+    status_of,
+    widened_query,
+)
 from evidence_loop.policies.decision.rerank import rerank_pool, rerank_text, reranked
 from evidence_loop.policies.decision.signals import evidence_signals
 from evidence_loop.policies.evidence.absorption import absorb
@@ -52,7 +58,7 @@ from evidence_loop.policies.evidence.selection import (
     statement_span,
 )
 from evidence_loop.policies.evidence.slot_scope import on_subject
-from evidence_loop.policies.question.analysis import Question, analyse
+from evidence_loop.policies.question.analysis import Question, analyse, reading_of
 from evidence_loop.policies.question.followup import Resolution, Turn, prior_first, with_carried_sides
 from evidence_loop.policies.question.scopes import scope_statement
 from evidence_loop.policies.question.shape import Shape, shape_of
@@ -97,6 +103,7 @@ class Run:
     slides: int = 0
     scale: CorpusScale | None = None  # the corpus's own scale for the judge (tools.store.calibration)
     verdict: JudgeVerdict | None = None  # the judge's last verdict
+    notes: list[MissingPiece] = field(default_factory=list)  # what an answer notes beside it (last check)
     deadline: float | None = None  # on the deps clock; checked at every step boundary
     clock: Callable[[], float] = time.perf_counter
     inline_text: bool = False  # the steps copy the text they cite, as schema 1 traces did (a replay of one)
@@ -218,12 +225,14 @@ class Controller:
     ) -> Question:
         """The question analysed once; spelling and term weights read only what these groups may read
         (tools.search.snapshot)."""
-        scoped = self.policy.caller_statistics
+        scoped, policy = self.policy.caller_statistics, self.policy
         return analyse(
             text,
             partial(snapshot.term_weights, groups=readers, scoped=scoped),
-            partial(snapshot.spelled, groups=readers, scoped=scoped, min_chars=self.policy.typo_min_chars),
+            partial(snapshot.spelled, groups=readers, scoped=scoped, min_chars=policy.typo_min_chars),
             snapshot.cosines(vector, readers) if vector is not None else None,
+            snapshot.terms_for(readers, scoped=scoped),
+            reading_of(policy),
         )
 
     def embedder_for(self, snapshot: Snapshot) -> EmbedderIdentity | None:
@@ -372,13 +381,14 @@ class Controller:
         it as the question's shape needs (policies.evidence.reading: what is read, not whether to answer)."""
         scored = self.rerank(run)
         selected = select_evidence(run.question, self.shortlist(run), run.items, self.policy)
-        signals = judge_signals(run.question, selected, self.policy.w_rerank if scored else None)
+        signals = judge_signals(run.question, selected, self.policy.w_rerank if scored else None, self.policy)
         run.verdict = judge(signals, self.policy, run.scale)
         missing = missing_pieces(run.question, selected, self.policy, run.verdict)
+        run.notes = answer_notes(run.question, selected, self.policy) if not missing else []
         selected = read_for_shape(run.shape, run.question, selected, run.items, self.policy)
         shape = run.shape if self.policy.shape_reading else None  # a trace from before it has none
         sides = sides_to_cover(run.question, self.policy)
-        run.record(events.checked, selected, missing, signals, run.verdict, sides, shape)
+        run.record(events.checked, selected, missing, signals, run.verdict, sides, shape, run.notes)
         return selected, missing
 
     def decide(
@@ -419,6 +429,7 @@ class Controller:
             evidence=evidence,
             documents=assemble.documents(evidence, selected, sides),
             missing=assemble.missing(missing, lang) if status == "insufficient_evidence" else [],
+            notes=assemble.missing(run.notes, lang) if status == "answered" else [],
             conflicts=assemble.conflicts(report.conflicts, lang),
             signals=signals,
         )

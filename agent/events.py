@@ -182,6 +182,7 @@ def checked(
     verdict: JudgeVerdict | None = None,
     sides: Sequence[Side] = (),
     shape: Shape | None = None,
+    notes: Sequence[MissingPiece] = (),
 ) -> Made:
     """The check of the selected windows (a ``CheckedStep``); for a comparison, each side and whether
     they speak for it. The optional fields are left out without a value, as the step leaves them."""
@@ -203,6 +204,8 @@ def checked(
         data["sides"] = [SideRecord(name=s.name, covered=s.name not in lacking) for s in sides]
     if shape is not None:
         data["shape"] = shape
+    if notes:
+        data["notes"] = [{"kind": p.kind, "detail": p.detail, "value": p.value} for p in notes]
     return Made("checked", data)
 
 
@@ -235,6 +238,8 @@ def decided(outcome: Outcome, *, inline_text: bool = False) -> Made:
     }
     if outcome.resolved_question is None:  # a run given no history: recorded as before
         exclude["resolved_question"] = True
+    if not outcome.notes:  # notes came later: an outcome without them is recorded as before
+        exclude["notes"] = True
     data = outcome.model_dump(mode="json", exclude=exclude)
     if not inline_text:
         _cite_spans(data)

@@ -197,6 +197,9 @@ class Outcome(_Frozen):
     # outcomes recorded before the grouping (and under a policy without it)
     documents: list[DocumentEvidence] = []
     missing: list[Missing] = []
+    # what an answer notes beside it: a document the evidence refers to that the readable corpus
+    # lacks, when the unit that answers does not defer to it (the answer stands); empty otherwise
+    notes: list[Missing] = []
     conflicts: list[Conflict] = []
     signals: Signals
     trace: TraceRef | NotTraced | None = None

@@ -89,6 +89,14 @@ ADDED_LATER: dict[str, object] = {
     "quote_further_windows": 4,
     "quote_further_units": 2,
     "quote_max_facts": 5,
+    "identifier_slots": False,
+    "informative_terms": False,
+    "context_weight": 1.0,
+    "absent_things": False,
+    "refuse_absent_names": False,
+    "deferring_references": False,
+    "reference_defer_share": 1.0,
+    "value_signal": False,
 }
 
 
@@ -143,6 +151,19 @@ class Policy:
     # a reference is resolved by a window whose title, path or text holds this share of its name's terms
     reference_term_share: float = 0.8
 
+    # ---- reading the question against its corpus (policies.question.named): a letters-and-digits
+    # token is a model number only when it is one ("2FA", "4K", "USB-C" are words); fillers and
+    # words no readable passage holds weigh 0 in coverage, words of the context around the asking
+    # clause context_weight times their IDF; the things the asking clause names that no readable
+    # passage names are found (a judge signal, and named by a refusal)
+    identifier_slots: bool = True
+    informative_terms: bool = True
+    context_weight: float = 0.25
+    absent_things: bool = True
+    # ... and a name among them (a capitalised or upper-case English word: "IFTTT", "Premium") refuses,
+    # as a model number no evidence mentions does
+    refuse_absent_names: bool = True
+
     # ---- judge: scoring the grown windows, then answer or refuse
     # expand first, rerank after: with a rerank endpoint configured (tools.models.reranker_config), the
     # rerank_k best grown windows, each cut to rerank_chars, go to it in one request per check
@@ -165,6 +186,15 @@ class Policy:
     answer_rate: float = 0.97  # the operating point: this share of answerable questions answered when fitted
     refusal_bias: float = 0.0  # added to the judge's threshold (log-odds): > 0 refuses more
     min_coverage: float = 0.5
+    # a cross-reference the corpus lacks refuses only when the unit that answers defers to it
+    # (policies.evidence.references.deferring); otherwise the answer stands and the outcome notes it
+    deferring_references: bool = True
+    # ... for a question asking no value: when it names this share of the question's terms the unit
+    # naming most of them names (or is the closest to the question's meaning)
+    reference_defer_share: float = 0.65
+    # the judge also reads whether the evidence states a value of the kind the question asks for
+    # (a duration for "how long", an amount for "how much") beside the question's subject
+    value_signal: bool = True
     # a question with no content word in either language ("?", "the") is refused with a missing piece
     # that asks for the subject (policies.question.analysis.contentless), never answered
     refuse_contentless: bool = True
@@ -356,6 +386,8 @@ FIELD_RANGES: dict[str, tuple[float, float]] = {
             "shape_docs_ratio",
             "conflict_pool_ratio",
             "conflict_min_sentence_similarity",
+            "context_weight",
+            "reference_defer_share",
         ),
         _UNIT,
     ),

@@ -471,7 +471,8 @@ GROUP_WORDS_ZH: tuple[str, ...] = tuple(
     "个人 企业 学生 教育 商业 家庭 团队 机构 学校 政府 新 老 免费 付费 试用 普通 高级 境外 境内".split()
 )
 GROUP_HEADS_ZH: tuple[str, ...] = ("用户", "客户", "账户", "账号", "会员", "买家")
-MODEL_VARIANTS: frozenset[str] = _words("pro plus max mini lite ultra se air neo")
+# A model's edition words after its number ("C200 Pro"), read by policies.question.slots.model_spans
+MODEL_EDITION_WORDS: frozenset[str] = _words("pro plus max mini lite ultra se air neo")
 # A date a rule takes effect from ("From 1 March 2026, ...", "自2026年3月1日起"): a statement dated so
 # replaces what an undated or earlier-dated one says (policies.conflicts.screen).
 EFFECTIVE_BEFORE_EN: tuple[str, ...] = (
@@ -542,3 +543,103 @@ SCOPE_STATEMENT_CUES: tuple[str, ...] = (
 )  # fmt: skip
 OUTSIDE_BEFORE_EN: tuple[str, ...] = ("outside of", "outside", "non-", "except in", "other than")
 OUTSIDE_AFTER_ZH: tuple[str, ...] = ("以外", "之外", "以外的", "除外")
+
+# ---- what a question names, read against the corpus (policies.question.named)
+# Tokens mixing letters and digits that name no product: standards, resolutions, network generations,
+# security words, counts of hours or steps (compact form: NFKC, lower case, no spaces).
+EVERYDAY_CODES: frozenset[str] = _words(
+    "2fa 3fa 4k 8k 2k 5k 3g 4g 5g 6g 1080p 720p 480p 1440p 2160p 4320p 1080i 24h 48h 72h 12h 24/7 7x24 "
+    "3d 2d 4d 3-step 2-step 2-factor 3-factor 1-click 2x 3x 4x 10x 1x mp3 mp4 m4a h.264 h.265 h264 h265 "
+    "a4 a3 a5 b2b b2c c2c p2p o2o covid-19 ipv4 ipv6 wpa2 wpa3 wpa wi-fi6 wi-fi6e wi-fi7 wifi6 wifi6e "
+    "wifi7 802.11ac 802.11ax 802.11n 5ghz 2.4ghz 4g-lte 5g-nr ddr4 ddr5 hdr10 hdr10+ dolby-atmos e2e "
+    "usb-c usb-a usb-b type-c 3.5mm"
+)
+# Names a version number follows without naming a product: "Wi-Fi 6", "USB 3.0", "Android 12".
+EVERYDAY_CODE_NAMES: frozenset[str] = _words(
+    "wi-fi wifi fi usb hdmi bluetooth ipv wpa ddr pcie lte android ios ipados macos windows "
+    "step steps tier level stage option"
+)
+# Words that carry no request in either language: hedges, politeness, time fillers ("大概", "的话",
+# "以后", "please", "actually"); as the index tokenizes them (English stemmed).
+FILLERS: frozenset[str] = _words(
+    "大概 大约 大致 大概率 左右 差不多 的话 以后 之后 然后 还有 就是 那个 这个 那么 请问 麻烦 劳驾 谢谢 "
+    "多谢 你好 您好 亲 在吗 一下 帮忙 帮我 想 想问 想知道 问下 问问 知道 了解 咨询 下 请 一般 通常 "
+    "目前 现在 最近 现在的 其实 到底 究竟 具体 具体点 哈 哦 嗯 呀 啦 哎 诶 好 好的 可能 应该 "
+    "pleas thank thanks hi hello hey realli actual mayb probabl rough approxim anyway btw "
+    "guy wonder quick curious"
+)
+# A clause that asks: its opening word in English, a word anywhere in Chinese.
+ASKING_OPENINGS_EN: tuple[str, ...] = tuple(
+    "how what which who whom whose when where why can could would should is are do does did will may "
+    "am was were has have if any".split()
+)
+ASKING_WORDS_IN_CLAUSE_ZH: tuple[str, ...] = tuple(
+    "吗 呢 么 多少 多久 多长 怎么 怎样 如何 什么 哪 几 是否 能否 能不能 可不可以 有没有 是不是 会不会 "
+    "要不要 咋 啥 谁".split()
+)
+# The measure a question asks for, by its cue words (policies.question.analysis.measured_kinds): a
+# price for "how much does it cost", a duration for "how long", a count for "how many". Checked in
+# this order; the first kind whose cue the question holds is the measure asked.
+MEASURE_CUES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        "amount",
+        (
+            r"\bhow much (?:\w+ ){0,4}(?:cost|charge|pay|fee|price)", r"\b(?:cost|price|fee|charge)s?\b",
+            r"\bhow much is\b", "多少钱", "费用", "价格", "收费", "多少元", "几块", "运费", "钱",
+        ),
+    ),
+    (
+        "duration",
+        (
+            r"\bhow long\b", r"\bhow many (?:days|hours|weeks|months|years|minutes|seconds)\b",
+            r"\bhow (?:soon|fast|quickly)\b", "多久", "多长时间", "几天", "几个小时", "多少天", "几年",
+            "几个月", "几分钟", "多少小时", "几小时",
+        ),
+    ),
+    (
+        "count",
+        (
+            r"\bhow many\b", r"\bhow (?:high|tall|far|big|heavy|wide|deep|loud)\b", r"\bweigh",
+            r"\bdimensions?\b", "几个", "多少个", "几种", "几路", "几台", "多高", "多远", "多大", "多重",
+            "多宽", "重量", "尺寸", "多少",
+        ),
+    ),
+)  # fmt: skip
+# Words that make a model another model ("C200 Pro", "D50 Max"): a question's model slot takes them
+MODEL_VARIANTS: frozenset[str] = _words("pro max plus ultra mini lite se air neo prime premium edge xl")
+# What a referenced document is called at the end of its name ("the Price List", "《维修收费标准》"): a
+# reference to one may be what the answer defers to (policies.evidence.references.names_a_document)
+DOCUMENT_NOUNS_EN: frozenset[str] = _words(
+    "list table schedule form guide terms sheet policy agreement manual chart catalog catalogue notice "
+    "conditions document handbook rules regulations tariff"
+)
+DOCUMENT_NOUNS_ZH: tuple[str, ...] = tuple(
+    "标准 规则 规定 办法 政策 制度 条款 协议 细则 章程 须知 说明 手册 指南 清单 价目表 表".split()
+)
+# A price asked, as the words right before a duration that is then the period of a rate, not a slot
+# ("多少钱一个月", "how much for one month": "¥45/月" answers it; policies.question.named.rate_period)
+PRICE_ASKS_BEFORE_PERIOD: tuple[str, ...] = (
+    "多少钱", "多少", "几块钱", "几块", "几元", "价格", "费用", "收费", "月费", "年费",
+    r"\bhow much(?: is it| does it cost)?(?: for| per| a)?", r"\bcosts?(?: for| per)?",
+    r"\bprice(?: for| per)?",
+)  # fmt: skip
+# Physical measures a question may ask for, by their cue words, and the units a stated value of each
+# carries: "how much does it weigh" is answered by "320 g", not by "6500 mAh".
+PHYSICAL_MEASURES: dict[str, tuple[tuple[str, ...], str]] = {
+    "weight": (
+        (r"\bweigh", r"\bweight\b", r"\bhow heavy\b", "多重", "重量", "几斤", "多少克", "多少公斤"),
+        r"(?:kg|g|grams?|lbs?|pounds?|oz|克|千克|公斤|斤)\b",
+    ),
+    "length": (
+        (
+            r"\bdimensions?\b",
+            r"\bhow (?:tall|wide|deep|thick)\b",
+            r"\bsize of\b",
+            "尺寸",
+            "多宽",
+            "多厚",
+            "长宽高",
+        ),
+        r"(?:mm|cm|m|inch(?:es)?|毫米|厘米|公分|米|英寸)(?![a-z])",
+    ),
+}

@@ -49,8 +49,9 @@ class MissingPiece:
     kind: MissingKind
     detail: str
     value: str | None = None
-    # for an uncovered slot: what kind of slot it is, or "side" for a side of a comparison
-    slot_kind: SlotKind | Literal["side"] | None = None
+    # for an uncovered slot: what kind of slot it is, "side" for a side of a comparison, "thing" for
+    # a thing the question asks about that no readable document names (policies.question.named)
+    slot_kind: SlotKind | Literal["side", "thing"] | None = None
     doc_id: str | None = None
     version: str | None = None
     start: int | None = None

@@ -86,6 +86,56 @@ def words(text: str) -> list[str]:
     return out
 
 
+def tagged(text: str) -> list[tuple[str, str]]:
+    """Surface words in order with a part of speech: CJK words as jieba tags them ("n" a noun, "v" a
+    verb, ...), every other word "eng"."""
+    out: list[tuple[str, str]] = []
+    for match in _RUN_RE.finditer(normalize(text)):
+        run = match.group()
+        if _CJK_RUN_RE.fullmatch(run):
+            out.extend((w, tag) for w, tag in _segmenter().tag(run) if w.strip())
+        else:
+            out.extend((w, "eng") for w in _WORD_RE.findall(run))
+    return out
+
+
+@lru_cache(maxsize=1)
+def _homophones() -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
+    """(character -> its readings without tones, reading -> the characters that have it), from
+    pypinyin's table (imported on first use: only a Chinese word no passage holds asks)."""
+    from pypinyin.pinyin_dict import pinyin_dict
+
+    readings: dict[str, tuple[str, ...]] = {}
+    chars: dict[str, list[str]] = {}
+    for code, toned in pinyin_dict.items():
+        char = chr(code)
+        if not _CJK_RUN_RE.fullmatch(char):
+            continue
+        plain = tuple(dict.fromkeys(_untoned(r) for r in toned.split(",")))
+        readings[char] = plain
+        for reading in plain:
+            chars.setdefault(reading, []).append(char)
+    return readings, {k: tuple(v) for k, v in chars.items()}
+
+
+def _untoned(reading: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFD", reading) if not unicodedata.combining(c))
+
+
+def homophone_variants(word: str) -> list[str]:
+    """The words of the segmenter's dictionary one character away from ``word`` that read the same
+    ("充电" for "冲电"): what a pinyin input method types by mistake. Empty for a word that is not
+    all CJK."""
+    if not is_cjk(word):
+        return []
+    readings, chars = _homophones()
+    out: list[str] = []
+    for i, char in enumerate(word):
+        for reading in readings.get(char, ()):
+            out.extend(word[:i] + other + word[i + 1 :] for other in chars[reading] if other != char)
+    return [w for w in dict.fromkeys(out) if _segmenter().has_word(w)]
+
+
 def is_cjk(word: str) -> bool:
     """True when the word is made of CJK characters only."""
     return bool(_CJK_RUN_RE.fullmatch(word))

@@ -220,6 +220,8 @@ class CheckedStep(StepModel):
     shape: ShapeName | None = (
         optional()
     )  # the question's shape (policies.question.shape), when reading follows it
+    # what an answer notes beside it (a reference the answering unit does not defer to), when any
+    notes: list[MissingRecord] | None = optional()
 
 
 # --- the cross-encoder ----------------------------------------------------------------------------

@@ -8,7 +8,6 @@ import tempfile
 from pathlib import Path
 
 from evidence_loop.agent.calibrate import (
-    FEATURES,
     Row,
     ScaleKeeper,
     auc,
@@ -156,5 +155,5 @@ def _report(model: JudgeModel, rows: list[Row], policy: Policy) -> dict[str, flo
         "auc": round(auc(logits, labels), 4),
         "answer": round(sum(lg >= threshold for lg in answerable) / max(len(answerable), 1), 4),
         "refusal": round(sum(lg < threshold for lg in refusable) / max(len(refusable), 1), 4),
-        "features": len(FEATURES),
+        "features": len(model.features),
     }

@@ -13,6 +13,15 @@ corpus has its own scale (``tools.store.calibration``); without either, the rule
     slot_coverage    share of the question's named slots the lead window mentions
     rerank           a cross-encoder's best 0..1 relevance of the selected windows (only when one
                      is configured: the shipped model has no weight for it, a fitted one may)
+    absent           1 when the question's asking clause names a thing no readable passage names
+                     ("student" in "student discount"; ``Policy.absent_things``), else 0
+    unstated         1 when the question asks for a value (a duration, an amount, a date) and the lead
+                     window states none of that kind beside its subject (``Policy.value_signal``), else 0
+
+``absent`` and ``unstated`` enter as they are (``RAW_SIGNALS``): a corpus's held-out pseudo-questions
+ask for no value and use the corpus's own words, so their spread says nothing about them.
+The shipped model was fitted before them (its features are the first five); ``evloop calibrate``
+fits a model that weighs them.
 
 Each becomes a z-score against the corpus's held-out scale, then a logistic model (``JudgeModel``)
 gives the log-odds that the evidence answers; the operating point (``Policy.answer_rate``, moved by
@@ -29,7 +38,12 @@ from typing import TYPE_CHECKING
 
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.evidence.checked import Checked
+from evidence_loop.policies.evidence.coverage import covered_terms
 from evidence_loop.policies.question.analysis import Question
+from evidence_loop.policies.question.named import states_measure
+from evidence_loop.policies.question.slots import slot_in_text
+from evidence_loop.policies.question.values import ValueKind, states, window_states
+from evidence_loop.tools.windows import units_of
 
 if TYPE_CHECKING:
     from evidence_loop.tools.store.calibration import CorpusScale
@@ -45,8 +59,14 @@ class JudgeVerdict:
     answer: bool
 
 
+RAW_SIGNALS = ("absent", "unstated")
+
+
 def judge_signals(
-    question: Question, selected: Sequence[Checked], reranked_with: float | None = None
+    question: Question,
+    selected: Sequence[Checked],
+    reranked_with: float | None = None,
+    policy: Policy | None = None,
 ) -> dict[str, float] | None:
     """The raw signals the judge reads; None without vectors (lexical recall) or without evidence.
 
@@ -67,7 +87,36 @@ def judge_signals(
     if reranked_with is not None:
         signals["score"] = round(lead.score - reranked_with * (lead.rerank or 0.0), 6)
         signals["rerank"] = max(c.check.rerank or 0.0 for c in selected)
+    if policy is not None and policy.absent_things:
+        signals["absent"] = 1.0 if question.absent else 0.0
+    if policy is not None and policy.value_signal:
+        signals["unstated"] = 0.0 if states_asked(question, selected[: policy.lead_windows]) else 1.0
     return signals
+
+
+def states_asked(question: Question, lead: Sequence[Checked]) -> bool:
+    """Whether the lead windows state a value of the measure the question asks for beside its subject
+    (True when it asks for none); for a physical measure, a value in one of its units. When the
+    question names a model and a window's title and section do not, the value must sit beside a unit
+    that names it: "10 seconds" under the C200 is no reset time of the H10."""
+    if question.physical is not None:
+        return states_measure(question.physical, [u.text for c in lead for u in units_of(c.window, c.doc)])
+    asks = question.measures or question.asks
+    return not asks or any(_states_for(question, asks, c) for c in lead)
+
+
+def _states_for(question: Question, asks: frozenset[ValueKind], item: Checked) -> bool:
+    doc, ids = item.doc, question.identifiers
+    texts = [u.text for u in units_of(item.window, doc)]
+    heads = (doc.title, *doc.sections[doc.units[item.window.first].section_id].path)
+    if ids and not any(slot_in_text(s, h) for s in ids for h in heads):
+        own = question.own_numbers
+        return any(states(asks, own, t) and any(slot_in_text(s, t) for s in ids) for t in texts)
+
+    def about(text: str) -> bool:
+        return bool(covered_terms(question.terms, (text,)))
+
+    return window_states(asks, question.own_numbers, texts, about)
 
 
 def judge(signals: dict[str, float] | None, policy: Policy, scale: CorpusScale | None) -> JudgeVerdict | None:

@@ -10,8 +10,9 @@ from evidence_loop.policies.decision.judge import JudgeVerdict
 from evidence_loop.policies.evidence.checked import Checked
 from evidence_loop.policies.evidence.comparison import side_query, sides_to_cover, uncovered_sides
 from evidence_loop.policies.evidence.coverage import covered_terms, uncovered_slots
-from evidence_loop.policies.evidence.references import referring_unit, unresolved_references
+from evidence_loop.policies.evidence.references import defers, referring_unit, unresolved_references
 from evidence_loop.policies.question.analysis import Question, contentless
+from evidence_loop.policies.question.named import states_measure
 from evidence_loop.policies.question.slots import compact
 from evidence_loop.policies.types import MissingPiece, Slot, SlotKind, Status
 from evidence_loop.tools.windows import char_count, units_of, with_units
@@ -44,11 +45,50 @@ def _relevance_pieces(
             f"the passages found are near the question but do not clearly answer it (the judge "
             f"gives {verdict.probability:.2f}; the operating point needs {needed:.2f})"
         )
-        return [MissingPiece("no_relevant_evidence", detail, value=" ".join(lacking) or None)]
+        return [
+            *_absent_pieces(question, policy),
+            MissingPiece("no_relevant_evidence", detail, value=" ".join(lacking) or None),
+        ]
     if max(c.check.coverage for c in items) >= policy.min_coverage:
         return []
     detail = "no passage covers enough of the question; not found: " + ", ".join(lacking)
     return [MissingPiece("no_relevant_evidence", detail, value=" ".join(lacking) or None)]
+
+
+def _absent_pieces(question: Question, policy: Policy, names_only: bool = False) -> list[MissingPiece]:
+    """The things the question asks about that no readable document names, when the policy looks
+    for them (``policies.question.named``): what a refusal names first. ``names_only``: the names
+    among them (a capitalised or upper-case English word: "IFTTT", "Premium", "UK"), which refuse
+    whatever the judge says, as a model number does (``Policy.refuse_absent_names``)."""
+    if not policy.absent_things:
+        return []
+    sides = [compact(side.name) for side in question.sides]  # a compared side has its own pieces
+    things = [
+        t
+        for t in question.absent
+        if not names_only
+        or (t.proper and t.phrase.isascii() and not any(compact(t.phrase) in s for s in sides))
+    ]
+    return [
+        MissingPiece(
+            "uncovered_slot",
+            f"no readable document names '{thing.phrase}' (not found: {', '.join(thing.absent)})",
+            value=thing.phrase,
+            slot_kind="thing",
+        )
+        for thing in things
+    ]
+
+
+def _measure_pieces(question: Question, lead: Sequence[Checked], policy: Policy) -> list[MissingPiece]:
+    """A physical measure the question asks for ("how much does it weigh", "尺寸") that no lead window
+    states in one of its units: the attribute is never stated (``Policy.value_signal``)."""
+    if not policy.value_signal or question.physical is None:
+        return []
+    if states_measure(question.physical, _texts(lead)):
+        return []
+    detail = f"no passage found states the {question.physical} asked for (a value in one of its units)"
+    return [MissingPiece("uncovered_slot", detail, value=question.physical, slot_kind="thing")]
 
 
 def _slot_pieces(question: Question, items: Sequence[Checked], policy: Policy) -> list[MissingPiece]:
@@ -92,9 +132,17 @@ def _side_pieces(question: Question, items: Sequence[Checked], policy: Policy) -
     ]
 
 
-def _reference_pieces(items: Sequence[Checked], policy: Policy) -> list[MissingPiece]:
+def _reference_pieces(
+    question: Question, items: Sequence[Checked], policy: Policy, deferred: bool = True
+) -> list[MissingPiece]:
+    """The references the evidence leaves unresolved: with ``Policy.deferring_references``, those
+    the answering unit defers to (``deferred``) or those it does not (the notes of an answer)."""
     pieces = []
     for name, item in unresolved_references(items, policy):
+        share, defer_share = policy.statement_term_share, policy.reference_defer_share
+        deferring = defers(question, name, item, items, share, defer_share)
+        if policy.deferring_references and deferring != deferred:
+            continue
         unit = referring_unit(name, item)
         pieces.append(
             MissingPiece(
@@ -150,17 +198,28 @@ def missing_pieces(
     that names nothing (``policies.question.analysis.contentless``) lacks its subject, whatever was found."""
     if policy.refuse_contentless and contentless(question):
         return [MissingPiece("no_question_content", NO_CONTENT)]
+    if policy.refuse_absent_names and (names := _absent_pieces(question, policy, names_only=True)):
+        return names
     pieces = _relevance_pieces(question, items, policy, verdict)
     if pieces:
         return [*pieces, *_side_pieces(question, items, policy)]
     # runners-up are extra reading; only the lead windows must be whole
     lead = items[: policy.lead_windows]
     return [
+        *_measure_pieces(question, lead, policy),
         *_slot_pieces(question, items, policy),
         *_side_pieces(question, items, policy),
-        *_reference_pieces(lead, policy),
+        *_reference_pieces(question, lead, policy),
         *_gap_pieces(lead, policy),
     ]
+
+
+def answer_notes(question: Question, items: Sequence[Checked], policy: Policy) -> list[MissingPiece]:
+    """What an answer may note beside it: the references of its lead windows the corpus lacks that
+    the answering unit does not defer to (``Policy.deferring_references``; none without it)."""
+    if not policy.deferring_references:
+        return []
+    return _reference_pieces(question, items[: policy.lead_windows], policy, deferred=False)
 
 
 # Uncovered slots worth a second recall: names (a model number, a clause id, a quoted title). A

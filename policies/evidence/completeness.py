@@ -117,7 +117,7 @@ def check_window(
         question.asks, question.own_numbers, texts, lambda t: bool(covered_terms(question.terms, (t,)))
     ):
         score -= policy.answer_type_penalty
-    refs = window_references(doc, window)
+    refs = window_references(doc, window, policy.deferring_references)
     return WindowCheck(
         relevance,
         coverage,

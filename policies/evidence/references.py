@@ -6,6 +6,7 @@ evidence holds it.
     names_a_rule(name)                    a reference the answer may depend on (a rule, a clause)
     window_references(doc, window)        the rule names a window's units point to
     unresolved_references(items, policy)  those no other evidence window carries
+    defers(question, name, item, lead)    whether the unit that answers defers to the reference
 
 A reference right after a window is a gap to slide into (``policies.evidence.completeness``); one the
 evidence leaves unresolved is a missing piece and a name for the wider recall (``policies.decision.missing``)
@@ -24,8 +25,10 @@ from typing import TYPE_CHECKING
 
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.evidence.boundary import HEADING_MAX_WORDS
-from evidence_loop.policies.evidence.coverage import term_share
+from evidence_loop.policies.evidence.coverage import covered_terms, term_share
 from evidence_loop.policies.lexicon import (
+    DOCUMENT_NOUNS_EN,
+    DOCUMENT_NOUNS_ZH,
     GENERIC_REF_NAMES,
     INTERNAL_REF_PREFIXES,
     NOT_IN_REF_NAME_ZH,
@@ -35,12 +38,14 @@ from evidence_loop.policies.lexicon import (
     STANDARD_NOUN_ZH,
 )
 from evidence_loop.policies.question.slots import compact
+from evidence_loop.policies.question.values import sentences, states
 from evidence_loop.tools.tokenize import index_tokens, words
 from evidence_loop.tools.types import ParsedDocument, Unit
 from evidence_loop.tools.windows import Window, units_of
 
 if TYPE_CHECKING:  # completeness imports this module: Checked is read for its type only
     from evidence_loop.policies.evidence.checked import Checked
+    from evidence_loop.policies.question.analysis import Question
 
 REFERENCE_MAX_CHARS = 30
 
@@ -167,16 +172,54 @@ def referenced_rule(text: str) -> str | None:
     return name
 
 
-def window_references(doc: ParsedDocument, window: Window) -> tuple[str, ...]:
-    """Names of the rules, policies or sections the window's units send the reader to."""
-    names = (referenced_rule(u.text) for u in units_of(window, doc))
-    return tuple(dict.fromkeys(n for n in names if n and names_a_rule(n)))
+_DEFERRAL_EN = re.compile(
+    r"\b(?:listed|shown|given|found|detailed|specified|set\s+out|described|explained|published|stated|"
+    r"recommended|defined|outlined|quoted|calculated\s+as\s+described)\s+(?:in|on)\s+(?:the|our|your|its)\s+"
+    r"(?P<name>[A-Z][\w-]*(?:\s+(?:[A-Z][\w-]*|of|and|for))*)"
+)
+_TITLE_ZH = re.compile(r"《(?P<name>[^》\n]{2,40})》")
+
+
+@lru_cache(maxsize=100_000)
+def referenced_document(text: str) -> str | None:
+    """A unit's reference, rules and named documents alike: the rule it sends the reader to, a
+    document it says holds what it leaves out ("the amount is listed in the Price List", "按《偏远
+    地区运费标准》收取"), or any title it cites in 《》 after a verb of referring."""
+    name = referenced_rule(text)
+    if name is not None:
+        return name
+    if match := _DEFERRAL_EN.search(text):
+        return re.sub(r"(?:\s+(?:of|and|for))+$", "", match.group("name").strip())
+    return None
+
+
+def names_a_document(name: str) -> bool:
+    """A reference the answer may depend on: a rule, or a document named for what it is ("the Price
+    List", "Repair Fee Schedule", "《维修收费标准》"; a one-word link such as "Guide" is not one)."""
+    if names_a_rule(name):
+        return True
+    words_ = name.split()
+    if len(words_) > 1 and words_[-1].lower() in DOCUMENT_NOUNS_EN:
+        return True
+    return len(name) > 2 and name.endswith(DOCUMENT_NOUNS_ZH)
+
+
+def window_references(doc: ParsedDocument, window: Window, documents: bool = False) -> tuple[str, ...]:
+    """Names of the rules, policies or sections the window's units send the reader to; with
+    ``documents``, the named documents they say hold what they leave out too."""
+    if not documents:
+        names = (referenced_rule(u.text) for u in units_of(window, doc))
+        return tuple(dict.fromkeys(n for n in names if n and names_a_rule(n)))
+    found = (referenced_document(u.text) for u in units_of(window, doc))
+    return tuple(dict.fromkeys(n for n in found if n and names_a_document(n)))
 
 
 def referring_unit(name: str, item: Checked) -> Unit:
     """The unit of a window that makes the reference (the window's first when none says it alone)."""
     units = units_of(item.window, item.doc)
-    return next((u for u in units if referenced_rule(u.text) == name), units[0])
+    return next(
+        (u for u in units if name in (referenced_rule(u.text), referenced_document(u.text))), units[0]
+    )
 
 
 def reference_resolved(name: str, referrer: Checked, items: Sequence[Checked], policy: Policy) -> bool:
@@ -204,3 +247,64 @@ def unresolved_references(items: Sequence[Checked], policy: Policy) -> list[tupl
             if name not in out and not reference_resolved(name, item, items, policy):
                 out[name] = item
     return list(out.items())
+
+
+_ANSWERING_KINDS = frozenset({"sentence", "list_item", "table_row"})
+
+
+def defers(
+    question: Question,
+    name: str,
+    item: Checked,
+    lead: Sequence[Checked],
+    share: float = 0.5,
+    defer_share: float = 1.0,
+) -> bool:
+    """Whether the unit that answers the question sends the reader to ``name`` ("the fee is listed
+    in the Price List", "详见《收费标准》").
+
+    When the question asks for a value (a duration, an amount), the referring unit defers when it
+    names some of the question's terms and no unit of the lead windows, nor a sentence of its own
+    beside the reference, that states such a value names ``share`` as many
+    (``Policy.statement_term_share``: it speaks to the question too). Otherwise the sentence that
+    names the reference defers when it names ``defer_share`` of the question's terms the unit or
+    sentence naming most of them names (``Policy.reference_defer_share``), or, said alone by its
+    unit, no unit is closer to the question's meaning. A reference elsewhere in the evidence ("use
+    of the service is governed by the Acceptable Use Policy" under the refund rule asked about)
+    leaves the answer standing."""
+    referrer = referring_unit(name, item)
+    deferring, beside = _deferring_sentence(name, referrer.text)
+    others = [u.text for c in lead for u in units_of(c.window, c.doc) if u.kind in _ANSWERING_KINDS]
+    others = [t for t in others if t != referrer.text] + beside
+    terms = [len(covered_terms(question.terms, (t,))) for t in others]
+    asks = question.measures or question.asks
+    if asks:  # the unit speaks to the question; a sentence beside the reference may state the value
+        own = len(covered_terms(question.terms, (referrer.text,)))
+        stating = [n for n, t in zip(terms, others, strict=True) if states(asks, question.own_numbers, t)]
+        return own > 0 and all(n < share * own for n in stating)
+    own = len(covered_terms(question.terms, (deferring,)))
+    best = max([own, *terms])
+    if best > 0 and own >= defer_share * best:
+        return True
+    units = [u for c in lead for u in units_of(c.window, c.doc) if u.kind in _ANSWERING_KINDS]
+    return not beside and _closest(question, referrer, units)
+
+
+def _deferring_sentence(name: str, text: str) -> tuple[str, list[str]]:
+    """The sentence of a unit that names the reference, and the unit's other sentences: "C200仅支持
+    2.4GHz Wi-Fi，不支持5GHz。路由器的详细设置方法详见《家庭网络配置指南》。" answers the Wi-Fi question
+    in its first sentence and defers only the router's settings."""
+    spans = [text[s.start : s.end] for s in sentences(text)]
+    at = next((i for i, t in enumerate(spans) if name in t), None)
+    if at is None or len(spans) < 2:
+        return text, []
+    return spans[at], spans[:at] + spans[at + 1 :]
+
+
+def _closest(question: Question, unit: Unit, units: Sequence[Unit]) -> bool:
+    """Whether no unit is closer to the question's meaning than ``unit`` (False without vectors)."""
+    if question.cosines is None:
+        return False
+    cosines = question.cosines
+    own = cosines.best((unit,))
+    return own is not None and all((cosines.best((u,)) or 0.0) <= own for u in units)

@@ -24,12 +24,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from evidence_loop.policies.config import Policy
 from evidence_loop.policies.lexicon import (
     ASKING_WORDS_ZH,
     MEASURE_AMOUNT_EN,
     MEASURE_AMOUNT_ZH,
     MEASURE_COUNT_EN,
     MEASURE_COUNT_ZH,
+    MEASURE_CUES,
     MEASURE_DATE_EN,
     MEASURE_DATE_ZH,
     MEASURE_DURATION_EN,
@@ -42,6 +44,17 @@ from evidence_loop.policies.lexicon import (
     QUESTION_WORDS_EN,
     QUESTION_WORDS_ZH,
     SMALL_TALK,
+)
+from evidence_loop.policies.question.named import (
+    AbsentThing,
+    CorpusTerms,
+    absent_things,
+    asking_clause,
+    identifier_slot,
+    informative_weights,
+    physical_measure,
+    rate_period,
+    with_variants,
 )
 from evidence_loop.policies.question.sides import Side, comparison_sides
 from evidence_loop.policies.question.slots import extract_slots, identifiers
@@ -69,6 +82,14 @@ class Question:
     identifiers: tuple[Slot, ...] = ()
     sides: tuple[Side, ...] = ()  # a comparison's named sides (empty: the question compares nothing)
     measure: frozenset[ValueKind] = frozenset()  # the one kind of value its measure words ask for
+    # the things its asking clause names that no readable passage names (policies.question.named);
+    # empty when the corpus was not read for them
+    absent: tuple[AbsentThing, ...] = ()
+    # the one measure it asks for, when its words say which ("how much does it cost" an amount, "how
+    # long" a duration, "how many" a count; ``measured_kinds``), read only when the reading asks
+    measures: frozenset[ValueKind] = frozenset()
+    physical: str | None = None  # a physical measure it asks for ("weight", "length"), read likewise
+
     # the question's cosine with each unit the caller may read (None: lexical recall only)
     cosines: UnitCosines | None = field(default=None, compare=False)
 
@@ -77,17 +98,79 @@ Spell = Callable[[Sequence[str]], Sequence[str]]
 Weigh = Callable[[Sequence[str]], Mapping[str, float]]
 
 
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """How the question is read against its corpus (``policies.config.Policy`` switches; all off
+    for runs recorded before them): ``identifiers`` keeps a letters-and-digits token as a model
+    number only when it is one (``policies.question.named.identifier_slot``); ``informative`` weighs
+    fillers and words no readable passage holds at 0 and the context around the asking clause at
+    ``context_weight``; ``absent`` finds the things asked about that no passage names."""
+
+    identifiers: bool = False
+    informative: bool = False
+    context_weight: float = 1.0
+    absent: bool = False
+    measures: bool = False
+
+
+def _against(
+    text: str,
+    written: Sequence[str],
+    terms: Sequence[str],
+    slots: tuple[Slot, ...],
+    weights: dict[str, float],
+    corpus: CorpusTerms,
+    reading: Reading,
+    spell: Spell | None,
+) -> tuple[tuple[Slot, ...], tuple[AbsentThing, ...], dict[str, float]]:
+    """The question's slots, absent things and term weights, read against its corpus as ``reading``
+    says (``policies.question.named``)."""
+    if reading.identifiers:
+        codes = corpus.mixed_tokens()
+        slots = tuple(
+            s for s in with_variants(text, slots) if identifier_slot(s, codes) and not rate_period(s, text)
+        )
+    absent: tuple[AbsentThing, ...] = ()
+    clause = asking_clause(text)
+    if reading.absent:
+        absent = absent_things(clause, corpus, spell or (lambda found: found))
+    if reading.informative and weights:
+        spelled = dict(zip(written, spell(written), strict=True)) if spell is not None else {}
+        asked = {spelled.get(t, t) for t in content_terms(clause)}
+        weights = informative_weights(text, terms, weights, corpus, asked, reading.context_weight)
+    return slots, absent, weights
+
+
+def reading_of(policy: Policy) -> Reading:
+    """How a policy reads questions against their corpus."""
+    return Reading(
+        policy.identifier_slots,
+        policy.informative_terms,
+        policy.context_weight,
+        policy.absent_things,
+        policy.value_signal or policy.deferring_references,
+    )
+
+
 def analyse(
-    text: str, weigh: Weigh | None = None, spell: Spell | None = None, cosines: UnitCosines | None = None
+    text: str,
+    weigh: Weigh | None = None,
+    spell: Spell | None = None,
+    cosines: UnitCosines | None = None,
+    corpus: CorpusTerms | None = None,
+    reading: Reading = Reading(),
 ) -> Question:
     """Everything a run reads of a question; ``weigh`` gives each term its corpus IDF, ``spell``
     reads a misspelled term as the corpus word meant ("shedule" as "schedule"), ``cosines`` says
-    how close each unit is to the question's meaning."""
-    terms = content_terms(text)
-    if spell is not None:
-        terms = tuple(dict.fromkeys(spell(terms)))
-    weights = weigh(terms) if weigh is not None else {}
+    how close each unit is to the question's meaning, ``corpus`` what the readable passages hold
+    (read as ``reading`` says)."""
+    written = content_terms(text)
+    terms = tuple(dict.fromkeys(spell(written))) if spell is not None else written
+    weights = dict(weigh(terms)) if weigh is not None else {}
     slots = extract_slots(text)
+    absent: tuple[AbsentThing, ...] = ()
+    if corpus is not None:
+        slots, absent, weights = _against(text, written, terms, slots, weights, corpus, reading, spell)
     kinds = asked_kinds(text)
     return Question(
         text,
@@ -102,6 +185,9 @@ def analyse(
         identifiers(slots),
         comparison_sides(text),
         asked_measure(text),
+        absent,
+        measured_kinds(text) if reading.measures else frozenset(),
+        physical_measure(text) if reading.measures else None,
         cosines,
     )
 
@@ -231,6 +317,18 @@ def asked_measure(text: str) -> frozenset[ValueKind]:
     english, chinese = _ANY_NUMBER
     if english.search(text) or any(word in text for word in chinese):
         return ANY_NUMBER
+    return frozenset()
+
+
+_MEASURE_CUES = tuple((kind, re.compile("|".join(cues), re.IGNORECASE)) for kind, cues in MEASURE_CUES)
+
+
+def measured_kinds(text: str) -> frozenset[ValueKind]:
+    """The one measure the question asks for when its words say which: an amount ("how much does it
+    cost", "多少钱"), a duration ("how long", "多久"), a count ("how many", "几个"); empty otherwise."""
+    for kind, pattern in _MEASURE_CUES:
+        if pattern.search(text):
+            return frozenset({kind})  # type: ignore[arg-type]
     return frozenset()
 
 

@@ -26,7 +26,7 @@ from functools import lru_cache
 from evidence_loop.policies.lexicon import (
     CN_NUMERAL_CHARS,
     EN_NUMBER_WORDS,
-    MODEL_VARIANTS,
+    MODEL_EDITION_WORDS,
     MONTHS,
     NOT_BEFORE_CN_NUMBER,
     NOT_MODEL_NAMES,
@@ -343,7 +343,7 @@ def _has_digit(form: str) -> bool:
     return any(c.isdigit() for c in form)
 
 
-_EDITION_RE = re.compile(rf"\s*(?:{alternation(MODEL_VARIANTS)})\b|\+", re.IGNORECASE)
+_EDITION_RE = re.compile(rf"\s*(?:{alternation(MODEL_EDITION_WORDS)})\b|\+", re.IGNORECASE)
 
 
 def model_spans(text: str) -> list[tuple[int, int]]:

@@ -45,6 +45,14 @@ RULES_ADDED_SINCE: dict[str, object] = {
     "quote_further_windows": 4,
     "quote_further_units": 2,
     "quote_max_facts": 5,
+    "identifier_slots": True,
+    "informative_terms": True,
+    "context_weight": 0.25,
+    "absent_things": True,
+    "refuse_absent_names": True,
+    "deferring_references": True,
+    "reference_defer_share": 0.65,
+    "value_signal": True,
 }
 RECORDED_HASHES = {
     "adaptive": "4db54ea529f9741b6ad441ad76c64279f4e977d99ce75bada2ee591de57b0ab1",

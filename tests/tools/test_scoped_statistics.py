@@ -188,3 +188,32 @@ def test_whole_corpus_statistics_stay_available_for_runs_recorded_before_the_rul
 
     assert everything.spelled(["kestrex"], scoped=False) == ["kestrel"]
     assert all(h.unit.doc_id != KESTREL.doc_id for h in everything.search("kestrel desk", 12, scoped=False))
+
+
+def test_passage_statistics_for_reading_a_question_are_those_of_the_readable_corpus(
+    snapshots: tuple[Snapshot, Snapshot],
+) -> None:
+    everything, only = snapshots
+    terms = ["kestrel", "refund", "lm", "s10", "保修"]
+    readable = everything.terms_for(("customer",))
+    public = only.terms_for()
+    assert readable.doc_freqs(terms) == public.doc_freqs(terms)
+    assert readable.together(["kestrel", "refund"]) == public.together(["kestrel", "refund"]) == 0
+    assert readable.mixed_tokens() == public.mixed_tokens()
+    assert everything.terms_for(("staff",)).together(["kestrel", "refund"]) > 0
+
+
+def test_together_counts_the_passages_that_hold_every_term(snapshots: tuple[Snapshot, Snapshot]) -> None:
+    public = snapshots[1].terms_for()
+    frequencies = public.doc_freqs(["s10", "保修"])
+    together = public.together(["s10", "保修"])
+    assert 0 < together <= min(frequencies.values())
+    assert public.together(["s10", "no-such-term"]) == 0
+
+
+def test_the_codes_a_corpus_names_are_its_tokens_mixing_letters_and_digits(
+    snapshots: tuple[Snapshot, Snapshot],
+) -> None:
+    codes = snapshots[1].terms_for().mixed_tokens()
+    assert {"s10", "x200"} <= codes
+    assert all(any(c.isdigit() for c in t) and any(c.isalpha() for c in t) for t in codes)

@@ -65,13 +65,14 @@ class Rows:
 class RecallIndex:
     """A bm25s index over ``size`` corpus positions (``size`` may be 0: nothing ever matches)."""
 
-    __slots__ = ("_bm25", "_deletes", "_vocab", "size")
+    __slots__ = ("_bm25", "_deletes", "_mixed", "_vocab", "size")
 
     def __init__(self, bm25: bm25s.BM25 | None, size: int) -> None:
         self._bm25 = bm25
         self._vocab: Mapping[str, int] = bm25.vocab_dict if bm25 is not None else {}
         # per shortest word corrected: built on the first misspelling, it serves every later one
         self._deletes: dict[int, dict[str, tuple[str, ...]]] = {}
+        self._mixed: frozenset[str] | None = None
         self.size = size
 
     def spelled(
@@ -161,6 +162,37 @@ class RecallIndex:
             return int(indptr[tid + 1] - indptr[tid])
         held = self._bm25.scores["indices"][indptr[tid] : indptr[tid + 1]]
         return int(np.count_nonzero(rows.keep[held]))
+
+    def postings(self, token: str, rows: Rows | None = None) -> Positions:
+        """The positions (of ``rows``, when given) that contain the token, ascending."""
+        tid = self._vocab.get(token)
+        if tid is None or self._bm25 is None:
+            return np.zeros(0, dtype=np.int64)
+        indptr = self._bm25.scores["indptr"]
+        held = np.asarray(self._bm25.scores["indices"][indptr[tid] : indptr[tid + 1]], dtype=np.int64)
+        return held if rows is None else held[rows.keep[held]]
+
+    def together(self, tokens: Sequence[str], rows: Rows | None = None) -> int:
+        """How many positions (of ``rows``, when given) contain every one of the tokens (0 for none)."""
+        if not tokens:
+            return 0
+        held = self.postings(tokens[0], rows)
+        for token in tokens[1:]:
+            if not held.size:
+                break
+            held = np.intersect1d(held, self.postings(token, rows), assume_unique=True)
+        return int(held.size)
+
+    def mixed_tokens(self, rows: Rows | None = None) -> frozenset[str]:
+        """The vocabulary's tokens that mix ASCII letters and digits ("s10", "65q80t", "4k"), held by
+        some position (of ``rows``, when given)."""
+        if self._mixed is None:
+            self._mixed = frozenset(
+                t for t in self._vocab if t.isascii() and t.isalnum() and not t.isalpha() and not t.isdigit()
+            )
+        if rows is None:
+            return self._mixed
+        return frozenset(t for t in self._mixed if self.doc_freq(t, rows) > 0)
 
     def scores(self, tokens: Sequence[str], rows: Rows | None = None) -> Scores | None:
         """BM25 score of every position for the query tokens; None when no token is in the vocabulary.

@@ -31,6 +31,7 @@ import numpy.typing as npt
 from evidence_loop.tools.models.embedding import EmbedderIdentity, Vectors
 from evidence_loop.tools.search.dense import DenseIndex, QuestionSimilarities, UnitCosines, rrf
 from evidence_loop.tools.search.index import RecallIndex, Rows, Scores, top_k
+from evidence_loop.tools.search.terms import ReadableTerms
 from evidence_loop.tools.search.view import CorpusView as CorpusView
 from evidence_loop.tools.search.view import Position, ViewFacts
 from evidence_loop.tools.search.view import VersionInfo as VersionInfo
@@ -105,6 +106,7 @@ class Snapshot:
         self._restricted = bool(hidden) or self._facts.restricted
         self._scopes: dict[frozenset[str], _Scope | None] = {}
         self._readable: dict[frozenset[str], str] = {}
+        self._terms: dict[frozenset[str], ReadableTerms] = {}
         self._parsed: OrderedDict[tuple[str, str], ParsedDocument] = OrderedDict()
         self._infos: dict[tuple[str, str], VersionInfo] = {}
         self._lock = threading.Lock()
@@ -227,6 +229,21 @@ class Snapshot:
             df = max(self._passages.doc_freq(term, rows), 1)
             out[term] = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
         return out
+
+    def terms_for(self, groups: Collection[str] = (), *, scoped: bool = True) -> ReadableTerms:
+        """The passage statistics ``groups`` read (every passage with ``scoped=False``): what a
+        question is read against (``tools.search.terms``)."""
+        scope = self._scope(groups) if scoped else None
+        if scope is None:
+            return ReadableTerms(self._passages, None)
+        key = frozenset(groups)
+        with self._lock:
+            terms = self._terms.get(key)
+            if terms is None:
+                if len(self._terms) >= _SCOPE_CACHE:
+                    self._terms.clear()
+                terms = self._terms[key] = ReadableTerms(self._passages, scope.passages)
+        return terms
 
     def search(
         self,
