@@ -26,7 +26,7 @@ import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, time
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -74,6 +74,15 @@ records AS (INSERT INTO trace_records (run_id, n, line)
     JOIN runs USING (run_id), unnest(string_to_array(t.body, E'\n')) WITH ORDINALITY AS r(line, n))
 SELECT run_id FROM runs"""
 _SUMMARY = "run_id, created_at, status, outcome_status, question, final_hash, events, bytes"
+# A console's rows: the header, the decided step (the last event of a finished run) and the resolved
+# step (a follow-up's: the first event, or the second after the question's vector), by primary key.
+_NEWEST = """SELECT r.run_id, coalesce(r.outcome_status, r.status), h.line, d.line, (
+    SELECT t.line FROM trace_records t WHERE t.run_id = r.run_id AND t.n IN (1, 2)
+    AND left(t.line, 64) LIKE '%%"step":"resolved"%%' LIMIT 1)
+    FROM trace_runs r JOIN trace_records h ON h.run_id = r.run_id AND h.n = 0
+    LEFT JOIN trace_records d ON r.status = 'complete' AND d.run_id = r.run_id AND d.n = r.events
+    WHERE (%s::timestamptz IS NULL OR r.created_at >= %s) AND (%s::timestamptz IS NULL OR r.created_at < %s)
+    AND (r.status <> 'complete') = %s ORDER BY r.created_at DESC, r.run_id DESC OFFSET %s LIMIT %s"""
 # The readiness probe's run: one record of hex digits (as incompressible as a trace line), never committed.
 _PROBE = """WITH run AS (INSERT INTO trace_runs (run_id, created_at, question, status, events, bytes)
     VALUES (%(id)s, now(), '', 'incomplete', 0, 0) RETURNING run_id)
@@ -216,18 +225,21 @@ class PgTraceStore(TraceStore):
         return [_summary(row) for row in rows]
 
     def newest(
-        self, offset: int, limit: int, *, day: date | None = None, unfinished: bool = False
-    ) -> builtins.list[tuple[str, str, str]]:
-        """(run id, status or outcome status, header line) of runs newest first, from ``offset``:
-        one query over ``trace_runs`` and the header records, for a console's page."""
-        rows = self._query(
-            "SELECT r.run_id, coalesce(r.outcome_status, r.status), h.line FROM trace_runs r "
-            "JOIN trace_records h ON h.run_id = r.run_id AND h.n = 0 "
-            "WHERE (%s::date IS NULL OR (r.created_at AT TIME ZONE 'UTC')::date = %s::date) "
-            "AND (r.status <> 'complete') = %s ORDER BY r.created_at DESC, r.run_id DESC OFFSET %s LIMIT %s",
-            (day, day, unfinished, offset, limit),
-        )
-        return [(str(a), str(b), str(c)) for a, b, c in rows]
+        self,
+        offset: int,
+        limit: int,
+        *,
+        first: date | None = None,
+        last: date | None = None,
+        unfinished: bool = False,
+    ) -> builtins.list[tuple[str, str, str, str | None, str | None]]:
+        """(run id, status or outcome status, header line, decided line, resolved line) of runs newest
+        first, from ``offset``, of the UTC days ``first`` to ``last`` (None: no bound): one query over
+        ``trace_runs`` and the records a console's row reads (``traces.run_rows``)."""
+        since = datetime.combine(first, time(), tzinfo=UTC) if first is not None else None
+        until = datetime.combine(last + timedelta(days=1), time(), tzinfo=UTC) if last is not None else None
+        rows = self._query(_NEWEST, (since, since, until, until, unfinished, offset, limit))
+        return [(str(a), str(b), str(c), d, e) for a, b, c, d, e in rows]
 
     def prune(self, before: date, *, dry_run: bool = False) -> PruneReport:
         """Delete the runs of the UTC days before ``before`` (today's never), as ``traces.retention``."""
