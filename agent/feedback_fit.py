@@ -1,7 +1,7 @@
 """From reviewers' verdicts to a knowledge base's own judge: ``evloop calibrate --feedback``.
 
-    reviewed_runs(traces, since)       each reviewed run's judge inputs (from its trace) and its label
     label_of(verdict, status)          answerable? from a verdict and what the run did (None: no label)
+    judged(trace, answerable)          a reviewed run's judge inputs, from its trace
     shortfall(runs)                    how many more reviews of each kind a fit needs
     fit_feedback(runs, answer_rate)    a JudgeModel fitted on the reviewed runs
     cross_validated(runs, rate)        the operating point the fit reaches on runs it did not see
@@ -11,23 +11,19 @@
 Nothing is asked again: the signals are the ones each run's last completeness check recorded,
 z-scored with the corpus scale its header pinned. A new judge changes only the judge's own call:
 a run refused for another missing piece (an uncovered slot, a dangling reference) stays refused,
-and a run that stopped on a conflict stays there. Only the standing verdict of each run counts,
-and only if it judges the run as it still ends (its ``run_hash`` is the trace's final hash).
+and a run that stopped on a conflict stays there. Which reviews count (a log and traces that verify,
+each reviewer's latest verdict, no disagreement) is ``agent.feedback_reviews``.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date
 
 from evidence_loop.agent.calibrate import ANSWER_RATES, FEATURES, Row, fit_judge
 from evidence_loop.policies.judge_model import JudgeModel
-from evidence_loop.tools.errors import NotFoundError, TraceError
 from evidence_loop.tools.store.calibration import CorpusScale
-from evidence_loop.traces import Trace, TraceStore
-from evidence_loop.traces.feedback import latest
+from evidence_loop.traces import Trace
 from evidence_loop.traces.steps import CheckedStep
 
 MIN_PER_KIND = 15  # fewer reviews than this of answerable or of unanswerable runs: no fit
@@ -65,29 +61,7 @@ def label_of(verdict: str, status: str | None) -> bool | None:
     return {"should_have_answered": True, "should_have_refused": False, "wrong_evidence": False}.get(verdict)
 
 
-def reviewed_runs(traces: TraceStore, since: date | None = None) -> tuple[list[ReviewedRun], Counter[str]]:
-    """The reviewed runs a fit can use, in review order, and why each other one was left out."""
-    skipped: Counter[str] = Counter()
-    runs = []
-    for record in latest(traces.feedback.records(since)).values():
-        try:
-            trace = traces.read(record.run_id)
-        except (NotFoundError, TraceError):
-            skipped["trace gone or unreadable"] += 1
-            continue
-        if trace.footer is None or trace.footer.hash != record.run_hash:
-            skipped["trace no longer ends as reviewed"] += 1
-            continue
-        answerable = label_of(record.verdict, trace.footer.outcome_status)
-        run = _judged(trace, answerable) if answerable is not None else None
-        if run is None:
-            skipped["verdict not about answering" if answerable is None else "judge did not sit"] += 1
-            continue
-        runs.append(run)
-    return runs, skipped
-
-
-def _judged(trace: Trace, answerable: bool) -> ReviewedRun | None:
+def judged(trace: Trace, answerable: bool) -> ReviewedRun | None:
     """The run's judge inputs from its last completeness check and its header's scale."""
     checks = [e.data for e in trace.events if isinstance(e.data, CheckedStep)]
     scale_data = trace.header.judge.get("scale")

@@ -38,7 +38,8 @@ from evidence_loop.agent.api import create_app
 from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 from evidence_loop.traces import TraceStore
-from evidence_loop.traces.feedback import FeedbackEntry, FolderFeedback
+from evidence_loop.traces.feedback import FeedbackEntry
+from evidence_loop.traces.feedback_folder import FolderFeedback
 from evidence_loop.traces.manifest import MANIFEST_NAME
 from evidence_loop.traces.steps import DecidedStep, SlidStep
 

@@ -38,14 +38,8 @@ import httpx
 from load_api import free_port
 
 from evidence_loop.agent.evaluate import read_questions
-from evidence_loop.agent.feedback_fit import (
-    ReviewedRun,
-    _judged,
-    best_rate,
-    decided,
-    fit_feedback,
-    reviewed_runs,
-)
+from evidence_loop.agent.feedback_fit import ReviewedRun, best_rate, decided, fit_feedback, judged
+from evidence_loop.agent.feedback_reviews import reviews
 from evidence_loop.policies.judge_model import JudgeModel
 from evidence_loop.traces import TraceStore
 
@@ -193,7 +187,7 @@ def held_out(work: Path, store: TraceStore) -> list[tuple[str, ReviewedRun | Non
     for q, row in sorted(read_runs(work / "runs.jsonl").items()):
         if not reviewed_half(q):
             trace = store.read(row["run_id"])
-            rows.append((row["expect"], _judged(trace, True), row["status"]))
+            rows.append((row["expect"], judged(trace, True), row["status"]))
     return rows
 
 
@@ -215,7 +209,7 @@ def score(name: str, work: Path, fixed: float | None) -> list[str]:
     half, at ``fixed`` or at the rate each fit chooses (the best cross-validated correct share)."""
     print(calibrate_cli(work, fixed), file=sys.stderr)
     store = TraceStore(work / "traces")
-    reviewed, _ = reviewed_runs(store)
+    reviewed = reviews(store).runs
     rows = held_out(work, store)
     expects = [e for e, _, _ in rows]
     lines = [_line(name, "shipped policy", "-", "-", figures([s for _, _, s in rows], expects))]

@@ -75,7 +75,8 @@ def verify_all(tree: Path, folder: Path, commands: list[str]) -> tuple[float, fl
         commands.append(line)
     with tempfile.TemporaryFile("w+") as out:
         began = time.perf_counter()
-        child = subprocess.Popen(command, env=_env(tree), stdout=out, stderr=subprocess.STDOUT)
+        # from the tree itself: ``-m`` puts the working folder first on the path, before PYTHONPATH
+        child = subprocess.Popen(command, env=_env(tree), cwd=tree, stdout=out, stderr=subprocess.STDOUT)
         _, status, usage = os.wait4(child.pid, 0)  # the child's own CPU, as it is reaped
         wall = time.perf_counter() - began
         child.returncode = os.waitstatus_to_exitcode(status)

@@ -16,6 +16,10 @@ Where things are:
     run_index.py index.jsonl (a cache of summaries) and the summary of a run it lacks
     group_sync.py GroupSync: one folder sync shared by the runs finishing together (one file per run)
     manifest.py  the day manifest: each finished run's final hash and frame offset, apart from its trace
+    run_chain.py the run chain: each frame linked to the one before it in its journal, a journal's end
+                 anchored; chain_verify.py checks it (no run removed whole), pg_chain.py in PostgreSQL
+    feedback.py  reviewers' verdicts (feedback_folder.py, feedback_pg.py keep them; feedback_chain.py
+                 checks a log: its chain, its unreadable lines, its anchored tail)
     retention.py prune(store, before): whole days older than a date removed, the index rewritten
     verify.py    verify(trace) -> VerifyResult
     diff.py      first_divergence(recorded, replayed) -> Divergence | None

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 import orjson
 
@@ -217,6 +217,10 @@ def document_problem(header: Mapping[str, Any], documents: Mapping[str, Any] | N
     return None
 
 
+FAILED_VERIFICATION: Final = "failed_verification"
+"""The key of an exported header whose trace failed verification (``trace export --force``): why."""
+
+
 def carried(
     records: Sequence[Mapping[str, Any]], documents: Mapping[str, Any] | None
 ) -> list[dict[str, Any]]:
@@ -230,10 +234,13 @@ def carried(
 
 
 def read_export(records: Sequence[Mapping[str, Any]]) -> Trace:
-    """The trace an export holds (``evloop trace export --as-written``), with its carried documents."""
+    """The trace an export holds (``evloop trace export --as-written``), with its carried documents;
+    the mark of an export forced past a failed verification is dropped: what it holds is verified
+    again as it is."""
     if not records or not isinstance(records[0], Mapping):
         raise TraceError("an export is a JSON list of trace records, the header first")
     header = dict(records[0])
+    header.pop(FAILED_VERIFICATION, None)
     documents = header.pop("carried", None) or {}
     rest = [header, *records[1:]]
     content = b"".join(orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE) for record in rest)

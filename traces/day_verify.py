@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -27,7 +27,7 @@ from evidence_loop.traces.citations import TextSource, with_citations
 from evidence_loop.traces.journal import Damage, Frame, journal_files, scan_file
 from evidence_loop.traces.manifest import FinishedRun
 from evidence_loop.traces.reader import parse_trace, read_trace
-from evidence_loop.traces.schema import Trace
+from evidence_loop.traces.schema import Trace, TraceSummary, parse_utc
 from evidence_loop.traces.verify import HEADER_SEQ, VerifyResult, not_written, verify
 
 INTERRUPTED: Final = (
@@ -52,11 +52,53 @@ class Ends:
         return finished.final_hash if finished is not None else self.final_hash(run_id)
 
 
-def against(trace: Trace, finished: FinishedRun | None) -> VerifyResult:
-    """The chain of ``trace``, and that it ends where its run finished if that is known."""
+def ends_of(root: Path, manifest: dict[str, FinishedRun], indexed: Mapping[str, TraceSummary]) -> Ends:
+    """How the runs of a store under ``root`` ended: the day manifest, else the index entry that
+    describes that very trace (a golden trace outside the store may reuse a run id)."""
+
+    def from_index(trace: Trace) -> FinishedRun | None:
+        summary = indexed.get(trace.header.run_id)
+        if summary is None or summary.final_hash is None or trace.path is None:
+            return None
+        if trace.path.resolve() != root.resolve() / summary.path.split("#", 1)[0]:
+            return None  # (a journal run's path is its journal's, then # and its frame's offset)
+        return FinishedRun(summary.run_id, summary.final_hash, summary.events)
+
+    def final_hash(run_id: str) -> str | None:
+        summary = indexed.get(run_id)
+        return summary.final_hash if summary is not None else None
+
+    return Ends(manifest, from_index, final_hash)
+
+
+def against(trace: Trace, finished: FinishedRun | None, day: str | None = None) -> VerifyResult:
+    """The chain of ``trace``, that it ends where its run finished if that is known, and, kept under
+    the UTC ``day`` (YYYY-MM-DD: its day folder's, its row's), that this is the day the run began (a
+    run copied or moved to another day is not where its header says)."""
     if finished is None:
-        return verify(trace)
-    return verify(trace, expected_hash=finished.final_hash, expected_events=finished.events)
+        verdict = verify(trace)
+    else:
+        verdict = verify(trace, expected_hash=finished.final_hash, expected_events=finished.events)
+    began = parse_utc(trace.header.created_at).date().isoformat()
+    if verdict.ok and day is not None and day != began:
+        reason = f"misfiled: the run began on {began} but is kept under {day} (moved or copied)"
+        return VerifyResult(False, False, HEADER_SEQ, reason, verdict.events, verdict.final_hash)
+    return verdict
+
+
+def day_of(folder: Path) -> str:
+    """The UTC day (YYYY-MM-DD) of a day folder (``.../YYYY/MM/DD``)."""
+    return "-".join(folder.parts[-3:])
+
+
+def by_day(indexed: Iterable[TraceSummary]) -> dict[Path, dict[str, FinishedRun]]:
+    """The runs an index records as finished, by their day folder (relative to the store's root)."""
+    days: dict[Path, dict[str, FinishedRun]] = {}
+    for s in indexed:
+        if s.final_hash is not None:
+            folder = Path(s.path.split("#", 1)[0]).parent
+            days.setdefault(folder, {})[s.run_id] = FinishedRun(s.run_id, s.final_hash, s.events)
+    return days
 
 
 def unwritten(reason: str, final_hash: str | None) -> VerifyResult:
@@ -73,10 +115,15 @@ def unwritten(reason: str, final_hash: str | None) -> VerifyResult:
 
 
 def verify_day(
-    day: Path, ends: Ends, texts: TextSource | None, documents: Documents | None = None
+    day: Path,
+    ends: Ends,
+    texts: TextSource | None,
+    documents: Documents | None = None,
+    listed: Mapping[str, FinishedRun] | None = None,
 ) -> Iterator[tuple[str, VerifyResult]]:
     """(run id, verdict) of each run's own file, each journal frame, each damaged stretch (named
-    ``journal@offset``) and each run the manifest names that is in none of them."""
+    ``journal@offset``) and each run the manifest, or the index (``listed``: its runs of this day),
+    records as finished that is in none of them."""
     seen: set[str] = set()
     with os.scandir(day) as entries:
         names = sorted(e.name for e in entries if e.name.endswith(".jsonl") and e.is_file())
@@ -93,7 +140,7 @@ def verify_day(
         except TraceError as exc:
             yield run, VerifyResult(False, False, HEADER_SEQ, str(exc))
             continue
-        yield run, with_citations(against(trace, ends.of(trace)), trace, texts)
+        yield run, with_citations(against(trace, ends.of(trace), day_of(day)), trace, texts)
     for journal in journal_files(day):
         for item in scan_file(journal):
             if isinstance(item, Damage):
@@ -104,6 +151,8 @@ def verify_day(
             yield run, _frame_verdict(journal, item, ends, texts, documents)
     for run in sorted(set(ends.manifest) - seen):
         yield run, _gone(ends.manifest[run])
+    for run in sorted(set(listed or {}) - seen - set(ends.manifest)):  # its manifest line gone too
+        yield run, _gone((listed or {})[run], "the index records it as finished")
 
 
 def _frame_verdict(
@@ -119,7 +168,7 @@ def _frame_verdict(
         return unwritten(INTERRUPTED if frame.torn else str(exc), ends.final_of(frame.run_id))
     except TraceError as exc:
         return VerifyResult(False, False, HEADER_SEQ, str(exc))
-    verdict = against(trace, ends.of(trace))
+    verdict = against(trace, ends.of(trace), day_of(journal.parent))
     if frame.torn and verdict.ok:
         return dataclasses.replace(verdict, reason=f"{INTERRUPTED}; {verdict.reason}", written=False)
     return with_citations(verdict, trace, texts)
@@ -138,6 +187,6 @@ def _damaged(journal: Path, damage: Damage) -> VerifyResult:
     return VerifyResult(ok=False, complete=False, first_bad_seq=HEADER_SEQ, reason=reason)
 
 
-def _gone(run: FinishedRun) -> VerifyResult:
-    reason = f"missing: the run finished with hash {run.final_hash} at event {run.events}; its file is gone"
+def _gone(run: FinishedRun, said: str = "the run finished") -> VerifyResult:
+    reason = f"missing: {said} with hash {run.final_hash} at event {run.events}; its file is gone"
     return VerifyResult(ok=False, complete=False, first_bad_seq=HEADER_SEQ, reason=reason)

@@ -2,31 +2,28 @@
 
     FeedbackEntry        what a reviewer posts about one run (its verdict, the right doc_id, a note)
     FeedbackRecord       the entry as stored: its place in the log, the run's final hash, the chain
-    FolderFeedback       the folder store's log: ``feedback/YYYY-MM-DD.journal`` under the trace root
+    FeedbackLog          where a store keeps them: ``traces.feedback_folder`` (a journal per UTC day
+                         beside the traces), ``traces.feedback_pg`` (PostgreSQL)
+    LogRead              a log as read back: its records, the lines that hold none, its tail anchor
     latest(records)      the verdict that stands for each run (a later one supersedes, never rewrites)
-    check_chain(records) whether every record still hashes and links to the one before it
-
-Layout of the folder store (outside the day folders, so pruning traces keeps the reviews)::
-
-    feedback/2026-03-01.journal     one record per line, in the order they were posted
-    feedback/.lock                  taken while appending, so writers of several processes stay in line
+    standing(records)    each reviewer's latest verdict on one run (what ``calibrate --feedback`` reads)
+    next_place(...)      the seq and ``prev`` of the record an append adds
 
 Each record carries ``run_hash``, the final hash of the run it judges (what the reviewer saw), and
 ``prev``, the hash of the record before it in the whole log (the first record of a day links to
-the last of an earlier day), so a changed, dropped or re-ordered line breaks the chain. A journal's
-name does not end in ``.jsonl`` and it is not inside a day folder: the trace store never reads it.
-PostgreSQL keeps the same records in ``feedback_records`` (``traces.feedback_pg``).
+the last of an earlier day), so a changed, dropped or re-ordered record breaks the chain. Each append
+also rewrites the log's tail anchor (the new record's seq and hash), so a dropped last record breaks
+it too: ``traces.feedback_chain`` checks both. A line that holds no record is reported (a warning in
+the log, and in ``LogRead``), never skipped in silence.
 """
 
 from __future__ import annotations
 
-import os
-import sys
-import threading
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+import json
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from datetime import date
-from pathlib import Path
 from typing import Final, Literal, Protocol, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -43,10 +40,9 @@ Verdict = Literal[
     "false_conflict",
 ]
 VERDICTS: Final[tuple[str, ...]] = get_args(Verdict)
-_IN_PROCESS = threading.Lock()  # where no file lock exists (Windows), one process keeps the chain whole
-JOURNAL_SUFFIX: Final = ".journal"
 NOTE_CHARS: Final = 2000
 GENESIS: Final = ""  # the ``prev`` of the first record of a log
+_LOG = logging.getLogger(__name__)
 
 
 class FeedbackRecord(BaseModel):
@@ -84,13 +80,31 @@ class FeedbackEntry:
 
 
 @dataclass(frozen=True, slots=True)
-class ChainCheck:
-    """The verdict on a log: ok, or the first record (by seq) that does not hash or link."""
+class TailAnchor:
+    """The last record a log held when it was last appended to."""
 
-    ok: bool
-    records: int
-    first_bad_seq: int | None = None
-    reason: str | None = None
+    seq: int
+    hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    """A line of the log that holds no record: where it is, and how many records come before it."""
+
+    where: str
+    after: int  # records read before it
+    cut_short: bool  # the log's very last bytes, with no newline: a write interrupted
+
+
+@dataclass(frozen=True, slots=True)
+class LogRead:
+    """A feedback log as read back, records in log order."""
+
+    records: list[FeedbackRecord]
+    places: list[str]  # where each record is ("2026-03-01.journal line 4")
+    days: list[str | None]  # the UTC day each record's place says it was posted on (None: any)
+    unreadable: list[Unreadable] = field(default_factory=list)
+    anchor: TailAnchor | None = None
 
 
 class FeedbackLog(Protocol):
@@ -98,6 +112,7 @@ class FeedbackLog(Protocol):
 
     def append(self, entry: FeedbackEntry) -> FeedbackRecord: ...
     def records(self, since: date | None = None) -> list[FeedbackRecord]: ...
+    def read_log(self) -> LogRead: ...
 
 
 def sealed(entry: FeedbackEntry, seq: int, prev: str) -> FeedbackRecord:
@@ -133,19 +148,13 @@ def latest(records: Iterable[FeedbackRecord]) -> dict[str, FeedbackRecord]:
     return standing
 
 
-def check_chain(records: Sequence[FeedbackRecord]) -> ChainCheck:
-    """Whether the log is whole: seq 1, 2, 3...; each record's hash its own; each ``prev`` the hash
-    of the record before it."""
-    prev = GENESIS
-    for n, record in enumerate(records, 1):
-        if record.seq != n:
-            return ChainCheck(False, len(records), n, f"record {n} is missing (found seq {record.seq})")
-        if record.hash != record_hash(record.model_dump()):
-            return ChainCheck(False, len(records), n, f"record {n} was changed after it was written")
-        if record.prev != prev:
-            return ChainCheck(False, len(records), n, f"record {n} does not follow record {n - 1}")
-        prev = record.hash
-    return ChainCheck(True, len(records))
+def standing(records: Iterable[FeedbackRecord]) -> list[FeedbackRecord]:
+    """The latest verdict of each reviewer among one run's verdicts (oldest first), in the order posted."""
+    mine: dict[str | None, FeedbackRecord] = {}
+    for record in records:
+        mine.pop(record.reviewer, None)
+        mine[record.reviewer] = record
+    return list(mine.values())
 
 
 def by_run(records: Iterable[FeedbackRecord]) -> Mapping[str, list[FeedbackRecord]]:
@@ -156,77 +165,30 @@ def by_run(records: Iterable[FeedbackRecord]) -> Mapping[str, list[FeedbackRecor
     return grouped
 
 
-class FolderFeedback:
-    """The reviews of a folder trace store: one journal per UTC day under ``root``."""
-
-    def __init__(self, root: Path, *, fsync: bool = True) -> None:
-        self.root = Path(root)
-        self._fsync = fsync
-
-    def append(self, entry: FeedbackEntry) -> FeedbackRecord:
-        """Add one verdict at the end of the log (durable when this returns)."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        day = parse_utc(entry.created_at).date().isoformat()
-        fd = os.open(self.root / ".lock", os.O_WRONLY | os.O_CREAT, 0o644)
-        try:
-            with _IN_PROCESS:
-                if sys.platform != "win32":
-                    import fcntl
-
-                    fcntl.flock(fd, fcntl.LOCK_EX)  # released when fd is closed
-                last = self._last()
-                record = sealed(entry, last.seq + 1 if last else 1, last.hash if last else GENESIS)
-                self._write(self.root / f"{day}{JOURNAL_SUFFIX}", record.line().encode("utf-8") + b"\n")
-        finally:
-            os.close(fd)
-        return record
-
-    def records(self, since: date | None = None) -> list[FeedbackRecord]:
-        """Every readable record, in log order; ``since`` skips the journals of earlier days."""
-        out: list[FeedbackRecord] = []
-        for journal in self._journals():
-            if since is not None and journal.name < since.isoformat():
-                continue
-            for line in journal.read_bytes().splitlines():
-                record = parse_record(line)
-                if record is not None:
-                    out.append(record)
-        return out
-
-    def _journals(self) -> list[Path]:
-        try:
-            names = sorted(p for p in os.listdir(self.root) if p.endswith(JOURNAL_SUFFIX))
-        except FileNotFoundError:
-            return []
-        return [self.root / name for name in names]
-
-    def _last(self) -> FeedbackRecord | None:
-        """The newest record: the last readable line of the newest journal that has one."""
-        for journal in reversed(self._journals()):
-            for line in reversed(journal.read_bytes().splitlines()):
-                record = parse_record(line)
-                if record is not None:
-                    return record
-        return None
-
-    def _write(self, journal: Path, line: bytes) -> None:
-        created = not journal.exists()
-        fd = os.open(journal, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            if os.fstat(fd).st_size > 0 and not _ends_with_newline(fd):
-                line = b"\n" + line  # a torn last line stays alone, the new record whole
-            os.write(fd, line)
-            if self._fsync:
-                os.fsync(fd)
-        finally:
-            os.close(fd)
-        if created and self._fsync:
-            folder = os.open(self.root, os.O_RDONLY)
-            try:
-                os.fsync(folder)
-            finally:
-                os.close(folder)
+def next_place(last: FeedbackRecord | None, anchor: TailAnchor | None) -> tuple[int, str]:
+    """The seq and ``prev`` of the next record: after the newest readable record, or after the one the
+    tail anchor names when that is as far or further (a last record dropped or made unreadable leaves
+    its gap in the chain for good, instead of the next record quietly taking its place)."""
+    if anchor is not None and anchor.seq >= 1 and (last is None or anchor.seq >= last.seq):
+        return anchor.seq + 1, anchor.hash
+    return (last.seq + 1, last.hash) if last is not None else (1, GENESIS)
 
 
-def _ends_with_newline(fd: int) -> bool:
-    return os.pread(fd, 1, os.fstat(fd).st_size - 1) == b"\n"
+def parse_anchor(text: str | bytes) -> TailAnchor:
+    """A stored tail anchor; one that does not read names seq -1 (the check then fails: an anchor was
+    there, and it cannot say where the log ended)."""
+    try:
+        raw = json.loads(text)
+    except ValueError:
+        return TailAnchor(-1, "")
+    seq, digest = (raw.get("seq"), raw.get("hash")) if isinstance(raw, dict) else (None, None)
+    return TailAnchor(seq, digest) if type(seq) is int and isinstance(digest, str) else TailAnchor(-1, "")
+
+
+def since_only(read: LogRead, since: date | None) -> list[FeedbackRecord]:
+    """The records of a log read back, those posted before ``since`` left out; each line that holds no
+    record is logged (a warning), never skipped in silence."""
+    for line in read.unreadable:
+        _LOG.warning("feedback log: %s holds no record; it was skipped", line.where)
+    first = since.isoformat() if since is not None else ""
+    return [record for record in read.records if record.created_at[:10] >= first]

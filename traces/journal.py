@@ -27,6 +27,10 @@ Reading: ``scan`` walks the frames of a journal's bytes. A frame cut short at th
 was never reported durable); bytes that hold no frame line before the end are *damage* (changed or
 inserted bytes), skipped up to the next frame line so one edit does not hide the runs after it.
 ``read_frame`` reads one frame at an offset (the day manifest records each finished run's).
+
+The run chain (``traces.run_chain``): each frame appended is linked to the one before it in its journal
+by ``prev``, the hash its records ended on (``last_hash``; "" for a journal's first frame), which the
+store writes on the run's manifest line; ``Journal.tail`` names the last frame, for the anchors.
 """
 
 from __future__ import annotations
@@ -86,6 +90,15 @@ def journal_files(day: Path) -> list[Path]:
         return []
 
 
+def last_hash(records: bytes) -> str:
+    """The hash a run's records end on: the last record's (a header, event and footer line each end
+    with their ``"hash"``); "" when the records hold no whole line."""
+    tail = records[-76:]  # ...,"hash":"<64 hex>"}\n
+    if len(tail) < 76 or not (tail.startswith(b',"hash":"') and tail.endswith(b'"}\n')):
+        return ""
+    return tail[9:73].decode("ascii", "replace")
+
+
 @dataclass(frozen=True, slots=True)
 class Frame:
     """One run's records in a journal, at ``offset`` (of its frame line); ``torn``: cut short at the end."""
@@ -107,7 +120,7 @@ class Damage:
 
 
 @dataclass(frozen=True, slots=True)
-class _Head:
+class FrameHead:
     """A frame line read: the run, the size of its records, and of their compressed line if any."""
 
     run_id: str
@@ -129,15 +142,16 @@ class _Head:
         return Frame(self.run_id, offset, records, False, stored, error)
 
 
-def _parse_frame_line(line: bytes) -> _Head | None:
+def frame_head(line: bytes) -> FrameHead | None:
+    """The frame line ``line`` (without its newline) read, or None when it is no frame line."""
     match = _FRAME_LINE.match(line)
     if match is None:
         return None
     packed = match.group(3)
-    return _Head(match.group(1).decode(), int(match.group(2)), None if packed is None else int(packed))
+    return FrameHead(match.group(1).decode(), int(match.group(2)), None if packed is None else int(packed))
 
 
-def _inflate(body: bytes, head: _Head) -> tuple[bytes, str | None]:
+def _inflate(body: bytes, head: FrameHead) -> tuple[bytes, str | None]:
     """The records a whole compressed frame holds, or why they cannot be read back (damage)."""
     damaged = "damaged: the compressed records of its frame do not read back"
     if len(body) != head.length or not body.endswith(b"\n"):
@@ -171,7 +185,7 @@ def scan(data: bytes) -> Iterator[Frame | Damage]:
     at, size = 0, len(data)
     while at < size:
         end = data.find(b"\n", at)
-        parsed = _parse_frame_line(data[at:end]) if end >= 0 else None
+        parsed = frame_head(data[at:end]) if end >= 0 else None
         if parsed is None:
             if end < 0 and _torn_line(data[at:]):
                 yield Frame("", at, b"", torn=True)  # a frame line cut short: the journal's end
@@ -210,7 +224,7 @@ def read_frame(path: Path, offset: int, run_id: str) -> Frame | None:
         with path.open("rb") as file:
             file.seek(offset)
             line = file.readline()
-            parsed = _parse_frame_line(line.rstrip(b"\n"))
+            parsed = frame_head(line.rstrip(b"\n"))
             if parsed is None or parsed.run_id != run_id:
                 return None
             body = file.read(parsed.length)
@@ -233,6 +247,17 @@ def _frames(data: bytes) -> Iterator[Frame]:
             yield item
 
 
+@dataclass(frozen=True, slots=True)
+class Appended:
+    """A frame written: its offset, its number in the journal (what ``wait_durable`` waits on), the
+    hash the frame before it ended on ("" for the first) and the hash its own records end on."""
+
+    offset: int
+    number: int
+    prev: str
+    last: str
+
+
 class JournalBrokenError(OSError):
     """The journal failed a write or a sync earlier and takes no more frames."""
 
@@ -251,15 +276,26 @@ class Journal:
         self._synced = 0  # frames covered by a completed sync
         self._syncing = False
         self._broken: OSError | None = None
+        self._tail: tuple[str, str] | None = None  # the last frame's run and the hash it ended on
         self.syncs = 0  # syncs made (for the tests and benchmarks)
 
     @property
     def broken(self) -> bool:
         return self._broken is not None
 
-    def append(self, run_id: str, records: bytes) -> tuple[int, int]:
-        """Write one frame; return its offset and its number (what ``wait_durable`` waits on)."""
+    def durable_tail(self) -> tuple[str, str] | None:
+        """The run of the last frame written and the hash its records ended on, once a sync covers it
+        (an anchor must not name a frame a power cut could take back); None with no frame yet."""
+        with self._changed:
+            tail, fd = self._tail, self._fd
+        if tail is not None and fd >= 0:
+            self._fsync(fd)
+        return tail
+
+    def append(self, run_id: str, records: bytes) -> Appended:
+        """Write one frame; return where it went, its number and its link in the run chain."""
         frame = pack(run_id, records, self._level)  # outside the lock: runs compress side by side
+        ends_on = last_hash(records)
         with self._changed:
             if self._broken is not None:
                 raise JournalBrokenError(self._broken.errno or 0, f"journal failed earlier: {self._broken}")
@@ -274,7 +310,9 @@ class Journal:
                 raise
             self._end += len(frame)
             self._written += 1
-            return offset, self._written
+            prev = self._tail[1] if self._tail is not None else ""
+            self._tail = (run_id, ends_on)
+            return Appended(offset, self._written, prev, ends_on)
 
     def wait_durable(self, number: int) -> None:
         """Return once frame ``number`` is synced, leading a sync if none is in flight."""
@@ -331,7 +369,7 @@ def frame_index(path: Path) -> list[tuple[str, int, int]]:
             while line := file.readline():
                 if not line.endswith(b"\n"):
                     return frames  # a frame line still being written
-                parsed = _parse_frame_line(line[:-1])
+                parsed = frame_head(line[:-1])
                 if parsed is None:
                     break
                 frames.append((parsed.run_id, file.tell() - len(line), parsed.size))

@@ -2,9 +2,11 @@
 journal of each day, and the run ids already taken.
 
     PendingFrame   what a ``TraceWriter`` writes into for a journal run: its lines reach the day's
-                   journal as one frame when the run finishes (the writer's sync) or is closed unfinished
+                   journal as one frame when the run finishes (the writer's sync) or is closed
+                   unfinished; it keeps the frame's link in its journal's run chain (``prev``)
     Journals       this process's open journal per day, created on first use (and its folder entry
-                   synced), replaced by a new one after a failed write or sync
+                   synced), replaced by a new one after a failed write or sync; the store hears of
+                   each journal opened (to anchor the day before) and closed (to anchor its tail)
     locate         where a run's trace is: its own file, or its journal frame (a seek, else a scan)
     TakenIds       run ids in use: this store's runs going on, and those the recent day manifests name
 """
@@ -37,22 +39,41 @@ OPEN_DAYS: Final = 3  # journals kept open: today, yesterday (runs begun before 
 _RUN_ID: Final = re.compile(rb'\{"run_id": ?"([A-Za-z0-9._-]+)"')
 
 
+JournalHook = Callable[[Path, Journal], None]
+
+
+def _ignore(_day: Path, _journal: Journal) -> None:
+    return None
+
+
 class Journals:
     """The journal this process appends to, one per day folder."""
 
-    def __init__(self, fsync: Fsync, level: int | None = ZLIB_LEVEL) -> None:
+    def __init__(
+        self,
+        fsync: Fsync,
+        level: int | None = ZLIB_LEVEL,
+        *,
+        opened: JournalHook = _ignore,
+        closing: JournalHook = _ignore,
+    ) -> None:
         self._fsync = fsync
         self._level = level
         self._open: dict[Path, Journal] = {}
         self._lock = threading.Lock()
+        self._opened = opened  # a new day's journal (not one replacing a broken journal)
+        self._closing = closing  # a whole journal about to be closed (not a broken one)
 
     def for_day(self, day: Path, new_dirs: Iterable[Path] = ()) -> Journal:
-        """The day's open journal; a new one (its folder entry durable) if none is open or it broke."""
+        """The day's open journal; a new one (its folder entry durable) if none is open or it broke.
+        A journal opened for a day this process had none open (not one replacing a broken journal)
+        is announced (``opened``) once it is in place."""
         with self._lock:
             journal = self._open.pop(day, None)
             if journal is not None and not journal.broken:
                 self._open[day] = journal
                 return journal
+            replacing = journal is not None
             if journal is not None:
                 journal.close()  # broken: its runs have failed already
             journal = Journal(day / journal_name(), self._fsync, self._level)
@@ -64,14 +85,22 @@ class Journals:
             self._open[day] = journal
             while len(self._open) > OPEN_DAYS:
                 oldest = min(self._open)
-                self._open.pop(oldest).close()
-            return journal
+                self._close(oldest, self._open.pop(oldest))
+        if not replacing:
+            self._opened(day, journal)
+        return journal
 
     def close(self) -> None:
         with self._lock:
-            for journal in self._open.values():
-                journal.close()
+            for day, journal in self._open.items():
+                self._close(day, journal)
             self._open.clear()
+
+    def _close(self, day: Path, journal: Journal) -> None:
+        if not journal.broken:
+            with contextlib.suppress(OSError):  # an anchor not written: the journal's end unanchored
+                self._closing(day, journal)
+        journal.close()
 
     def _sync_folders(self, folders: list[Path]) -> None:
         if os.name == "nt":  # folders cannot be opened for fsync on Windows
@@ -88,15 +117,19 @@ class PendingFrame(io.BytesIO):
     """What the writer takes for a file: its committed lines become one frame of the day's journal
     when the run finishes (``commit``, the writer's sync) or is closed unfinished (unsynced)."""
 
-    def __init__(self, run_id: str, journal: Callable[[], Journal], done: Callable[[], None]) -> None:
+    def __init__(
+        self, run_id: str, journal: Callable[[], Journal], done: Callable[[PendingFrame], None]
+    ) -> None:
         super().__init__()
-        self._run_id = run_id
+        self.run_id = run_id
         self._journal = journal
         self._done = done
         self._sent = False
         self.committed = False
         self.journal: Journal | None = None
         self.offset = -1
+        self.prev = ""  # the hash the frame before it in its journal ended on
+        self.last = ""  # the hash its own records end on
 
     def fileno(self) -> int:
         return -1
@@ -116,7 +149,7 @@ class PendingFrame(io.BytesIO):
                 self._send()
             super().close()
             if not self.committed:
-                self._done()  # a finished run is released once its manifest line names it
+                self._done(self)  # a finished run is released once its manifest line names it
 
     def _send(self) -> int:
         if self._sent:
@@ -127,9 +160,10 @@ class PendingFrame(io.BytesIO):
         if not committed:
             return 0
         journal = self._journal()
-        self.offset, number = journal.append(self._run_id, committed)
+        appended = journal.append(self.run_id, committed)
+        self.offset, self.prev, self.last = appended.offset, appended.prev, appended.last
         self.journal = journal
-        return number
+        return appended.number
 
 
 class Placed:

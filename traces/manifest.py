@@ -16,6 +16,11 @@ kernel's writeback interval may lose the newest lines, which only loses the chec
 (their traces stay whole, and the index may still hold their final hash). A store opened with
 ``fsync_each`` fsyncs the manifest too.
 
+Each line also carries the run's link in the run chain (``traces.run_chain``): ``prev``, the hash the
+run before it ended on, in its journal (or, for a run's own file, among the runs its ``writer``
+finished); the chain's other lines (an unfinished frame's link, an anchor) start otherwise and are no
+finished run to a reader of this module. Lines written before the chain have no ``prev``.
+
 Every process writing into the store appends here; one ``write`` per line in append mode keeps lines
 whole and in one piece. A line torn by a power cut is skipped without taking the next one with it:
 every record starts with ``{"run_id"``, so a line glued onto a torn one is read from its last start.
@@ -45,6 +50,8 @@ class FinishedRun:
     journal: str | None = None  # the journal file (in the day folder) holding the run's frame
     offset: int | None = None  # where in it the frame starts
     at: float | None = None  # when it was durable (seconds since the epoch): the console's latency
+    prev: str | None = None  # its link in the run chain (None: a line written before the chain)
+    writer: str | None = None  # the writer whose chain a run's own file is in (a journal run: its journal)
 
 
 def manifest_line(run: FinishedRun) -> bytes:
@@ -52,6 +59,10 @@ def manifest_line(run: FinishedRun) -> bytes:
     record: dict[str, object] = {"run_id": run.run_id, "final_hash": run.final_hash, "events": run.events}
     if run.journal is not None:
         record.update(journal=run.journal, offset=run.offset, at=run.at)
+    elif run.writer is not None:
+        record.update(writer=run.writer)
+    if run.prev is not None:
+        record.update(prev=run.prev)
     return _ENCODER.encode(record).encode("utf-8") + b"\n"
 
 
@@ -135,4 +146,14 @@ def _parse(line: bytes) -> FinishedRun | None:
     journal, offset, at = raw.get("journal"), raw.get("offset"), raw.get("at")
     if not (isinstance(journal, str) and type(offset) is int and "/" not in journal):
         journal, offset = None, None
-    return FinishedRun(run_id, final_hash, events, journal, offset, at if type(at) is float else None)
+    prev, writer = raw.get("prev"), raw.get("writer")
+    return FinishedRun(
+        run_id,
+        final_hash,
+        events,
+        journal,
+        offset,
+        at if type(at) is float else None,
+        prev if isinstance(prev, str) else None,
+        writer if isinstance(writer, str) else None,
+    )

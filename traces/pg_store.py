@@ -45,14 +45,17 @@ from evidence_loop.tools.errors import (
 from evidence_loop.tools.store.pg import connect, redact, unavailable
 from evidence_loop.traces.blobs import Documents, TableDocuments, encoded, split_documents, with_documents
 from evidence_loop.traces.citations import TextSource, with_citations
+from evidence_loop.traces.day_verify import against
 from evidence_loop.traces.encode import sealed_header
 from evidence_loop.traces.feedback import FeedbackLog
 from evidence_loop.traces.feedback_pg import PgFeedback
+from evidence_loop.traces.manifest import FinishedRun
+from evidence_loop.traces.pg_chain import PgChain, verify_pg_chain
 from evidence_loop.traces.reader import parse_trace
 from evidence_loop.traces.retention import PruneReport
-from evidence_loop.traces.schema import Trace, TraceHeader, TraceSummary
+from evidence_loop.traces.schema import Trace, TraceHeader, TraceSummary, parse_utc
 from evidence_loop.traces.store import TraceStore, _check_run_id, _short_question
-from evidence_loop.traces.verify import HEADER_SEQ, VerifyResult, verify
+from evidence_loop.traces.verify import HEADER_SEQ, VerifyResult
 from evidence_loop.traces.writer import PROBE_BYTES, TraceWriter
 
 if TYPE_CHECKING:
@@ -62,17 +65,23 @@ if TYPE_CHECKING:
 GROUP_MAX = 256
 # A group of runs in one statement, so one round trip (autocommit: its own transaction): the documents
 # they name that the table lacks, the runs whose ids are new (a run id already stored is skipped, not
-# an error: the rest of the group still commits), and the records of those runs.
+# an error: the rest of the group still commits), numbered in this writer's run chain of their day
+# after the number that day had reached (``traces.pg_chain``), and the records of those runs.
 _INSERT_GROUP = """WITH documents AS (
     INSERT INTO trace_documents (hash, body) SELECT * FROM unnest(%s::text[], %s::text[])
     ON CONFLICT (hash) DO NOTHING),
+fresh AS (SELECT u.*, row_number() OVER (PARTITION BY u.day ORDER BY u.ord) AS k FROM unnest(
+    %s::text[], %s::timestamptz[], %s::text[], %s::text[], %s::text[], %s::text[], %s::int[], %s::bigint[],
+    %s::date[], %s::int[]) WITH ORDINALITY AS u(run_id, created_at, question, status, outcome_status,
+    final_hash, events, bytes, day, base, ord)
+    WHERE NOT EXISTS (SELECT 1 FROM trace_runs t WHERE t.run_id = u.run_id)),
 runs AS (INSERT INTO trace_runs (run_id, created_at, question, status, outcome_status, final_hash,
-    events, bytes) SELECT * FROM unnest(%s::text[], %s::timestamptz[], %s::text[], %s::text[], %s::text[],
-    %s::text[], %s::int[], %s::bigint[]) ON CONFLICT (run_id) DO NOTHING RETURNING run_id),
+    events, bytes, writer, wseq) SELECT run_id, created_at, question, status, outcome_status, final_hash,
+    events, bytes, %s, base + k FROM fresh ON CONFLICT (run_id) DO NOTHING RETURNING run_id, wseq),
 records AS (INSERT INTO trace_records (run_id, n, line)
     SELECT t.run_id, (r.n - 1)::int, r.line FROM unnest(%s::text[], %s::text[]) AS t(run_id, body)
     JOIN runs USING (run_id), unnest(string_to_array(t.body, E'\n')) WITH ORDINALITY AS r(line, n))
-SELECT run_id FROM runs"""
+SELECT run_id, wseq FROM runs"""
 _SUMMARY = "run_id, created_at, status, outcome_status, question, final_hash, events, bytes"
 # A console's rows: the header, the decided step (the last event of a finished run) and the resolved
 # step (a follow-up's: the first event, or the second after the question's vector), by primary key.
@@ -163,6 +172,7 @@ class PgTraceStore(TraceStore):
         self._lock = threading.Lock()
         self._start_lock = threading.Lock()
         self._stored_documents: set[str] = set()  # hashes committed (the committer's own)
+        self._chain = PgChain()  # this writer's place in the run chain (the committer's own)
         self.documents: Documents = TableDocuments(self._query)
 
     def begin(self, header: TraceHeader) -> TraceWriter:
@@ -192,14 +202,12 @@ class PgTraceStore(TraceStore):
         return with_documents(parse_trace(content), self.documents)
 
     def check(self, trace: Trace) -> VerifyResult:
-        """Verify the chain, and that it ends where ``trace_runs`` says the run finished."""
-        rows = self._query(
-            "SELECT final_hash, events FROM trace_runs WHERE run_id = %s", (trace.header.run_id,)
-        )
-        final, events = rows[0] if rows else (None, 0)
-        if final is None:
-            return verify(trace)
-        return verify(trace, expected_hash=final, expected_events=events)
+        """Verify the chain, that it ends where ``trace_runs`` says the run finished, and that its row
+        is of the moment the run began (a run copied to another day is not)."""
+        sql = "SELECT final_hash, events, created_at FROM trace_runs WHERE run_id = %s"
+        final, events, created = (self._query(sql, (trace.header.run_id,)) or [(None, 0, None)])[0]
+        ended = FinishedRun(trace.header.run_id, final, events) if final is not None else None
+        return against(trace, ended, created.astimezone(UTC).date().isoformat() if created else None)
 
     def verify_all(self, texts: TextSource | None = None) -> Iterator[tuple[str, VerifyResult]]:
         for summary in self.list():
@@ -213,6 +221,10 @@ class PgTraceStore(TraceStore):
                 yield summary.run_id, VerifyResult(False, False, HEADER_SEQ, str(exc))
                 continue
             yield summary.run_id, with_citations(self.check(trace), trace, texts)
+
+    def verify_chain(self) -> Iterator[tuple[str, VerifyResult]]:
+        """The run chain's breaks (a run whose rows were deleted), then its summary (``traces.pg_chain``)."""
+        return verify_pg_chain(self._query)
 
     def list(self, since: datetime | None = None, status: str | None = None) -> builtins.list[TraceSummary]:
         if since is not None and since.tzinfo is None:
@@ -257,6 +269,7 @@ class PgTraceStore(TraceStore):
                 doomed = "SELECT run_id FROM trace_runs WHERE created_at < %s"
                 conn.execute(f"DELETE FROM trace_records WHERE run_id IN ({doomed})", (cut,))
                 conn.execute("DELETE FROM trace_runs WHERE created_at < %s", (cut,))
+                conn.execute("DELETE FROM trace_anchors WHERE day < %s", (before,))
         return PruneReport(int(day_count), int(runs), int(size), int(kept[0] if kept else 0), dry_run)
 
     def close(self) -> None:
@@ -321,6 +334,7 @@ class PgTraceStore(TraceStore):
             finally:
                 for run in runs:
                     run.done.set()
+            conn = self._chain.anchor(conn, self.url, closing=stop)
             if stop:
                 if conn is not None:
                     conn.close()
@@ -341,10 +355,15 @@ class PgTraceStore(TraceStore):
                 bodies = [encoded(document)[1].decode("utf-8") for document in documents.values()]
                 runs_columns = [list(column) for column in zip(*(run.row() for run in first), strict=True)]
                 ids = [run.header.run_id for run in first]
+                days = [parse_utc(run.header.created_at).date() for run in first]
+                chain = [days, self._chain.bases(days), self._chain.writer]
                 records = [run.body for run in first]  # one text a run: split into its lines by the statement
-                cursor = conn.execute(_INSERT_GROUP, [list(documents), bodies, *runs_columns, ids, records])
-                stored = {row[0] for row in cursor.fetchall()}
+                params = [list(documents), bodies, *runs_columns, *chain, ids, records]
+                stored = dict(conn.execute(_INSERT_GROUP, params).fetchall())
                 new = [run for run in first if run.header.run_id in stored]
+                self._chain.stored(
+                    (i, day, stored[i]) for i, day in zip(ids, days, strict=True) if i in stored
+                )
                 self._stored_documents.update(documents)
         except Exception as exc:  # handed to each waiting run, raised in its own thread
             for run in runs:

@@ -44,11 +44,13 @@ from evidence_loop.tools.errors import (
     TraceStoreUnavailableError,
 )
 from evidence_loop.traces.blobs import Documents, FolderDocuments, split_documents, with_documents
+from evidence_loop.traces.chain_verify import verify_chain
 from evidence_loop.traces.citations import TextSource
-from evidence_loop.traces.day_verify import Ends, against, unwritten, verify_day
+from evidence_loop.traces.day_verify import Ends, against, by_day, day_of, ends_of, unwritten, verify_day
 from evidence_loop.traces.encode import sealed_header
-from evidence_loop.traces.feedback import FeedbackLog, FolderFeedback
-from evidence_loop.traces.finished_lines import FinishedLines
+from evidence_loop.traces.feedback import FeedbackLog
+from evidence_loop.traces.feedback_folder import FolderFeedback
+from evidence_loop.traces.finished_lines import FinishedLines, Place
 from evidence_loop.traces.group_sync import GroupSync
 from evidence_loop.traces.journal import ZLIB_LEVEL, Frame, frame_index, journal_files
 from evidence_loop.traces.journal_store import Journals, PendingFrame, Placed, TakenIds, frame_records, locate
@@ -117,11 +119,16 @@ class TraceStore:
         self._days_seen: builtins.list[Path] | None = None
         self._folder_syncs: dict[Path, GroupSync] = {}
         self._folder_syncs_lock = threading.Lock()
-        self._journals = Journals(fsync, compress)  # zlib's level of the frames; None: plain
         self._taken = TakenIds()
         self._placed = Placed()
+        synced = fsync if fsync_each else None  # fsync_each: each manifest line synced as written
         self._finished = FinishedLines(
-            self.root, self.index_path, self._taken, fsync=fsync if fsync_each else None
+            self.root, self.index_path, self._taken, fsync=synced, sync=fsync, days=self._days
+        )
+        # zlib's level of the frames (None: plain); each journal's end is anchored as it closes, and
+        # the journals of the day before as this process opens its first journal of a day
+        self._journals = Journals(
+            fsync, compress, opened=self._finished.day_begun, closing=self._finished.journal_closing
         )
         self._day_folders: dict[str, Path] = {}
         self.documents: Documents = FolderDocuments(self.root)  # written once: always synced
@@ -159,9 +166,7 @@ class TraceStore:
         except OSError as exc:
             raise unwritable(day / "journal", exc) from exc
         run_id = sealed.run_id
-        pending = PendingFrame(
-            run_id, lambda: self._journals.for_day(day), lambda: self._taken.release(run_id)
-        )
+        pending = PendingFrame(run_id, lambda: self._journals.for_day(day), self._finished.closed_unfinished)
 
         def finished(path: Path, header: TraceHeader, footer: TraceFooter, size: int) -> None:
             self._record_finished(path, header, footer, size, frame=pending)
@@ -278,8 +283,10 @@ class TraceStore:
         if trace.path is None:
             return verify(trace)
         run_id = trace.header.run_id
-        manifest = read_manifest(trace.path.parent, only=run_id) if self._holds(trace.path) else {}
-        return against(trace, self._ends(manifest, self._read_index(only=run_id)).of(trace))
+        held = self._holds(trace.path)
+        manifest = read_manifest(trace.path.parent, only=run_id) if held else {}
+        ends = self._ends(manifest, self._read_index(only=run_id))
+        return against(trace, ends.of(trace), day_of(trace.path.parent) if held else None)
 
     def verify_all(self, texts: TextSource | None = None) -> Iterator[tuple[str, VerifyResult]]:
         """(run id, verdict) of every run, oldest day first (``traces.day_verify``), and of every run
@@ -287,26 +294,17 @@ class TraceStore:
         failure, not a stop. With ``texts`` (the document store's), the text each trace cites is
         checked too."""
         indexed = self._read_index()
+        listed = by_day(indexed.values())
         for day in reversed(builtins.list(self._days(None))):
-            yield from verify_day(day, self._ends(read_manifest(day), indexed), texts, self.documents)
+            ends = self._ends(read_manifest(day), indexed)
+            yield from verify_day(day, ends, texts, self.documents, listed.get(day.relative_to(self.root)))
+
+    def verify_chain(self) -> Iterator[tuple[str, VerifyResult]]:
+        """The run chain's breaks, oldest day first, then its summary row (``traces.chain_verify``)."""
+        return verify_chain(self.root, builtins.list(self._days(None))[::-1])
 
     def _ends(self, manifest: dict[str, FinishedRun], indexed: dict[str, TraceSummary]) -> Ends:
-        """How runs ended: the day manifest, else the index entry that describes that very file (a
-        golden trace outside the store may reuse a run id)."""
-
-        def from_index(trace: Trace) -> FinishedRun | None:
-            summary = indexed.get(trace.header.run_id)
-            if summary is None or summary.final_hash is None or trace.path is None:
-                return None
-            if trace.path.resolve() != self.root.resolve() / summary.path:
-                return None
-            return FinishedRun(summary.run_id, summary.final_hash, summary.events)
-
-        def final_hash(run_id: str) -> str | None:
-            summary = indexed.get(run_id)
-            return summary.final_hash if summary is not None else None
-
-        return Ends(manifest, from_index, final_hash)
+        return ends_of(self.root, manifest, indexed)
 
     def unwritten(self, run_id: str, reason: str) -> VerifyResult:
         """The verdict on ``run_id``'s trace that holds no complete header (``day_verify.unwritten``)."""
@@ -422,7 +420,8 @@ class TraceStore:
         frame: PendingFrame | None = None,
     ) -> None:
         """Called once the trace (and its folder entry) is durable: its manifest and index lines."""
-        place = (None, None) if frame is None or frame.journal is None else (frame.journal.path, frame.offset)
+        journal = frame.journal if frame is not None else None
+        place = Place(journal.path, frame.offset, frame.prev) if journal is not None and frame else None
         self._finished.record(path, header, footer, size, place)
 
     def rewrite_index(self, keep: Callable[[TraceSummary], bool]) -> None:

@@ -16,9 +16,9 @@ from evidence_loop.agent.feedback_fit import (
     cross_validated,
     fit_feedback,
     recorded_point,
-    reviewed_runs,
     shortfall,
 )
+from evidence_loop.agent.feedback_reviews import DISAGREE, Reviews, reviews
 from evidence_loop.tools.errors import InputError
 
 
@@ -48,10 +48,10 @@ def run_feedback(args: argparse.Namespace) -> int:
     if args.answer_rate is not None and not 0.5 <= args.answer_rate < 1.0:
         raise InputError(f"--answer-rate must be from 0.5 to below 1, not {args.answer_rate}")
     with trace_store(args) as store:
-        runs, skipped = reviewed_runs(store, since_day(args.since))
+        found = reviews(store, since_day(args.since))
+    runs = found.runs
+    _print_reviews(found)
     more_yes, more_no = shortfall(runs)
-    left_out = ", ".join(f"{n} {why}" for why, n in sorted(skipped.items()))
-    print(f"{len(runs)} reviewed runs usable" + (f" ({left_out} left out)" if left_out else ""))
     if more_yes or more_no:
         raise InputError(
             f"too few reviews to fit: need at least {MIN_PER_KIND} runs that should be answered and "
@@ -72,13 +72,32 @@ def run_feedback(args: argparse.Namespace) -> int:
     document = {
         "judge": model.as_dict(),
         "policy": {"answer_rate": str(rate)},
-        "report": {"feedback": {"current": _as_dict(current), "cross_validated": _as_dict(fitted)}},
+        "report": {
+            "feedback": {
+                "current": _as_dict(current),
+                "cross_validated": _as_dict(fitted),
+                "left_out": dict(sorted(found.left_out.items())),
+                "chain": found.chain.summary(),
+            }
+        },
     }
     tmp = args.out.with_suffix(args.out.suffix + ".part")
     tmp.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
     tmp.replace(args.out)
     print(f"wrote {args.out}; serve it with `evloop serve --policy-file {args.out}`")
     return 0
+
+
+def _print_reviews(found: Reviews) -> None:
+    """What the fit rests on: the log's chain, the usable runs, and why the others were left out."""
+    print(found.chain.summary())
+    left_out = ", ".join(f"{n} {why}" for why, n in sorted(found.left_out.items()))
+    print(f"{len(found.runs)} reviewed runs usable" + (f" (left out: {left_out})" if left_out else ""))
+    if found.left_out[DISAGREE]:
+        print(
+            f"reviewers disagree on {found.left_out[DISAGREE]} runs (each reviewer's latest verdict "
+            "stands; a run whose reviewers give it different labels is not fitted on)"
+        )
 
 
 def _print_points(current: OperatingPoint, points: dict[float, OperatingPoint], chosen: float | None) -> None:

@@ -21,14 +21,17 @@ from evidence_loop.tools.errors import InputError
 from evidence_loop.tools.printable import printable
 from evidence_loop.traces import TraceStore
 from evidence_loop.traces.citations import resolve
-from evidence_loop.traces.feedback import FeedbackRecord, by_run, check_chain
+from evidence_loop.traces.feedback import FeedbackRecord, by_run, since_only, standing
+from evidence_loop.traces.feedback_chain import check_log
 
 DESCRIPTION = """\
 Read the verdicts reviewers posted on runs (POST /v1/runs/{run_id}/feedback, or the buttons of
 the /audit console). They are kept append-only beside the traces, each linked to the final hash
 of the run it judges and to the verdict before it; a later verdict on a run supersedes an
-earlier one. list prints the verdict that stands for each run (--all: every verdict); export
-writes every verdict as JSON Lines, in the order they were posted, and checks the chain first.
+earlier one of the same reviewer. list prints the verdict that stands for each run (--all: every
+verdict), then whether the chain verifies (a changed, dropped or re-ordered verdict, a dropped last
+one, fails it: exit 2); export writes every verdict as JSON Lines, in the order they were posted,
+and checks the chain first (a log that fails is not exported).
 
 export --as-eval DIR writes the reviewed runs as an evaluation set instead (questions.jsonl,
 corpus.jsonl, README.md; the FORMAT.md of `evloop eval`): each run's question, history and
@@ -87,11 +90,20 @@ def since_day(text: str | None) -> date | None:
 
 def _list(args: argparse.Namespace) -> int:
     with trace_store(args) as store:
-        records = store.feedback.records(since_day(args.since))
-    shown = records if args.all else [history[-1] for history in by_run(records).values()]
+        read = store.feedback.read_log()
+    records = since_only(read, since_day(args.since))
+    histories = by_run(records).values()
+    shown = records if args.all else [history[-1] for history in histories]
     for record in sorted(shown, key=lambda r: r.seq):
         print(_line(record))
-    print(f"{len(shown)} {'verdicts' if args.all else 'runs reviewed'} ({len(records)} verdicts posted)")
+    differ = sum(len({r.verdict for r in standing(history)}) > 1 for history in histories)
+    apart = f"; reviewers' latest verdicts differ on {differ} runs" if differ else ""
+    kind = "verdicts" if args.all else "runs reviewed"
+    print(f"{len(shown)} {kind} ({len(records)} verdicts posted{apart})")
+    chain = check_log(read)
+    if not chain.ok:
+        raise InputError(chain.summary())
+    print(chain.summary())
     return 0
 
 
@@ -123,16 +135,16 @@ def _add_eval_options(sub: argparse.ArgumentParser) -> None:
 
 def _export(args: argparse.Namespace) -> int:
     with trace_store(args) as store:
-        everything = store.feedback.records()
-        chain = check_chain(everything)
+        read = store.feedback.read_log()
+        chain = check_log(read)
         if not chain.ok:
-            raise InputError(f"the feedback log does not verify: {chain.reason}")
+            raise InputError(chain.summary())
         if args.as_eval is not None:
             return _export_set(args, store)
     if args.groups is not None:
         raise InputError("--groups goes with --as-eval")
     day = since_day(args.since)
-    for record in everything:
+    for record in since_only(read, None):
         if day is None or record.created_at[:10] >= day.isoformat():
             print(json.dumps(record.model_dump(), ensure_ascii=False))
     return 0

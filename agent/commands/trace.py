@@ -32,8 +32,9 @@ from evidence_loop.traces import (
     render_timeline,
     verify,
 )
-from evidence_loop.traces.blobs import carried, read_export
-from evidence_loop.traces.citations import TextSource, cites, resolve, with_citations
+from evidence_loop.traces.blobs import FAILED_VERIFICATION, carried, read_export
+from evidence_loop.traces.chain_verify import CHAIN
+from evidence_loop.traces.citations import TextSource, resolve, with_citations
 from evidence_loop.traces.pg_store import PgTraceStore
 
 DESCRIPTION = """\
@@ -48,7 +49,11 @@ version's text the store no longer holds; verify checks each cited text's sha256
 
 A run names its policy, LLM settings, embedder and reranker by hash, each stored once per store;
 verify checks they are there and unchanged, and an export carries them: an export made with
---as-written verifies and shows anywhere (give its .json file), and import stores it elsewhere."""
+--as-written verifies and shows anywhere (give its .json file), and import stores it elsewhere.
+
+show and export verify the trace first, as verify does: show prints the verdict above the timeline,
+and a trace that fails under a warning, then exits 1; export refuses a trace that fails unless
+--force, which marks the export (failed_verification in its header)."""
 
 EPILOG = """\
 examples:
@@ -109,6 +114,11 @@ def register(subparsers: Subparsers) -> None:
             sub.add_argument(
                 "--as-written", action="store_true", help="the records as written, cited text not read in"
             )
+            sub.add_argument(
+                "--force",
+                action="store_true",
+                help="export a trace that fails verification (refused without it); its header is marked",
+            )
         sub.set_defaults(run=globals()[f"_{name}"])
 
 
@@ -144,18 +154,24 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read(args: argparse.Namespace, run: str) -> object:
+def _read(args: argparse.Namespace, run: str) -> tuple[Trace, VerifyResult]:
+    """The trace and its chain's verdict: an export's own, a file's against the store that holds it
+    (or alone), a stored run's against the end its store recorded."""
     path = Path(run)
     if path.suffix == ".json" and path.exists():
-        return exported(path)
+        trace = exported(path)
+        return trace, verify(trace)
     if path.suffix == ".jsonl" and path.exists():
         try:
             with trace_store(args) as store:  # the documents its header names, if a store is there
-                return store.read(path)
+                trace = store.read(path)
+                return trace, store.check(trace)
         except EvidenceLoopError:
-            return read_trace(path)
+            trace = read_trace(path)
+            return trace, verify(trace)
     with trace_store(args) as store:
-        return store.read(run)
+        trace = store.read(run)
+        return trace, store.check(trace)
 
 
 def exported(path: Path) -> Trace:
@@ -193,29 +209,47 @@ def stored_texts(args: argparse.Namespace) -> Iterator[TextSource | None]:
         store.close()
 
 
-def _shown(args: argparse.Namespace) -> Trace:
-    trace: Trace = _read(args, args.target)  # type: ignore[assignment]
-    if not cites(trace):
-        return trace
+def _checked(args: argparse.Namespace, *, resolved: bool = True) -> tuple[Trace, VerifyResult]:
+    """The trace ``show`` and ``export`` print, verified first as ``trace verify`` does (the chain,
+    the end its run recorded, the cited texts); with ``resolved`` its cited text read in."""
+    trace, verdict = _read(args, args.target)
     with stored_texts(args) as texts:
-        return resolve(trace, texts)
+        verdict = with_citations(verdict, trace, texts)
+        return (resolve(trace, texts) if resolved else trace), verdict
 
 
 def _show(args: argparse.Namespace) -> int:
-    print(render_timeline(_shown(args)))
+    """The timeline under its verdict; a trace that fails verification is shown under a warning,
+    and the command ends with the failure (exit 1)."""
+    trace, verdict = _checked(args)
+    print(
+        f"verify: ok - {verdict.reason}"
+        if verdict.ok
+        else f"WARNING: this trace FAILS verification - {verdict.reason}; what follows is not the record"
+    )
+    print(render_timeline(trace))
+    if not verdict.ok:
+        raise TraceError(f"run {args.target}: fails verification: {verdict.reason}")
     return 0
 
 
 def _export(args: argparse.Namespace) -> int:
-    """The records; the events with the text they cite read in, unless ``--as-written``."""
+    """The records; the events with the text they cite read in, unless ``--as-written``. A trace that
+    fails verification is refused; ``--force`` exports it with its header marked."""
+    trace, verdict = _checked(args, resolved=not args.as_written)
+    if not verdict.ok and not args.force:
+        raise TraceError(
+            f"run {args.target}: fails verification: {verdict.reason}; not exported "
+            "(--force exports it, its header marked failed_verification)"
+        )
     if args.as_written:
-        trace: Trace = _read(args, args.target)  # type: ignore[assignment]
         records = list(trace.records)
     else:
-        trace = _shown(args)
         events = [event.model_dump(mode="json") for event in trace.events]
         records = [trace.records[0], *events, *trace.records[1 + len(events) :]]
     records = carried(records, trace.documents)  # the documents it names travel with it
+    if not verdict.ok:
+        records[0][FAILED_VERIFICATION] = verdict.reason
     print(json.dumps(records, ensure_ascii=False, indent=1))
     return 0
 
@@ -269,11 +303,16 @@ def _verify_rows(args: argparse.Namespace, store: TraceStore, texts: TextSource 
         unwritten += not result.written
         if not (args.all and result.ok and result.written and not result.replaced):
             print(f"{run}: {_verdict(result)} - {result.reason}")
+    breaks = 0
     if args.all:
         never = f" ({unwritten} of them never written: no failure)" if unwritten else ""
         print(f"{total - bad} of {total} traces verify{never}")
-    if bad:
-        raise TraceError(f"{bad} of {total} traces failed verification")
+        for name, result in store.verify_chain():  # no run removed whole: the breaks, then a summary
+            breaks += not result.ok and name != CHAIN
+            print(f"{name}: FAILED - {result.reason}" if name != CHAIN else result.reason)
+    if bad or breaks:
+        chain = f"; the run chain breaks in {breaks} place" + "s" * (breaks != 1) if breaks else ""
+        raise TraceError(f"{bad} of {total} traces failed verification{chain}")
     return 0
 
 

@@ -12,7 +12,8 @@ from fastapi.testclient import TestClient
 from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.store.location import Location
-from evidence_loop.traces.feedback import check_chain, latest
+from evidence_loop.traces.feedback import latest
+from evidence_loop.traces.feedback_chain import check_chain
 from tests.agent.api_support import ALL_KEYS, AUDIT_STAFF, PUBLIC, STAFF, Key, api_client
 
 WARRANTY_ZH = "LM-S10 整机保修多久？"

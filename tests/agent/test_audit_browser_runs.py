@@ -273,7 +273,7 @@ def from_the_traces(runs: Runs) -> dict[str, Any]:
         assert trace.footer is not None
         outcomes[trace.footer.outcome_status] += 1
         if trace.footer.outcome_status == "insufficient_evidence":
-            kinds.update(dict.fromkeys(m["kind"] for m in decided(trace).outcome["missing"]))
+            kinds.update({m["kind"] for m in decided(trace).outcome["missing"]})
     for folder in (folder for _, folder in store.day_folders()):
         for run_id, finished in read_manifest(folder).items():
             created = store.read(run_id).header.created.timestamp()

@@ -9,7 +9,8 @@ import pytest
 
 from evidence_loop.agent.api.audit_list import ListFilters, StandingReviews, grouped, keeper
 from evidence_loop.agent.api.auth import LOCAL, Caller
-from evidence_loop.traces.feedback import FeedbackEntry, FeedbackRecord, FolderFeedback, Verdict, latest
+from evidence_loop.traces.feedback import FeedbackEntry, FeedbackRecord, Verdict, latest
+from evidence_loop.traces.feedback_folder import FolderFeedback
 from evidence_loop.traces.run_rows import RunRow
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -10,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from evidence_loop.agent.cli import main
-from evidence_loop.agent.feedback_fit import MIN_PER_KIND, label_of, reviewed_runs
+from evidence_loop.agent.feedback_fit import MIN_PER_KIND, label_of
+from evidence_loop.agent.feedback_reviews import reviews
 from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 from evidence_loop.policies.config import Policy, load_policy_file
@@ -105,9 +107,10 @@ def test_every_reviewed_run_gives_its_recorded_signals_and_label(reviewed: tuple
     index, run_ids = reviewed
     with Service.open(index, embedder=FakeEmbedder()) as service:
         assert service.traces is not None
-        runs, skipped = reviewed_runs(service.traces)
+        found = reviews(service.traces)
+    runs = found.runs
 
-    assert [r.run_id for r in runs] == run_ids and not skipped
+    assert [r.run_id for r in runs] == run_ids and not found.left_out
     assert [r.answerable for r in runs] == [True] * len(ANSWERABLE) + [False] * len(UNANSWERABLE)
 
 
@@ -165,8 +168,13 @@ def test_feedback_list_shows_the_standing_verdict_of_each_run(
     assert main(["feedback", "list", "--index", str(index)]) == 0
     lines = capsys.readouterr().out.splitlines()
 
-    assert [line.split()[1] for line in lines[:-1]] == run_ids
-    assert lines[-1] == f"{len(run_ids)} runs reviewed ({len(run_ids)} verdicts posted)"
+    assert [line.split()[1] for line in lines[:-2]] == run_ids
+    assert lines[-2] == f"{len(run_ids)} runs reviewed ({len(run_ids)} verdicts posted)"
+    count = len(run_ids)
+    assert (
+        lines[-1]
+        == f"the feedback chain verifies over {count} records; its tail is anchored at record {count}"
+    )
 
 
 def test_feedback_export_refuses_a_log_whose_chain_is_broken(
@@ -201,3 +209,113 @@ def test_without_a_rate_the_fit_takes_the_one_that_decides_most_reviewed_runs_ri
     correct = {float(row[3]): float(row[-1]) for row in rows}
     (chosen,) = [float(row[3]) for row in rows if "(chosen)" in row]
     assert correct[chosen] == max(correct.values()) and load_policy_file(out).answer_rate == chosen
+
+
+def copied(index: Path, tmp_path: Path) -> Path:
+    """A copy of the reviewed index to tamper with (the module's index stays whole)."""
+    shutil.copytree(index, tmp_path / "index")
+    return tmp_path / "index"
+
+
+def journal_of(index: Path) -> Path:
+    return next((index / "traces" / "feedback").glob("*.journal"))
+
+
+def test_calibrate_refuses_a_log_whose_verdicts_were_edited_without_resealing(
+    reviewed: tuple[Path, list[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    index = copied(reviewed[0], tmp_path)
+    journal = journal_of(index)
+    lines = journal.read_text(encoding="utf-8").splitlines()
+    flipped = [line.replace('"should_have_answered"', '"correct"') for line in lines]
+    journal.write_text("\n".join(flipped) + "\n", encoding="utf-8")
+    out = tmp_path / "policy.json"
+
+    assert main(["calibrate", "--feedback", "--index", str(index), "--out", str(out)]) == 2
+
+    err = capsys.readouterr().err
+    assert "the feedback log does not verify: record" in err and "was changed after it was written" in err
+    assert not out.exists()
+
+
+def test_calibrate_refuses_a_log_whose_last_record_was_dropped(
+    reviewed: tuple[Path, list[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    index = copied(reviewed[0], tmp_path)
+    journal = journal_of(index)
+    journal.write_text("".join(journal.read_text(encoding="utf-8").splitlines(True)[:-1]), encoding="utf-8")
+    count = len(ANSWERABLE) + len(UNANSWERABLE)
+
+    assert main(["calibrate", "--feedback", "--index", str(index)]) == 2
+
+    assert f"record {count}, the last one the log's tail anchor names, is gone" in capsys.readouterr().err
+
+
+def test_feedback_list_fails_on_a_log_whose_last_record_was_dropped(
+    reviewed: tuple[Path, list[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    index = copied(reviewed[0], tmp_path)
+    journal = journal_of(index)
+    journal.write_text("".join(journal.read_text(encoding="utf-8").splitlines(True)[:-1]), encoding="utf-8")
+
+    assert main(["feedback", "list", "--index", str(index)]) == 2
+
+    assert "the feedback log does not verify: record" in capsys.readouterr().err
+
+
+def test_a_run_whose_trace_fails_verification_is_left_out_and_counted(
+    reviewed: tuple[Path, list[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from evidence_loop.traces import TraceStore
+    from tests.trace_support import edit_run
+
+    index = copied(reviewed[0], tmp_path)
+    store = TraceStore(index / "traces")
+    edit_run(store, reviewed[1][0], lambda rs: [rs[0], rs[1].replace(b'"seq":0', b'"seq":9'), *rs[2:]])
+    store.close()
+
+    assert main(["calibrate", "--feedback", "--index", str(index), "--answer-rate", "0.9"]) == 0
+
+    usable = len(ANSWERABLE) + len(UNANSWERABLE) - 1
+    printed = capsys.readouterr().out
+    assert f"{usable} reviewed runs usable (left out: 1 whose trace fails verification)" in printed
+
+
+def test_when_a_second_reviewer_reverses_every_verdict_calibrate_says_so_and_fits_nothing(
+    reviewed: tuple[Path, list[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    index = copied(reviewed[0], tmp_path)
+    with Service.open(index, embedder=FakeEmbedder()) as service:
+        assert service.traces is not None
+        for record in service.traces.feedback.records():
+            trace = service.trace(record.run_id)
+            answered = trace.footer is not None and trace.footer.outcome_status == "answered"
+            said = label_of(record.verdict, "answered" if answered else "insufficient_evidence")
+            verdict: Verdict = "should_have_refused" if said else "should_have_answered"
+            now = utc_timestamp(datetime.now(UTC))
+            second = FeedbackEntry(record.run_id, record.run_hash, verdict, now, "second")
+            service.traces.feedback.append(second)
+    count = len(ANSWERABLE) + len(UNANSWERABLE)
+
+    assert main(["calibrate", "--feedback", "--index", str(index)]) == 2
+
+    printed = capsys.readouterr()
+    assert f"0 reviewed runs usable (left out: {count} whose reviewers disagree)" in printed.out
+    assert f"reviewers disagree on {count} runs" in printed.out and "correct" not in printed.out
+    assert "too few reviews to fit" in printed.err
+
+
+def test_a_reviewer_who_changes_their_own_verdict_is_no_disagreement(
+    reviewed: tuple[Path, list[str]], tmp_path: Path
+) -> None:
+    index = copied(reviewed[0], tmp_path)
+    with Service.open(index, embedder=FakeEmbedder()) as service:
+        assert service.traces is not None
+        first = service.traces.feedback.records()[0]
+        now = utc_timestamp(datetime.now(UTC))
+        service.traces.feedback.append(
+            FeedbackEntry(first.run_id, first.run_hash, "should_have_refused", now, first.reviewer)
+        )
+        found = reviews(service.traces)
+
+    assert not found.left_out and not next(r for r in found.runs if r.run_id == first.run_id).answerable

@@ -79,7 +79,7 @@ def test_feedback_list_prints_a_note_of_several_lines_on_one_line(asked: Asked, 
 
     assert_nothing_a_terminal_obeys(out)
     assert out.splitlines()[0].endswith("note=\\u001b[2Jlooks right\\nFAKE: 0 verdicts posted")
-    assert len(out.splitlines()) == 2  # the verdict, then the count
+    assert not any(line.startswith("FAKE") for line in out.splitlines())  # the note made no line of its own
 
 
 def test_docs_prints_a_title_with_its_escapes_shown(asked: Asked, capsys: Capture) -> None:

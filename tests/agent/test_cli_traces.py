@@ -74,7 +74,8 @@ def test_verify_all_of_untouched_traces_exits_zero(capsys: Capture, index: Path)
     for question in QUESTIONS[:2]:
         ask(capsys, index, question)
     code, out, _ = run(capsys, "trace", "verify", "--all", "--index", str(index))
-    assert (code, out.strip()) == (0, "2 of 2 traces verify")
+    chain = "run chain holds: 1 day; 2 journals or writers chained, 2 anchored at their end"
+    assert (code, out.splitlines()) == (0, ["2 of 2 traces verify", chain])
 
 
 def test_verify_tells_a_truncated_run_from_a_crashed_one(capsys: Capture, index: Path) -> None:

@@ -127,7 +127,8 @@ def test_postgresql_writes_a_run_and_its_documents_in_one_statement(
         for run_id in ("r-1", "r-2"):
             start = log.stat().st_size
             _write(store, make_header, run_id)
-            statements = _statements(log, start)
+            # (the writer's first run of a day is followed, once it is released, by the day's anchors)
+            statements = [s for s in _statements(log, start) if not s.startswith("WITH newest AS")]
             assert len(statements) == 1 and statements[0].startswith("WITH documents AS"), statements
         trace = store.read("r-2")
         assert trace.named("policy") == make_header().policy and store.verify("r-2").ok

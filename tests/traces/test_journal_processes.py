@@ -61,6 +61,7 @@ def test_two_writer_processes_on_one_folder_lose_no_run(tmp_path: Path) -> None:
     assert set(verdicts) == expected and all(v.complete for v in verdicts.values())
     assert set(read_manifest(root / DAY)) == expected
     assert {s.run_id for s in store.list() if s.status == "complete"} == expected
+    assert [(name, v.ok) for name, v in store.verify_chain()] == [("run chain", True)], "a chain per journal"
 
 
 CRASHING_WRITER = """
@@ -111,6 +112,7 @@ def test_a_kill_mid_group_leaves_every_returned_run_complete_and_nothing_failing
     assert journals(store) and not list(root.rglob("c-*"))
     assert verdicts and all(v.ok for v in verdicts.values())
     assert returned <= {run for run, v in verdicts.items() if v.complete}
+    assert [(name, v.ok) for name, v in store.verify_chain()] == [("run chain", True)], "a kill is no break"
 
 
 APPENDING_WRITER = """

@@ -144,6 +144,7 @@ def test_runs_finishing_together_are_all_durable_when_each_returns(
     for thread in threads:
         thread.join(60)
     assert len(finals) == 24 and all(pg_traces.verify(run).ok for run in finals)
+    assert [(name, v.ok) for name, v in pg_traces.verify_chain()] == [("run chain", True)]
 
 
 def test_a_run_id_is_stored_once(pg_traces: PgTraceStore, make_header: HeaderFactory) -> None:
@@ -189,6 +190,8 @@ def test_a_run_id_twice_in_one_commit_group_fails_only_the_later_run(
     assert (outcomes["first"], outcomes["other"], outcomes["again"]) == ("stored", "stored", "refused")
     assert {outcomes["a"], outcomes["b"]} == {"stored", "refused"}
     assert all(pg_traces.verify(run).ok for run in ("r-7", "r-8", "r-9", "twice"))
+    chain = list(pg_traces.verify_chain())  # a run refused for its id took no number: no gap
+    assert [(name, v.ok) for name, v in chain] == [("run chain", True)], chain
 
 
 def test_an_unknown_run_is_not_found(pg_traces: PgTraceStore) -> None:

@@ -176,6 +176,29 @@ CREATE TRIGGER trace_documents_append_only BEFORE UPDATE OR DELETE ON trace_docu
     FOR EACH ROW EXECUTE FUNCTION evloop_append_only();
 """,
     ),
+    Migration(
+        5,
+        "the run chain (each writer's runs of a day numbered, their ends anchored); the feedback tail",
+        f"""
+ALTER TABLE trace_runs ADD COLUMN writer TEXT COLLATE "C", ADD COLUMN wseq INTEGER;
+CREATE TABLE trace_anchors (
+    writer {_K},
+    day DATE NOT NULL,
+    wseq INTEGER NOT NULL,
+    run_id {_K},
+    by TEXT NOT NULL,
+    at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+CREATE INDEX trace_anchors_by_day ON trace_anchors(day);
+CREATE TRIGGER trace_anchors_append_only BEFORE UPDATE OR DELETE ON trace_anchors
+    FOR EACH ROW EXECUTE FUNCTION evloop_append_only();
+CREATE TABLE feedback_tail (
+    one BOOLEAN PRIMARY KEY DEFAULT true CHECK (one),
+    seq BIGINT NOT NULL,
+    hash TEXT NOT NULL
+);
+""",
+    ),
 )
 LATEST = MIGRATIONS[-1].version
 
