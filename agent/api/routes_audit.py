@@ -76,7 +76,9 @@ def audit_router(ctx: ApiContext) -> APIRouter:
 
     def runs_of() -> ConsoleRuns:
         assert ctx.service.traces is not None
-        return kept.setdefault("runs", ConsoleRuns(ctx.service.traces))
+        if "runs" not in kept:  # one per app: its rows and reviews are kept once read
+            kept["runs"] = ConsoleRuns(ctx.service.traces)
+        return kept["runs"]
 
     def session(request: Request) -> _Session:
         if ctx.keyring is None:
