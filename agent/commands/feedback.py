@@ -61,7 +61,7 @@ def register(subparsers: Subparsers) -> None:
     actions = parser.add_subparsers(title="actions", metavar="ACTION", required=True)
     for name, helptext in (
         ("list", "the standing verdict of each run"),
-        ("export", "every verdict as JSON Lines"),
+        ("export", "every verdict as JSON Lines, or (--as-eval) the reviewed runs as an evaluation set"),
     ):
         sub = actions.add_parser(name, help=helptext, description=helptext)
         add_index_option(sub)
@@ -128,8 +128,8 @@ def _add_eval_options(sub: argparse.ArgumentParser) -> None:
     sub.add_argument(
         "--corpus",
         choices=CORPUS_CHOICES,
-        default="all",
-        help="with --as-eval: every readable document (all), those the runs read (cited), or none",
+        default=None,
+        help="with --as-eval: every readable document (all, the default), those the runs read (cited), none",
     )
 
 
@@ -141,8 +141,8 @@ def _export(args: argparse.Namespace) -> int:
             raise InputError(chain.summary())
         if args.as_eval is not None:
             return _export_set(args, store)
-    if args.groups is not None:
-        raise InputError("--groups goes with --as-eval")
+    if args.groups is not None or args.corpus is not None:
+        raise InputError(f"{'--groups' if args.groups is not None else '--corpus'} goes with --as-eval")
     day = since_day(args.since)
     for record in since_only(read, None):
         if day is None or record.created_at[:10] >= day.isoformat():
@@ -165,7 +165,7 @@ def _export_set(args: argparse.Namespace, traces: TraceStore) -> int:
             lambda trace: resolve(trace, texts),
             reader,
             since=since_day(args.since),
-            corpus=args.corpus,
+            corpus=args.corpus or "all",
         )
     write_set(args.as_eval, reviewed)
     print(f"{len(reviewed.questions)} reviewed runs -> {args.as_eval}")

@@ -162,3 +162,10 @@ def test_groups_without_as_eval_is_refused(reviewed: Reviewed, capsys: pytest.Ca
 
     assert code == 2
     assert "--groups goes with --as-eval" in capsys.readouterr().err
+
+
+def test_corpus_without_as_eval_is_refused(reviewed: Reviewed, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["feedback", "export", "--index", str(reviewed.index), "--corpus", "none"])
+
+    assert code == 2
+    assert "--corpus goes with --as-eval" in capsys.readouterr().err
