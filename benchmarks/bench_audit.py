@@ -1,6 +1,7 @@
-"""What the audit console costs: a run page of 50 steps, and the first page of a list of 100,000 runs.
+"""What the audit console costs: a run page of 50 steps, the first page of a list of 100,000 runs with
+its columns (answer preview, reason, review) and filters, and the figures of that day.
 
-    .venv/bin/python benchmarks/bench_audit.py [--runs 100000] [--repeat 20]
+    .venv/bin/python benchmarks/bench_audit.py [--runs 100000] [--repeat 20] [--reviews 1000]
 
 The script, in one process, on a temporary index of the bundled sample help centre:
 
@@ -8,12 +9,15 @@ The script, in one process, on a temporary index of the bundled sample help cent
    the slides repeated until there are 50, a real hash chain through the trace writer);
 2. times ``GET /audit/runs/{run_id}`` of that run through the app (test client: routing, reading,
    verifying, resolving cited text, rendering), median and worst of ``--repeat``;
-3. fills one UTC day of the trace store with ``--runs`` runs (copies of one finished trace under new run
-   ids, each with its manifest line, as a day of traffic leaves them; their chains are not re-hashed,
-   which listing does not read) and times ``GET /audit``: the first request of a fresh app (nothing
-   cached) and the same page again, then a page filtered by status and one by question text.
+3. fills one UTC day of the trace store with ``--runs`` runs (copies of three finished traces under new
+   run ids: an answer, a refusal naming an uncovered model and a follow-up, 8:1:1, each with its
+   manifest line, as a day of traffic leaves them; their chains are not re-hashed, which listing does
+   not read) and ``--reviews`` reviews spread evenly over them, then times each page twice: the first
+   request of a fresh app (nothing cached: the day's manifest and every row the page passes over are
+   read), and the same page again: ``GET /audit``, filtered by status, by question text, by review
+   (reviewed, and a verdict), by missing kind, and ``GET /audit/figures`` of that day (every row).
 
-Targets (issue 21): the run page under 300 ms, the list's first page under 500 ms.
+Targets (issues 21 and 35): the run page under 300 ms, the list's first page under 500 ms.
 """
 
 from __future__ import annotations
@@ -34,11 +38,16 @@ from evidence_loop.agent.api import create_app
 from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 from evidence_loop.traces import TraceStore
+from evidence_loop.traces.feedback import FeedbackEntry
+from evidence_loop.traces.feedback_folder import FolderFeedback
 from evidence_loop.traces.manifest import MANIFEST_NAME
 from evidence_loop.traces.steps import DecidedStep, SlidStep
 
 QUESTION = "LM-S10 整机保修多久？"
+REFUSED = "LM-Z900 的整机保修期是多久？"
+FOLLOW_UP = "它的电池保修多久？"
 STEPS = 50
+DAY = "2026-11-30"
 
 
 def timed(call: Callable[[], object], repeat: int) -> list[float]:
@@ -71,24 +80,72 @@ def fifty_step_run(service: Service) -> str:
     return "bench-50-steps"
 
 
-def fill_day(store: TraceStore, template: Path, runs: int) -> Path:
-    """``runs`` copies of one finished trace in a fresh day folder, each named in the day's manifest."""
+def templates(service: Service, tmp: Path, run_id: str) -> list[Path]:
+    """The records of the runs a day is filled with, each as a file of its own: the 50-step answer,
+    a refusal, a follow-up."""
+    assert service.traces is not None
+    refused = service.ask(REFUSED)
+    first = service.ask(QUESTION)
+    follow = service.ask(FOLLOW_UP, history=[{"question": QUESTION, "run_id": first.run_id}])
+    assert refused.status == "insufficient_evidence" and follow.resolved_question is not None
+    paths = []
+    for run in (run_id, refused.run_id, follow.run_id):
+        paths.append(tmp / f"{run}.jsonl")
+        paths[-1].write_bytes(service.traces.raw(run))
+    return paths
+
+
+def fill_day(store: TraceStore, runs_like: list[Path], runs: int, reviews: int) -> Path:
+    """``runs`` copies of the runs ``runs_like`` (the first eight in ten, the others one in ten each)
+    in a fresh day folder, each named in the day's manifest, and ``reviews`` of them reviewed."""
     day = store.root / "2026" / "11" / "30"
     day.mkdir(parents=True)
-    text = template.read_text(encoding="utf-8")
-    old_id = template.stem
-    created = json.loads(text.splitlines()[0])["created_at"]
+    texts = [(path.read_text(encoding="utf-8"), path.stem) for path in runs_like]
     manifest = []
     for n in range(runs):
+        text, old_id = texts[0] if n % 10 < 8 else texts[n % 10 - 7]
+        created = json.loads(text.split("\n", 1)[0])["created_at"]
         run_id = f"r{n:07d}"
-        moment = f"2026-11-30T{n // 3600 % 24:02d}:{n // 60 % 60:02d}:{n % 60:02d}.{n % 1000:03d}000Z"
+        moment = f"{DAY}T{n // 3600 % 24:02d}:{n // 60 % 60:02d}:{n % 60:02d}.{n % 1000:03d}000Z"
         copy = text.replace(old_id, run_id).replace(created, moment, 1)
         (day / f"{run_id}.jsonl").write_text(copy, encoding="utf-8")
         manifest.append(
             json.dumps({"run_id": run_id, "final_hash": "0" * 64, "events": 1}, separators=(",", ":"))
         )
     (day / MANIFEST_NAME).write_text("\n".join(manifest) + "\n", encoding="utf-8")
+    log = FolderFeedback(store.root / "feedback", fsync=False)
+    for n in range(0, runs, max(1, runs // reviews) if reviews else runs + 1):
+        verdict = "correct" if n % 3 else "should_have_refused"
+        log.append(FeedbackEntry(f"r{n:07d}", "0" * 64, verdict, f"{DAY}T23:59:59Z", "bench"))
     return day
+
+
+PAGES = (
+    ("runs list, first page", "/audit"),
+    ("status=answered", "/audit?status=answered"),
+    ("question contains LM-S10", "/audit?q=LM-S10"),
+    ("review=reviewed", "/audit?review=reviewed"),
+    ("review=should_have_refused", "/audit?review=should_have_refused"),
+    ("missing=uncovered_slot", "/audit?missing=uncovered_slot"),
+    ("figures of the day (every row)", f"/audit/figures?from={DAY}&to={DAY}"),
+)
+
+
+def time_pages(service: Service, repeat: int, runs: int) -> list[tuple[str, list[float], float]]:
+    """Each page of PAGES on a fresh app (nothing cached), then again."""
+    rows: list[tuple[str, list[float], float]] = []
+    for name, url in PAGES:
+        fresh = TestClient(create_app(service, None))
+        cold = timed(partial(fresh.get, url), 1)
+        page = fresh.get(url)
+        if page.status_code == 404:  # a tree without that page (benchmarking an older one)
+            continue
+        assert page.status_code == 200, (url, page.status_code)
+        rows.append((f"{name}, fresh app", cold, 500))
+        rows.append((f"{name}, again", timed(partial(fresh.get, url), repeat), 500))
+    first = TestClient(create_app(service, None)).get("/audit")
+    assert first.text.count("data-run-id=") == 50, "the first page holds 50 runs"
+    return rows
 
 
 def main() -> int:
@@ -97,6 +154,7 @@ def main() -> int:
     )
     parser.add_argument("--runs", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--reviews", type=int, default=1000)
     args = parser.parse_args()
     rows: list[tuple[str, list[float], float]] = []
     with tempfile.TemporaryDirectory(prefix="evloop-bench-audit-") as tmp:
@@ -113,43 +171,14 @@ def main() -> int:
 
         assert service.traces is not None
         start = time.perf_counter()
-        template = Path(tmp) / f"{run_id}.jsonl"  # the run's records as a file of its own
-        template.write_bytes(service.traces.raw(run_id))
-        fill_day(service.traces, template, args.runs)
+        fill_day(service.traces, templates(service, Path(tmp), run_id), args.runs, args.reviews)
         print(f"wrote {args.runs} runs into one day in {time.perf_counter() - start:.1f} s", flush=True)
         os.sync()
-        cold = []
-        for _ in range(max(3, args.repeat // 4)):
-            fresh = TestClient(create_app(service, None))
-            cold += timed(partial(fresh.get, "/audit"), 1)
-        first = fresh.get("/audit")
-        assert first.status_code == 200 and first.text.count("data-run-id=") == 50
-        rows.append((f"runs list, first page of {args.runs} (fresh app)", cold, 500))
-        rows.append(
-            (
-                f"runs list, first page of {args.runs} (again)",
-                timed(lambda: fresh.get("/audit"), args.repeat),
-                500,
-            )
-        )
-        rows.append(
-            (
-                "runs list, status=answered",
-                timed(lambda: fresh.get("/audit?status=answered"), args.repeat),
-                500,
-            )
-        )
-        rows.append(
-            (
-                "runs list, question contains LM-S10",
-                timed(lambda: fresh.get("/audit?q=LM-S10"), args.repeat),
-                500,
-            )
-        )
+        rows += time_pages(service, args.repeat, args.runs)
         service.close()
-    print(f"{'what':<48}{'median ms':>10}{'worst ms':>10}{'target':>8}")
+    print(f"{'what':<52}{'median ms':>10}{'worst ms':>10}{'target':>8}")
     for name, times, target in rows:
-        print(f"{name:<48}{statistics.median(times):>10.1f}{max(times):>10.1f}{'<' + str(target):>8}")
+        print(f"{name:<52}{statistics.median(times):>10.1f}{max(times):>10.1f}{'<' + str(target):>8}")
     return 0
 
 

@@ -55,6 +55,7 @@ def test_the_wheel_installs_evidence_loop_as_its_only_top_level_name(wheel: Path
     console = {
         "templates/audit/run.html",
         "templates/audit/list.html",
+        "templates/audit/figures.html",
         "static/audit/audit.js",
         "static/audit/audit.css",
     }

@@ -1,49 +1,41 @@
 """Newest runs first, a page at a time, for the audit console: read from the day folders, not all traces.
 
-    RunRow                 what a list shows of one run: time, status, question, groups, latency
-    read_row(path)         a row from a trace file's first and last lines only
-    RunLister(store)       pages of rows, newest first, filtered, with a cursor that resumes a page
+    RunLister(store)       pages of rows (``traces.run_rows``), newest first, filtered, with a cursor
+                           that resumes a page; every row of a range of days (the figures page)
+    StoreLister(store)     the same over PostgreSQL
 
 A day's finished runs come from its ``finished.manifest`` (finish order, newest last), read
 incrementally; the runs that never finished (still going, or stopped) from the files and journal
 frames of the day that it does not name, listed on request. Only the rows a page needs are read:
-two short reads per run of its own file, or one read of its frame where the manifest places it;
-a finished run's row never changes, so rows are kept once read and a filter that scans further
-than one page pays for each run once per process. A store whose traces
-are not files (PostgreSQL) is listed from ``trace_runs`` and each run's header record.
+two short reads per run of its own file (its head and its tail), or one read of its frame where the
+manifest places it; a finished run's row never changes, so rows are kept once read and a filter
+that scans further than one page pays for each run once per process. A store whose traces are not
+files (PostgreSQL) is listed from ``trace_runs`` and, for each run, the same records a file's row
+is read from.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date
 from pathlib import Path
 from typing import Final
 
-from evidence_loop.traces.journal import Frame, frame_index, journal_files, read_frame, scan_file
+import orjson
+
+from evidence_loop.traces.journal import frame_index, journal_files
 from evidence_loop.traces.manifest import MANIFEST_NAME, finished_runs
 from evidence_loop.traces.pg_store import PgTraceStore
+from evidence_loop.traces.run_rows import Records, RunRow, read_frame_row, read_row, row_of
 from evidence_loop.traces.store import TraceStore
 
+__all__ = ["CACHE_MAX", "Cursor", "RunLister", "RunRow", "StoreLister", "lister_for"]
+
 _Place = tuple[str, str | None, int | None, float | None]  # run id, journal, frame offset, finished at
-_TAIL: Final = 8192  # bytes read from a trace's end to find its last line
 CACHE_MAX: Final = 200_000
-
-
-@dataclass(frozen=True, slots=True)
-class RunRow:
-    run_id: str
-    created_at: str
-    status: str  # the outcome's status, else "incomplete" or "unreadable"
-    question: str
-    groups: tuple[str, ...]
-    caller: str | None
-    latency_ms: int | None  # from the run's start to its trace's last write (files only)
-    finished: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,77 +55,6 @@ class Cursor:
             return cls(date.fromisoformat(day), int(offset))
         except ValueError:
             return None
-
-
-def _last_line(path: Path, size: int) -> bytes:
-    with path.open("rb") as file:
-        take = min(size, _TAIL)
-        while True:
-            file.seek(size - take)
-            chunk = file.read(take).rstrip(b"\n")
-            cut = chunk.rfind(b"\n")
-            if cut >= 0 or take == size:
-                return chunk[cut + 1 :]
-            take = min(size, take * 4)
-
-
-def read_row(path: Path) -> RunRow | None:
-    """The row of one trace file (None when it is gone); a file whose header cannot be read is
-    ``unreadable``."""
-    try:
-        with path.open("rb") as file:
-            first = file.readline()
-        stat = path.stat()
-        last = _last_line(path, stat.st_size) if stat.st_size > len(first) else b"{}"
-    except FileNotFoundError:
-        return None
-    except OSError:
-        return _unreadable(path.stem)
-    return _row_of(path.stem, first, last, stat.st_mtime)
-
-
-def read_frame_row(journal: Path, run_id: str, offset: int | None, at: float | None) -> RunRow | None:
-    """The row of a run in a journal: its frame at ``offset`` (found by a scan when that is not
-    known or wrong); None when it is not there."""
-    frame = read_frame(journal, offset, run_id) if offset is not None else None
-    if frame is None:
-        frame = next((f for f in scan_file(journal) if isinstance(f, Frame) and f.run_id == run_id), None)
-    if frame is None:
-        return None
-    committed = frame.records[: frame.records.rfind(b"\n") + 1]  # a torn last line is left out
-    lines = committed.rstrip(b"\n").rsplit(b"\n", 1)
-    first = frame.records.split(b"\n", 1)[0]
-    return _row_of(run_id, first, lines[-1] if len(lines) > 1 else b"{}", at)
-
-
-def _row_of(run_id: str, first: bytes, last_line: bytes, at: float | None) -> RunRow:
-    """A row from a trace's first line (its header) and last one; ``at`` is when it was written last."""
-    try:
-        header, last = json.loads(first), json.loads(last_line)
-    except ValueError:
-        return _unreadable(run_id)
-    if not isinstance(header, dict) or header.get("type") != "header":
-        return _unreadable(run_id)
-    finished = isinstance(last, dict) and last.get("type") == "footer"
-    created = str(header.get("created_at", ""))
-    try:
-        latency = round((at - datetime.fromisoformat(created).timestamp()) * 1000) if at else None
-    except ValueError:
-        latency = None
-    return RunRow(
-        run_id=str(header.get("run_id", run_id)),
-        created_at=created,
-        status=str(last.get("outcome_status")) if finished else "incomplete",
-        question=str(header.get("question", "")),
-        groups=tuple(str(g) for g in header.get("groups") or ()),
-        caller=header.get("caller"),
-        latency_ms=latency if finished and latency is not None and latency >= 0 else None,
-        finished=finished,
-    )
-
-
-def _unreadable(run_id: str) -> RunRow:
-    return RunRow(run_id, "", "unreadable", "", (), None, None, False)
 
 
 class RunLister:
@@ -170,6 +91,15 @@ class RunLister:
                 return rows, at
             rows.append(row)
         return rows, None
+
+    def each(self, keep: Callable[[RunRow], bool], first: date, last: date) -> Iterator[RunRow]:
+        """Every finished run of the UTC days ``first`` to ``last`` that ``keep`` accepts, newest first."""
+        for when, folder in self.store.day_folders():
+            if first <= when <= last:
+                for place in reversed(self._finished(folder)):
+                    row = self._row(folder, place)
+                    if row is not None and keep(row):
+                        yield row
 
     def _candidates(
         self, day: date | None, cursor: Cursor | None, unfinished: bool
@@ -238,7 +168,7 @@ class RunLister:
 
 
 class StoreLister:
-    """Pages of a PostgreSQL store: ``trace_runs`` newest first, each row's header from its record."""
+    """Pages of a PostgreSQL store: ``trace_runs`` newest first, each row from its records."""
 
     BATCH = 200
 
@@ -257,9 +187,8 @@ class StoreLister:
         rows: list[RunRow] = []
         offset = cursor.offset if cursor is not None else 0
         while True:
-            batch = self.store.newest(offset, self.BATCH, day=day, unfinished=unfinished)
-            for n, (run_id, status, line) in enumerate(batch):
-                row = _header_row(run_id, status, line)
+            batch = self._rows(offset, day, day, unfinished)
+            for n, row in enumerate(batch):
                 if not keep(row):
                     continue
                 if len(rows) == size:
@@ -269,17 +198,32 @@ class StoreLister:
                 return rows, None
             offset += len(batch)
 
+    def each(self, keep: Callable[[RunRow], bool], first: date, last: date) -> Iterator[RunRow]:
+        """Every finished run of the UTC days ``first`` to ``last`` that ``keep`` accepts, newest first."""
+        offset = 0
+        while True:
+            batch = self._rows(offset, first, last, False)
+            yield from (row for row in batch if keep(row))
+            if len(batch) < self.BATCH:
+                return
+            offset += len(batch)
 
-def _header_row(run_id: str, status: str, line: str) -> RunRow:
-    try:
-        header = json.loads(line)
-    except ValueError:
-        header = {}
-    groups = tuple(str(g) for g in header.get("groups") or ())
-    question, created = str(header.get("question", "")), str(header.get("created_at", ""))
-    return RunRow(
-        run_id, created, status, question, groups, header.get("caller"), None, status != "incomplete"
+    def _rows(self, offset: int, first: date | None, last: date | None, unfinished: bool) -> list[RunRow]:
+        found = self.store.newest(offset, self.BATCH, first=first, last=last, unfinished=unfinished)
+        return [_pg_row(*place) for place in found]
+
+
+def _pg_row(run_id: str, status: str, header: str, decided: str | None, resolved: str | None) -> RunRow:
+    """A row of a PostgreSQL run: its status from ``trace_runs`` (its footer says no more), the rest
+    from its records."""
+    footer = orjson.dumps({"type": "footer", "outcome_status": status}) if status != "incomplete" else b"{}"
+    records = Records(
+        header.encode(),
+        footer,
+        decided.encode() if decided is not None else None,
+        resolved.encode() if resolved is not None else None,
     )
+    return row_of(run_id, records, None)
 
 
 def lister_for(store: TraceStore) -> RunLister | StoreLister:

@@ -52,12 +52,19 @@ PROBE_CHUNK: Final = 16  # bytes of one md5 decoded
 _RECORDS = """SELECT r.body, (SELECT string_agg(line || E'\\n', '' ORDER BY n) FROM trace_records
     WHERE run_id = r.run_id) FROM trace_runs r WHERE r.run_id = %s"""
 
-# Runs newest first with their records (a page of the console: the header is read from them).
-NEWEST: Final = """SELECT r.run_id, coalesce(r.outcome_status, r.status), r.body, h.line FROM trace_runs r
-    LEFT JOIN trace_records h ON h.run_id = r.run_id AND h.n = 0
+# Runs newest first with what a console's row reads (``traces.run_rows``): a compressed run's body, or
+# (a row written before migration 7) its header, its decided step (the last event of a finished run) and
+# its resolved step (a follow-up's: the first event, or the second after the question's vector) by key.
+NEWEST: Final = """SELECT r.run_id, coalesce(r.outcome_status, r.status), r.status, r.events, r.body,
+    h.line, d.line, (SELECT t.line FROM trace_records t WHERE r.body IS NULL AND t.run_id = r.run_id
+    AND t.n IN (1, 2) AND left(t.line, 64) LIKE '%%"step":"resolved"%%' LIMIT 1)
+    FROM trace_runs r LEFT JOIN trace_records h ON r.body IS NULL AND h.run_id = r.run_id AND h.n = 0
+    LEFT JOIN trace_records d ON r.body IS NULL AND r.status = 'complete' AND d.run_id = r.run_id
+    AND d.n = r.events
     WHERE (r.body IS NOT NULL OR h.line IS NOT NULL)
-    AND (%s::date IS NULL OR (r.created_at AT TIME ZONE 'UTC')::date = %s::date)
+    AND (%s::timestamptz IS NULL OR r.created_at >= %s) AND (%s::timestamptz IS NULL OR r.created_at < %s)
     AND (r.status <> 'complete') = %s ORDER BY r.created_at DESC, r.run_id DESC OFFSET %s LIMIT %s"""
+_RESOLVED = b'"step":"resolved"'
 
 
 def packed(records: bytes) -> bytes:
@@ -82,15 +89,29 @@ def read_records(query: Query, run_id: str) -> bytes:
     return unpacked(run_id, bytes(body)) if body is not None else str(lines).encode("utf-8")
 
 
-def header_line(run_id: str, body: bytes | None, line: str | None) -> str:
-    """The header record of a run of ``NEWEST``: the first line of its records."""
+def console_row(
+    run_id: str,
+    shown: str,
+    status: str,
+    events: int,
+    body: bytes | None,
+    header: str | None,
+    decided: str | None,
+    resolved: str | None,
+) -> tuple[str, str, str, str | None, str | None]:
+    """A row of ``NEWEST`` as the console reads it: (run id, status or outcome status, header line,
+    decided line, resolved line), the lines of a compressed run taken from its body."""
+    run_id, shown = str(run_id), str(shown)
     if body is None:
-        return str(line)
+        return run_id, shown, str(header), decided, resolved
     try:
-        records = unpacked(run_id, bytes(body))
+        lines = unpacked(run_id, bytes(body)).split(b"\n")
     except TraceError:
-        return ""  # the console shows the run as damaged; verify names the damage
-    return records[: records.find(b"\n")].decode("utf-8", "replace")
+        return run_id, shown, "", None, None  # the console shows the run as damaged; verify names it
+    text = [line.decode("utf-8", "replace") for line in lines]
+    last = text[events] if status == "complete" and 0 < events < len(text) else None
+    follow = next((text[n] for n in (1, 2) if n < len(lines) and _RESOLVED in lines[n][:64]), None)
+    return run_id, shown, text[0], last, follow
 
 
 def bodies(records: Sequence[bytes]) -> list[bytes]:

@@ -28,7 +28,7 @@ import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, time
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -59,7 +59,7 @@ from evidence_loop.traces.pg_rows import (
     NEWEST,
     PROBE,
     PROBE_CHUNK,
-    header_line,
+    console_row,
     packed,
     read_records,
 )
@@ -217,12 +217,22 @@ class PgTraceStore(TraceStore):
         return [_summary(row) for row in rows]
 
     def newest(
-        self, offset: int, limit: int, *, day: date | None = None, unfinished: bool = False
-    ) -> builtins.list[tuple[str, str, str]]:
-        """(run id, status or outcome status, header line) of runs newest first, from ``offset``:
-        one query over ``trace_runs`` and the header records, for a console's page."""
-        rows = self._query(NEWEST, (day, day, unfinished, offset, limit))
-        return [(str(a), str(b), header_line(str(a), body, line)) for a, b, body, line in rows]
+        self,
+        offset: int,
+        limit: int,
+        *,
+        first: date | None = None,
+        last: date | None = None,
+        unfinished: bool = False,
+    ) -> builtins.list[tuple[str, str, str, str | None, str | None]]:
+        """(run id, status or outcome status, header line, decided line, resolved line) of runs newest
+        first, from ``offset``, of the UTC days ``first`` to ``last`` (None: no bound): one query over
+        ``trace_runs`` and the records a console's row reads (``traces.run_rows``), a compressed run's
+        read from its body."""
+        since = datetime.combine(first, time(), tzinfo=UTC) if first is not None else None
+        until = datetime.combine(last + timedelta(days=1), time(), tzinfo=UTC) if last is not None else None
+        rows = self._query(NEWEST, (since, since, until, until, unfinished, offset, limit))
+        return [console_row(*row) for row in rows]
 
     def prune(self, before: date, *, dry_run: bool = False) -> PruneReport:
         """Delete the runs of the UTC days before ``before`` (today's never), as ``traces.retention``."""

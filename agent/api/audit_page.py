@@ -1,25 +1,27 @@
 """What the audit console's run page shows of one trace: plain values for the template.
 
     run_view(trace, verdict, texts, may_read)   the question, outcome, answer with its citation
-                                                marks, each evidence item in its pinned document,
-                                                the timeline, missing pieces and conflicts
+                                                marks, each evidence item in its pinned document
+                                                with the cited sentences marked inside it
+                                                (``audit_marks``), the conversation a follow-up
+                                                belongs to, the timeline, missing pieces,
+                                                conflicts and every candidate the conflict check
+                                                considered (``audit_conflicts``)
 
-Evidence is shown inside the document version the run read: the text before and after it (up to
-``CONTEXT`` characters each way) is dimmed, and the cited span itself is exactly
-``document_text[start:end]``, the text whose sha256 the trace recorded. When the store no longer
-holds that text (the version deleted, rewritten by a later write, or changed), the page says the
-cited text is gone rather than marking what is stored there now. A document the viewer's groups may
-not read is not shown at all.
+A document the viewer's groups may not read is not shown at all.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from evidence_loop.agent.api.audit_conflicts import ConflictCheck, conflict_check
+from evidence_loop.agent.api.audit_marks import EvidenceView, evidence_view
 from evidence_loop.traces import Trace, VerifyResult
 from evidence_loop.traces.citations import REPLACED
+from evidence_loop.traces.feedback import FeedbackRecord
 from evidence_loop.traces.steps import (
     CheckedStep,
     ConflictScanStep,
@@ -28,30 +30,12 @@ from evidence_loop.traces.steps import (
     LLMReplyStep,
     LLMRequestStep,
     RecalledStep,
+    ResolvedStep,
     SlidStep,
     TraceStep,
 )
 
-CONTEXT = 1500  # characters of the document shown on each side of an evidence item
 TextOf = Callable[[str, str], str | None]
-
-
-@dataclass(frozen=True, slots=True)
-class EvidenceView:
-    evidence_id: str
-    doc_id: str
-    version: str
-    title: str
-    section: str
-    start: int
-    end: int
-    before: str  # the document text before the span (dimmed), cut to CONTEXT; empty when not shown
-    text: str  # the text the run read: document_text[start:end] of the version it pinned
-    after: str
-    cut_before: bool
-    cut_after: bool
-    gone: str = ""  # why the text the run read cannot be shown (the store no longer holds it)
-    note: str = ""  # why only the span is shown, without the text around it
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +44,23 @@ class StepView:
     kind: str
     title: str
     details: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnView:
+    text: str
+    run_id: str | None  # its run, when the chatbot passed one
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationView:
+    """A follow-up's conversation: the earlier turns it read and what it took from them."""
+
+    earlier: list[TurnView]
+    asked: str
+    read_as: str  # the question the loop ran
+    carried: list[str]  # "subject 'X200路由器' from turn 1"
+    key: str  # the run the conversation is listed by (``/audit?conversation=key``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +82,49 @@ class RunView:
     steps: list[StepView]
     verify_ok: bool
     verify_text: str
+    conversation: ConversationView | None = None
+    conflict_check: ConflictCheck = field(default_factory=ConflictCheck)
+    marked: frozenset[int] = frozenset()  # the citations marked inside their evidence
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewView:
+    """One review in a run's history: who said what and when; the last one stands."""
+
+    created_at: str
+    verdict: str
+    reviewer: str | None
+    doc_id: str | None  # the document the reviewer named, when the viewer may read it
+    doc_hidden: bool  # a document was named that the viewer may not read
+    note: str | None
+    stands: bool
+
+
+def review_views(records: Sequence[FeedbackRecord], may_read_doc: Callable[[str], bool]) -> list[ReviewView]:
+    """Every review of one run, oldest first; a named document shown only when the viewer may read it."""
+    return [
+        ReviewView(
+            r.created_at,
+            r.verdict,
+            r.reviewer,
+            r.doc_id if r.doc_id and may_read_doc(r.doc_id) else None,
+            bool(r.doc_id) and not may_read_doc(r.doc_id or ""),
+            r.note,
+            n == len(records) - 1,
+        )
+        for n, r in enumerate(records)
+    ]
+
+
+def conversation_view(trace: Trace) -> ConversationView | None:
+    """The conversation of a run given earlier turns (its ``resolved`` step); None for one asked alone."""
+    step = next((e.data for e in trace.events if isinstance(e.data, ResolvedStep)), None)
+    if step is None:
+        return None
+    earlier = [TurnView(turn["text"], turn.get("run_id")) for turn in step.history]
+    carried = [f"{c['kind']} '{c['text']}' from turn {c['turn'] + 1}" for c in step.carried]
+    key = next((t.run_id for t in earlier if t.run_id), trace.header.run_id)
+    return ConversationView(earlier, step.asked, step.question, carried, key)
 
 
 def run_view(
@@ -90,6 +134,7 @@ def run_view(
     decided = next((e.data for e in reversed(trace.events) if isinstance(e.data, DecidedStep)), None)
     outcome: dict[str, Any] = decided.outcome if decided is not None else {}
     answer = outcome.get("answer") or {}
+    citations = [c for c in answer.get("citations") or [] if may_read(c["doc_id"], c["version"])]
     shown, hidden = [], 0
     replaced = set(verdict.replaced)
     for item in outcome.get("evidence") or []:
@@ -97,7 +142,7 @@ def run_view(
         if not may_read(*key):
             hidden += 1
             continue
-        shown.append(evidence_view(item, text_of(*key), key in replaced))
+        shown.append(evidence_view(item, text_of(*key), citations, key in replaced))
     header = trace.header
     return RunView(
         run_id=header.run_id,
@@ -109,7 +154,7 @@ def run_view(
         status=trace.footer.outcome_status if trace.footer else "incomplete",
         why=decided.why if decided is not None else "",
         answer=str(answer.get("text", "")),
-        citations=[c for c in answer.get("citations") or [] if may_read(c["doc_id"], c["version"])],
+        citations=citations,
         evidence=shown,
         hidden_evidence=hidden,
         missing=list(outcome.get("missing") or []),
@@ -117,6 +162,9 @@ def run_view(
         steps=[step_view(e.seq, e.data) for e in trace.events],
         verify_ok=verdict.ok,
         verify_text=_verify_text(verdict),
+        conversation=conversation_view(trace),
+        conflict_check=conflict_check(trace.events, may_read),
+        marked=frozenset(n for e in shown for n in e.cited),
     )
 
 
@@ -135,42 +183,6 @@ def _verify_text(verdict: VerifyResult) -> str:
             line += f"; cited version replaced: {names} {REPLACED}"
         return line
     return f"does NOT verify at event {verdict.first_bad_seq}: {verdict.reason}"
-
-
-def evidence_view(item: dict[str, Any], text: str | None, replaced: bool = False) -> EvidenceView:
-    """One evidence item inside its document's text. The span marked is the text the run read: the
-    item's ``text``, resolved from the store only when it hashes to the sha256 the trace recorded (or
-    carried in a schema 1 trace). When the store holds other text there, or none, the page says the
-    cited text is gone instead of marking what is there now; when the version was rewritten later
-    (``replaced``) or its text around the span differs, only the span is shown."""
-    start, end = int(item["start"]), int(item["end"])
-    cited = item.get("text")
-    base = {
-        "evidence_id": str(item.get("evidence_id", "")),
-        "doc_id": item["doc_id"],
-        "version": item["version"],
-        "title": str(item.get("title", "")),
-        "section": " › ".join(item.get("section") or []),
-        "start": start,
-        "end": end,
-    }
-    if not isinstance(cited, str):
-        why = str(item.get("unresolved") or f"the store does not hold {item['doc_id']}@{item['version']}")
-        return EvidenceView(**base, before="", text="", after="", cut_before=False, cut_after=False, gone=why)
-    if replaced or text is None or not 0 <= start <= end <= len(text) or text[start:end] != cited:
-        note = "this version's text was rewritten by a later write: only the span the run read is shown"
-        return EvidenceView(
-            **base, before="", text=cited, after="", cut_before=False, cut_after=False, note=note
-        )
-    lo, hi = max(0, start - CONTEXT), min(len(text), end + CONTEXT)
-    return EvidenceView(
-        **base,
-        before=text[lo:start],
-        text=cited,
-        after=text[end:hi],
-        cut_before=lo > 0,
-        cut_after=hi < len(text),
-    )
 
 
 def _num(value: object) -> str:

@@ -7,74 +7,49 @@ may read. The console's POSTs (replay, feedback, sign-out) made with the cookie 
 page's ``X-CSRF-Token`` (a digest of the key, which another site can neither read nor compute) and
 no foreign ``Origin``. Posting feedback needs the ``review`` scope too.
 
-Every page and asset comes from the package (``templates/audit``, ``static/audit``): no CDN, no
-fonts from elsewhere, a little plain JavaScript for the buttons, no inline script or style. Each
-page is sent with a Content-Security-Policy that holds it to that (``default-src 'self'``) and
-forbids framing it (``frame-ancestors 'none'``, ``X-Frame-Options: DENY``), and with
-``Referrer-Policy: same-origin`` (no address of the console reaches another site). Stored text
-(questions, notes, document text) shows its control and bidi characters as escapes
-(``tools.printable``).
+Pages are rendered and sent as ``audit_render`` says (the package's templates, no script or style
+from elsewhere, the console's headers); what a page shows is made by ``audit_list`` (the runs
+list), ``audit_page`` (one run), ``audit_figures`` (the figures) and ``agent.review_set`` (the
+reviewed runs as an evaluation set).
 """
 
 import hashlib
 import hmac
-from datetime import date
+from datetime import UTC, date, datetime
 from functools import partial
-from pathlib import Path as FilePath
 from typing import Annotated, Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
-import jinja2
-import markupsafe
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
-from evidence_loop.agent.api.audit_page import run_view
+from evidence_loop.agent.api.audit_figures import day_range
+from evidence_loop.agent.api.audit_list import (
+    MISSING_KINDS,
+    REVIEW_CHOICES,
+    STATUSES,
+    ConsoleRuns,
+    ListFilters,
+    day_of,
+)
+from evidence_loop.agent.api.audit_page import ReviewView, review_views, run_view
+from evidence_loop.agent.api.audit_render import CONSOLE_HEADERS, HERE, render
 from evidence_loop.agent.api.auth import LOCAL, Caller, Scope
 from evidence_loop.agent.api.context import ApiContext
 from evidence_loop.agent.api.problems import ApiProblem
 from evidence_loop.agent.api.routes_feedback import FeedbackIn, record_review, run_reviews
 from evidence_loop.agent.api.routes_traces import _replay, visible_trace
 from evidence_loop.agent.api.schemas import DOC_ID_CHARS, TraceOut
+from evidence_loop.agent.review_set import CorpusChoice, ReviewSet, review_set, set_zip
 from evidence_loop.tools.errors import NotFoundError
-from evidence_loop.tools.printable import printable
 from evidence_loop.traces import Trace
 from evidence_loop.traces.feedback import NOTE_CHARS, VERDICTS
-from evidence_loop.traces.listing import Cursor, RunLister, RunRow, StoreLister, lister_for
+from evidence_loop.traces.listing import Cursor
 from evidence_loop.traces.schema import RUN_ID_PATTERN
 
 COOKIE = "evloop_audit"
 CSRF_HEADER = "x-csrf-token"
-PAGE_SIZE = 50
-STATUSES = ("answered", "insufficient_evidence", "conflicting_evidence", "incomplete", "unreadable")
-UNFINISHED = ("incomplete", "unreadable")  # runs without an end: listed from a scan of the day folders
-_HERE = FilePath(__file__).resolve().parent
-# A page's own scripts and styles only (no inline script, nothing from elsewhere), and never framed.
-CONSOLE_HEADERS = {
-    "Cache-Control": "no-store",
-    "Content-Security-Policy": "default-src 'self'; object-src 'none'; base-uri 'none'; "
-    "form-action 'self'; frame-ancestors 'none'",
-    "X-Frame-Options": "DENY",
-    "Referrer-Policy": "same-origin",  # no-referrer would make a browser send its POSTs with Origin: null
-    "X-Content-Type-Options": "nosniff",
-}
-
-
-def _visible(value: object) -> object:
-    """A value as a page shows it: text with its control and bidi characters as escapes (a question
-    holding U+202E shows ``\\u202e`` instead of reversing the rest of the line), newlines kept."""
-    if isinstance(value, str) and not isinstance(value, markupsafe.Markup):
-        return printable(value, keep="\n\r\t")
-    return value
-
-
-_TEMPLATES = jinja2.Environment(
-    loader=jinja2.FileSystemLoader(_HERE / "templates" / "audit"),
-    autoescape=True,
-    undefined=jinja2.StrictUndefined,
-    finalize=_visible,
-)
 AuditRunId = Annotated[str, Path(pattern=RUN_ID_PATTERN)]
 
 
@@ -97,7 +72,13 @@ class _Session:
 def audit_router(ctx: ApiContext) -> APIRouter:
     """The console's pages and its JSON helpers (replay, feedback, export)."""
     router = APIRouter(include_in_schema=False)
-    listers: dict[str, RunLister | StoreLister] = {}
+    kept: dict[str, ConsoleRuns] = {}
+
+    def runs_of() -> ConsoleRuns:
+        assert ctx.service.traces is not None
+        if "runs" not in kept:  # one per app: its rows and reviews are kept once read
+            kept["runs"] = ConsoleRuns(ctx.service.traces)
+        return kept["runs"]
 
     def session(request: Request) -> _Session:
         if ctx.keyring is None:
@@ -162,42 +143,68 @@ def audit_router(ctx: ApiContext) -> APIRouter:
         return response
 
     @router.get("/audit", response_class=HTMLResponse)
-    def runs(
+    async def runs(
         request: Request,
         status: Annotated[str, Query(max_length=40)] = "",
         day: Annotated[str, Query(max_length=10)] = "",
         q: Annotated[str, Query(max_length=200)] = "",
+        review: Annotated[str, Query(max_length=40)] = "",
+        missing: Annotated[str, Query(max_length=40)] = "",
+        conversation: Annotated[str, Query(max_length=128)] = "",
         after: Annotated[str, Query(max_length=40)] = "",
     ) -> Response:
         who = auditor(request)
         if not isinstance(who, _Session):
             return who
-        assert who.caller is not None
+        filters = ListFilters(status, day, q, review, missing, conversation)
         if ctx.service.traces is None:
             return _render(
-                "list.html", who, title="Runs", rows=[], next_url="", filters={}, statuses=STATUSES, off=True
+                "list.html", who, title="Runs", groups=[], next_url="", off=True, **_choices(filters)
             )
-        lister = listers.setdefault("traces", lister_for(ctx.service.traces))
-        keep = _filter(who.caller, status, q)
-        rows, cursor = lister.page(
-            keep,
-            size=PAGE_SIZE,
-            day=_day(day),
-            cursor=Cursor.parse(after) if after else None,
-            unfinished=status in UNFINISHED,
-        )
-        filters = {"status": status, "day": day, "q": q}
-        next_url = f"/audit?{urlencode({**filters, 'after': cursor.text()})}" if cursor else ""
+        assert who.caller is not None
+        page = partial(runs_of().page, who.caller, filters, Cursor.parse(after) if after else None)
+        groups, cursor = await ctx.in_thread(page)
+        next_url = f"/audit?{urlencode({**filters.query(), 'after': cursor.text()})}" if cursor else ""
         return _render(
-            "list.html",
-            who,
-            title="Runs",
-            rows=rows,
-            next_url=next_url,
-            filters=filters,
-            statuses=STATUSES,
-            off=False,
+            "list.html", who, title="Runs", groups=groups, next_url=next_url, off=False, **_choices(filters)
         )
+
+    @router.get("/audit/figures", response_class=HTMLResponse)
+    async def figures_page(
+        request: Request,
+        since: Annotated[str, Query(alias="from", max_length=10)] = "",
+        until: Annotated[str, Query(alias="to", max_length=10)] = "",
+    ) -> Response:
+        who = auditor(request)
+        if not isinstance(who, _Session):
+            return who
+        span = day_range(since, until, datetime.now(UTC).date())
+        if isinstance(span, str) or ctx.service.traces is None:
+            error = span if isinstance(span, str) else "This server records no traces."
+            return _render("figures.html", who, status=422 if isinstance(span, str) else 200,
+                           title="Figures", figures=None, error=error, since=since, until=until)  # fmt: skip
+        assert who.caller is not None
+        counted = await ctx.in_thread(partial(runs_of().figures, who.caller, *span))
+        return _render("figures.html", who, title="Figures", figures=counted, error="",
+                       since=span[0].isoformat(), until=span[1].isoformat())  # fmt: skip
+
+    @router.get("/audit/export/eval")
+    async def export_eval(
+        request: Request,
+        since: Annotated[str, Query(max_length=10)] = "",
+        corpus: Annotated[CorpusChoice, Query()] = "all",
+    ) -> Response:
+        who = auditor(request)
+        if not isinstance(who, _Session):
+            return who
+        assert who.caller is not None
+        day = day_of(since)
+        if ctx.service.traces is None:
+            raise ApiProblem(404, "tracing-off", "Tracing is off", "this server does not record traces")
+        reviewed = await ctx.in_thread(partial(_reviewed, ctx, who.caller, day, corpus))
+        name = f"reviewed-{datetime.now(UTC).date().isoformat()}"
+        headers = {"Content-Disposition": f'attachment; filename="{name}.zip"', **CONSOLE_HEADERS}
+        return Response(set_zip(reviewed, name), media_type="application/zip", headers=headers)
 
     @router.get("/audit/runs/{run_id}", response_class=HTMLResponse)
     async def run_page(request: Request, run_id: AuditRunId) -> Response:
@@ -252,7 +259,7 @@ def audit_router(ctx: ApiContext) -> APIRouter:
 
 def mount_static(app: Any) -> None:
     """The console's stylesheet and script, served from the package."""
-    app.mount("/audit/static", StaticFiles(directory=_HERE / "static" / "audit"), name="audit-static")
+    app.mount("/audit/static", StaticFiles(directory=HERE / "static" / "audit"), name="audit-static")
 
 
 def _shown(ctx: ApiContext, who: _Session, run_id: str) -> Trace:
@@ -260,7 +267,7 @@ def _shown(ctx: ApiContext, who: _Session, run_id: str) -> Trace:
     return ctx.service.shown(visible_trace(ctx, who.caller, run_id))
 
 
-def _run_data(ctx: ApiContext, who: _Session, run_id: str) -> tuple[Any, list[Any]]:
+def _run_data(ctx: ApiContext, who: _Session, run_id: str) -> tuple[Any, list[ReviewView]]:
     assert who.caller is not None
     caller = who.caller
     trace = visible_trace(ctx, caller, run_id)
@@ -278,28 +285,30 @@ def _run_data(ctx: ApiContext, who: _Session, run_id: str) -> tuple[Any, list[An
         except NotFoundError:  # a version the store no longer holds: nothing to show
             return False
 
+    def may_read_doc(doc_id: str) -> bool:
+        version = snapshot.current_versions().get(doc_id)
+        return version is not None and may_read(doc_id, version)
+
     view = run_view(ctx.service.shown(trace), ctx.service.verify(run_id), text_of, may_read)
-    return view, run_reviews(ctx, run_id) if ctx.service.traces is not None else []
+    reviews = run_reviews(ctx, run_id) if ctx.service.traces is not None else []
+    return view, review_views(reviews, may_read_doc)
 
 
-def _filter(caller: Caller, status: str, q: str) -> Any:
-    needle = q.casefold().strip()
-
-    def keep(row: RunRow) -> bool:
-        if not caller.covers(row.groups):
-            return False
-        if status and row.status != status:
-            return False
-        return not needle or needle in row.question.casefold() or needle == row.run_id
-
-    return keep
+def _reviewed(ctx: ApiContext, caller: Caller, since: date | None, corpus: CorpusChoice) -> ReviewSet:
+    """The reviewed runs ``caller`` may see, as an evaluation set."""
+    traces = ctx.service.traces
+    assert traces is not None
+    return review_set(traces, ctx.service.snapshot(), ctx.service.shown, caller, since=since, corpus=corpus)
 
 
-def _day(text: str) -> date | None:
-    try:
-        return date.fromisoformat(text) if text else None
-    except ValueError:
-        return None
+def _choices(filters: ListFilters) -> dict[str, Any]:
+    """What the list's filter form offers, and what it holds."""
+    return {
+        "filters": filters,
+        "statuses": STATUSES,
+        "reviews": REVIEW_CHOICES,
+        "kinds": MISSING_KINDS,
+    }
 
 
 def _local_path(request: Request) -> str:
@@ -312,10 +321,11 @@ def _safe_next(target: str) -> str:
 
 
 def _render(name: str, who: _Session | None, *, status: int = 200, **values: Any) -> HTMLResponse:
-    html = _TEMPLATES.get_template(name).render(
+    return render(
+        name,
+        status=status,
         csrf=who.csrf if who is not None else "",
         caller=who.caller if who is not None else None,
         signed_in=who is not None and who.via == "cookie",
         **values,
     )
-    return HTMLResponse(html, status_code=status, headers=CONSOLE_HEADERS)

@@ -6,34 +6,21 @@ Skipped only where no chromium binary (or its driver) exists; `.ci/run` installs
 from __future__ import annotations
 
 import json
-import shutil
-import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
-import uvicorn
 
-from evidence_loop.agent.api import Limits, create_app
 from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.agent.service import Service
-from tests.agent.api_support import Key, keyring
-from tests.agent.test_api_hostile_input import free_port
+from tests.agent.api_support import Key
+from tests.agent.browser_support import NEEDS_CHROMIUM, chromium, listed, serving, wait_for
+from tests.agent.browser_support import sign_in as sign_in_at
 from tests.loopback import JsonHandler, LoopbackServer
 
-CHROMIUM = next(
-    (p for p in ("/usr/bin/chromium", shutil.which("chromium") or "") if p and Path(p).exists()), None
-)
-DRIVER = next(
-    (p for p in ("/usr/bin/chromedriver", shutil.which("chromedriver") or "") if p and Path(p).exists()), None
-)
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None or DRIVER is None,
-    reason="no chromium binary or chromedriver here (Debian: apt-get install chromium chromium-driver)",
-)
+pytestmark = NEEDS_CHROMIUM
 
 STAFF_BOT = Key("staff-bot", "pk-staff", ("staff",), ("ask",))
 PUBLIC_BOT = Key("public-bot", "pk-public", (), ("ask",))
@@ -42,7 +29,6 @@ SALES_AUDITOR = Key("sales-auditor", "pk-audit-sales", ("sales",), ("audit", "re
 KEYS = (STAFF_BOT, PUBLIC_BOT, STAFF_AUDITOR, SALES_AUDITOR)
 STAFF_QUESTION = "员工购机优惠是几折？"
 PUBLIC_QUESTION = "LM-S10 整机保修多久？"
-WAIT_S = 60
 
 
 @dataclass
@@ -61,70 +47,19 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
     service.ingest(load_sample_kb())
     staff = service.ask(STAFF_QUESTION, ["staff"], caller=STAFF_BOT.name)
     public = service.ask(PUBLIC_QUESTION, [], caller=PUBLIC_BOT.name)
-    port = free_port()
-    config = uvicorn.Config(create_app(service, keyring(KEYS), Limits()), host="127.0.0.1", port=port)
-    config.log_level = "critical"
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run)
-    thread.start()
-    deadline = time.monotonic() + WAIT_S
-    while not server.started and thread.is_alive() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert server.started, "the server did not come up"
-    yield Console(f"http://127.0.0.1:{port}", service, staff.run_id, public.run_id)
-    server.should_exit = True
-    thread.join()
+    with serving(service, KEYS) as url:
+        yield Console(url, service, staff.run_id, public.run_id)
     service.close()
 
 
 @pytest.fixture
 def browser(tmp_path: Path) -> Iterator[object]:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service as DriverService
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for flag in (
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--window-size=1280,1000",
-        f"--user-data-dir={tmp_path / 'profile'}",
-    ):
-        options.add_argument(flag)
-    # the network and console logs: the headers a page came with, and what the browser refused
-    options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
-    driver = webdriver.Chrome(service=DriverService(executable_path=str(DRIVER)), options=options)
-    driver.set_page_load_timeout(WAIT_S)
-    yield driver
-    driver.quit()
+    with chromium(tmp_path / "profile") as driver:
+        yield driver
 
 
 def sign_in(driver: object, console: Console, key: Key, then: str = "/audit") -> None:
-    from selenium.webdriver.common.by import By
-
-    driver.get(f"{console.url}/audit/login?next={then}")  # type: ignore[attr-defined]
-    box = driver.find_element(By.ID, "key")  # type: ignore[attr-defined]
-    box.send_keys(key.secret)
-    driver.find_element(By.ID, "sign-in").click()  # type: ignore[attr-defined]
-    wait_for(driver, lambda d: "/audit/login" not in d.current_url)
-
-
-def wait_for(driver: object, condition: object) -> None:
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    WebDriverWait(driver, WAIT_S).until(condition)  # type: ignore[arg-type]
-
-
-def listed(driver: object) -> list[str]:
-    from selenium.webdriver.common.by import By
-
-    rows = driver.find_elements(By.CSS_SELECTOR, "#runs tbody tr[data-run-id]")  # type: ignore[attr-defined]
-    return [row.get_attribute("data-run-id") for row in rows]
+    sign_in_at(driver, console.url, key, then)
 
 
 def test_the_runs_list_renders_and_filters(browser: object, console: Console) -> None:

@@ -143,3 +143,25 @@ def test_pages_of_runs_kept_in_postgresql_follow_one_another(pg_url: str) -> Non
         assert first[0].question == "配送需要几天？"
     finally:
         service.close()
+
+
+def test_a_postgresql_row_holds_the_answer_the_missing_kinds_and_the_earlier_turns(pg_url: str) -> None:
+    service = Service.open(pg_url)
+    try:
+        service.ingest(load_sample_kb())
+        answered = service.ask(WARRANTY_ZH)
+        refused = service.ask("LM-Z900 的整机保修期是多久？")
+        follow = service.ask(
+            "它的电池保修多久？", history=[{"question": WARRANTY_ZH, "run_id": answered.run_id}]
+        )
+        assert isinstance(service.traces, PgTraceStore) and refused.status == "insufficient_evidence"
+        rows = {r.run_id: r for r in lister_for(service.traces).page(lambda _: True, size=10)[0]}
+
+        assert answered.answer is not None and rows[answered.run_id].answer == " ".join(
+            answered.answer.text.split()
+        )
+        assert rows[refused.run_id].missing == tuple(dict.fromkeys(m.kind for m in refused.missing))
+        assert rows[follow.run_id].follows == (answered.run_id,)
+        assert rows[follow.run_id].conversation == answered.run_id
+    finally:
+        service.close()
