@@ -169,10 +169,26 @@ def test_the_list_filters_by_the_verdict_that_stands_and_by_reviewed_or_not(
 
 
 def test_the_list_filters_by_missing_kind(browser: Any, runs: Runs) -> None:
+    """Exactly the runs whose refusal holds a piece of that kind, as their traces record them (the
+    uncovered model, and any other question refused for a thing no document names)."""
     sign_in(browser, runs.url, AUDITOR)
     choose(browser, "f-missing", "uncovered_slot")
+    everything = [
+        runs.answered,
+        runs.refused,
+        runs.staff,
+        runs.unanswered,
+        runs.unreviewed,
+        runs.spare,
+        *runs.turns,
+    ]
 
-    assert listed(browser) == [runs.refused]
+    def kinds(run_id: str) -> set[str]:
+        return {m["kind"] for m in decided(runs.service.trace(run_id)).outcome.get("missing") or []}
+
+    shown = listed(browser)
+    assert runs.refused in shown
+    assert set(shown) == {r for r in everything if "uncovered_slot" in kinds(r)}
 
 
 def test_a_conversations_turns_are_grouped_in_the_order_asked(browser: Any, runs: Runs) -> None:
@@ -199,7 +215,9 @@ def test_a_follow_ups_page_links_the_turns_before_it(browser: Any, runs: Runs) -
     earlier = browser.find_elements(By.CSS_SELECTOR, "#conversation .earlier-turn a")
 
     assert [a.get_attribute("data-run-id") for a in earlier] == runs.turns[:2]
-    assert "Lumen Care Premium" in browser.find_element(By.ID, "read-as").text
+    read_as = decided(runs.service.trace(runs.turns[2])).outcome["resolved_question"]
+    assert read_as and "Essential" in read_as  # the thing swapped in, as issue 31's follow-ups read it
+    assert browser.find_element(By.ID, "read-as").text == read_as
 
 
 def test_each_cited_sentence_is_marked_inside_its_evidence_with_exactly_its_offsets(
