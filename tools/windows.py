@@ -118,9 +118,10 @@ def units_within(doc: ParsedDocument, start: int, end: int) -> list[Unit]:
 
 
 def section_ordinals(doc: ParsedDocument, section_id: int) -> tuple[int, ...]:
-    """Ordinals of every unit inside a section, its subsections included."""
+    """Ordinals of every unit inside a section, its subsections included (found by bisection: the
+    loop asks this for every window it grows, and a long manual has thousands of units)."""
     section = doc.sections[section_id]
-    return tuple(u.ordinal for u in doc.units if section.start <= u.start and u.end <= section.end)
+    return tuple(u.ordinal for u in units_within(doc, section.start, section.end))
 
 
 def section_chars(doc: ParsedDocument, section_id: int) -> int:
