@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import logging
 import sys
+from typing import TYPE_CHECKING
 
-import structlog
-
-from evidence_loop.agent.outcome import Outcome
+if TYPE_CHECKING:
+    from evidence_loop.agent.outcome import Outcome
 
 LOGGER = "evidence_loop"
 log = logging.getLogger(LOGGER)
@@ -35,6 +35,37 @@ class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
         pass
 
 
+class _JsonLines(logging.Formatter):
+    """structlog's JSON lines, structlog imported when the first record is formatted: a command that
+    logs nothing (most do: the CLI logs warnings only) never pays for importing it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._formatter: logging.Formatter | None = None
+
+    def format(self, record: logging.LogRecord) -> str:
+        if self._formatter is None:
+            self._formatter = _structlog_formatter()
+        return self._formatter.format(record)
+
+
+def _structlog_formatter() -> logging.Formatter:
+    import structlog
+
+    return structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=[
+            structlog.contextvars.merge_contextvars,
+            structlog.stdlib.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.stdlib.ExtraAdder(),
+        ],
+        processors=[
+            structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+            structlog.processors.JSONRenderer(ensure_ascii=False),
+        ],
+    )
+
+
 def configure(default_level: str = "warning") -> None:
     """JSON lines on stderr for the ``evidence_loop`` loggers; idempotent. For the CLI and the server
     only (processes that own their logging). ``EVLOOP_LOG_LEVEL`` overrides the level."""
@@ -46,20 +77,7 @@ def configure(default_level: str = "warning") -> None:
     if any(getattr(handler, _MARK, False) for handler in log.handlers):
         return
     handler = _CurrentStderr()
-    handler.setFormatter(
-        structlog.stdlib.ProcessorFormatter(
-            foreign_pre_chain=[
-                structlog.contextvars.merge_contextvars,
-                structlog.stdlib.add_log_level,
-                structlog.processors.TimeStamper(fmt="iso", utc=True),
-                structlog.stdlib.ExtraAdder(),
-            ],
-            processors=[
-                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
-                structlog.processors.JSONRenderer(ensure_ascii=False),
-            ],
-        )
-    )
+    handler.setFormatter(_JsonLines())
     setattr(handler, _MARK, True)
     log.addHandler(handler)
     log.propagate = False

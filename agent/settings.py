@@ -26,7 +26,7 @@ from typing import Literal
 
 from evidence_loop.tools.errors import InputError
 from evidence_loop.tools.inputs import parse_toml
-from evidence_loop.tools.store.pg import redact
+from evidence_loop.tools.store.pg_url import redact
 
 CONFIG_ENV = "EVLOOP_CONFIG"
 Source = Literal["flag", "environment", "file", "default"]

@@ -22,7 +22,6 @@ from evidence_loop.agent.commands.common import (
     add_index_option,
     configured_embedder,
     evaluation_embedder,
-    open_store,
     resolve_location,
 )
 from evidence_loop.agent.commands.progress import Progress
@@ -33,6 +32,7 @@ from evidence_loop.policies.config import Policy
 from evidence_loop.policies.judge_model import JudgeModel
 from evidence_loop.tools.errors import InputError
 from evidence_loop.tools.models.embedding import Embedder
+from evidence_loop.tools.store.location import open_store
 
 DESCRIPTION = """\
 Calibrate the answer-or-refuse decision (the sufficiency judge, see docs/models.md).

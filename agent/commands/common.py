@@ -7,21 +7,23 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from evidence_loop.agent import settings
-from evidence_loop.policies.config import Policy
-from evidence_loop.tools import windows
 from evidence_loop.tools.errors import InputError
-from evidence_loop.tools.models.embedder import build_embedder
-from evidence_loop.tools.models.embedder_config import EmbedConfig
-from evidence_loop.tools.models.embedding import Embedder
 from evidence_loop.tools.printable import printable
-from evidence_loop.tools.search.snapshot import Snapshot
-from evidence_loop.tools.store.folder import IngestReport, Store
-from evidence_loop.tools.store.location import Location, open_store
-from evidence_loop.tools.store.pg import is_url, redact
-from evidence_loop.tools.types import Hit
+from evidence_loop.tools.store.pg_url import is_url, redact
+
+# What is imported here stays light: every command imports this module, `evloop docs` among them,
+# which must not pay for the search stack, numpy or pydantic (tests/agent/test_cli_startup.py).
+if TYPE_CHECKING:
+    from evidence_loop.policies.config import Policy
+    from evidence_loop.tools.models.embedding import Embedder
+    from evidence_loop.tools.search.snapshot import Snapshot
+    from evidence_loop.tools.store.folder import IngestReport, Store
+    from evidence_loop.tools.types import Hit
+
+Location = str | Path  # as tools.store.location defines it
 
 INDEX_ENV = "EVLOOP_INDEX"
 STORE_ENV = "EVLOOP_STORE_URL"
@@ -103,6 +105,8 @@ def resolve_location(args: argparse.Namespace, environ: Mapping[str, str] | None
 def open_location(args: argparse.Namespace, **options: Any) -> Store:
     """The store a command names (see :func:`resolve_location`), opened with
     ``tools.store.location.open_store``."""
+    from evidence_loop.tools.store.location import open_store
+
     return open_store(resolve_location(args), **options)
 
 
@@ -127,6 +131,9 @@ def parse_groups(value: str) -> tuple[str, ...]:
 
 def configured_embedder() -> Embedder | None:
     """The embedder the settings configure (``EVLOOP_EMBEDDER``, ``EVLOOP_EMBED_CONFIG``...)."""
+    from evidence_loop.tools.models.embedder import build_embedder
+    from evidence_loop.tools.models.embedder_config import EmbedConfig
+
     return build_embedder(EmbedConfig.from_env(settings.current().environ()))
 
 
@@ -146,6 +153,9 @@ def add_embed_cache_option(parser: argparse.ArgumentParser) -> None:
 
 def evaluation_embedder(cache: Path | None) -> Embedder | None:
     """The configured embedder behind a vector cache: evaluations re-ingest the same texts every time."""
+    from evidence_loop.tools.models.embedder import build_embedder
+    from evidence_loop.tools.models.embedder_config import EmbedConfig
+
     config = EmbedConfig.from_env(settings.current().environ())
     if config.backend == "none":
         return None
@@ -216,6 +226,8 @@ def error_line(message: str, hint: str = "") -> None:
 
 def section_path(snapshot: Snapshot, hit: Hit) -> tuple[str, ...]:
     """The heading path of the section that holds the hit's unit."""
+    from evidence_loop.tools import windows
+
     unit = hit.unit
     return windows.section_path(snapshot.parsed(unit.doc_id, unit.version), unit.section_id)
 
@@ -280,7 +292,6 @@ __all__ = [
     "INDEX_ENV",
     "STORE_ENV",
     "Location",
-    "Store",
     "Subparsers",
     "add_command",
     "add_embed_cache_option",
@@ -293,7 +304,6 @@ __all__ = [
     "hit_line",
     "hit_record",
     "open_location",
-    "open_store",
     "parse_groups",
     "recall",
     "resolve_index",

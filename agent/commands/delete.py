@@ -9,13 +9,13 @@ from evidence_loop.agent.commands.common import (
     add_command,
     add_index_option,
     configured_embedder,
-    open_store,
     resolve_location,
     shown,
 )
 from evidence_loop.agent.commands.progress import Progress
 from evidence_loop.agent.commands.session import measured_line, scale_keeper
 from evidence_loop.tools.errors import EmbedderError
+from evidence_loop.tools.store.location import open_store
 
 DESCRIPTION = """\
 Retire a document: none of its versions is found any more. The stored versions stay in the

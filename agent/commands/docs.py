@@ -6,8 +6,9 @@ import argparse
 import json
 from dataclasses import asdict
 
-from evidence_loop.agent.commands.common import Subparsers, add_command, add_index_option, open_location
+from evidence_loop.agent.commands.common import Subparsers, add_command, add_index_option, resolve_location
 from evidence_loop.tools.printable import printable
+from evidence_loop.tools.store.listing import list_documents
 from evidence_loop.tools.types import shown_doc_id
 
 DESCRIPTION = """\
@@ -39,8 +40,7 @@ def register(subparsers: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print one line (or one JSON object) per document, in doc_id order."""
-    with open_location(args) as store:
-        documents = store.documents()
+    documents = list_documents(resolve_location(args))  # the database alone, not the indexes
     if args.json:
         for info in documents:
             print(json.dumps(asdict(info), ensure_ascii=False))

@@ -15,7 +15,6 @@ from evidence_loop.agent.commands.common import (
     add_index_option,
     configured_embedder,
     dry_run_lines,
-    open_store,
     parse_groups,
     resolve_location,
     summary_line,
@@ -25,7 +24,7 @@ from evidence_loop.agent.commands.progress import add_progress_option, ingest_pr
 from evidence_loop.agent.commands.session import measured_line, scale_keeper
 from evidence_loop.tools.errors import InputError
 from evidence_loop.tools.parse.sources import SUPPORTED_SUFFIXES, collect, source_name
-from evidence_loop.tools.store.location import Location
+from evidence_loop.tools.store.location import Location, open_store
 from evidence_loop.tools.store.schema import DB_NAME
 
 DESCRIPTION = """\

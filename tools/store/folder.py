@@ -53,6 +53,7 @@ from evidence_loop.tools.store.ingest import Parse, retire_document
 from evidence_loop.tools.store.schema import (
     DB_NAME,
     database_errors,
+    no_index,
     read_generation,
     write_generation,
 )
@@ -142,9 +143,7 @@ class Store:
         folder = Path(path)
         db_path = folder / DB_NAME
         if not db_path.is_file() and not create:
-            raise IndexStateError(
-                f"no index at {folder}; create one with `evloop ingest PATH --index {folder}`"
-            )
+            raise no_index(folder)
         writer, source, read_only = connections(folder, create, rebuild_index or reembed)
         store = cls(folder, writer, source, 0, embedder, checkpoint, meter)
         store._read_only = read_only

@@ -6,7 +6,8 @@
     FOLDER/bm25/gen-000042/manifest.json  size and sha256 of every file above (store/manifest.py)
 
 The store writes a generation's folder before it commits the generation (tools/store/folder.py); this
-module knows how to write one, check it against its manifest and the database, and load it.
+module knows how to write one, check it against its manifest and the database, and load it (the
+checks that need no index, and where the folder is, are in store/gen_files.py).
 """
 
 from __future__ import annotations
@@ -23,24 +24,14 @@ from evidence_loop.tools.search.index import RecallIndex
 from evidence_loop.tools.search.passages import passage_tokens
 from evidence_loop.tools.search.snapshot import CorpusView, fingerprint
 from evidence_loop.tools.store import vectors
-from evidence_loop.tools.store.manifest import verify_manifest, write_manifest
-
-BM25_DIR = "bm25"
-PASSAGES_DIR = "passages"
+from evidence_loop.tools.store.gen_files import BM25_DIR as BM25_DIR
+from evidence_loop.tools.store.gen_files import PASSAGES_DIR as PASSAGES_DIR
+from evidence_loop.tools.store.gen_files import gen_dir as gen_dir
+from evidence_loop.tools.store.gen_files import missing_index_hint as missing_index_hint
+from evidence_loop.tools.store.gen_files import verify_files as verify_files
+from evidence_loop.tools.store.manifest import write_manifest
 
 Indexes = tuple[RecallIndex, RecallIndex, DenseIndex | None]
-
-
-def gen_dir(folder: Path, generation: int) -> Path:
-    return folder / BM25_DIR / f"gen-{generation:06d}"
-
-
-def missing_index_hint(folder: Path, generation: int) -> str:
-    return (
-        f"the bm25 index of generation {generation} is missing or damaged in {gen_dir(folder, generation)}; "
-        f"rebuild it from the database with `evloop reindex --index {folder}` "
-        f"(Store.open(..., rebuild_index=True)), or delete {folder} and ingest again"
-    )
 
 
 def location_flag(location: Path | str) -> str:
@@ -93,20 +84,6 @@ def save(folder: Path, indexes: Indexes, meta: dict[str, object]) -> None:
     if dense is not None:
         vectors.save(folder, dense.matrix, dense.identity)
     write_manifest(folder)
-
-
-def verify_files(folder: Path, generation: int, *, hashes: bool) -> None:
-    """IndexStateError unless every file of the generation's folder matches its manifest."""
-    if not gen_dir(folder, generation).is_dir():
-        raise IndexStateError(missing_index_hint(folder, generation))
-    damage = verify_manifest(gen_dir(folder, generation), hashes=hashes)
-    if damage:
-        first = damage[0]
-        more = f" (and {len(damage) - 1} more)" if len(damage) > 1 else ""
-        raise IndexStateError(
-            f"{first.path} in the index folder of generation {generation}: {first.problem}{more}; "
-            f"{missing_index_hint(folder, generation)}"
-        )
 
 
 def load(root: Path, generation: int, view: CorpusView, embedder: EmbedderIdentity | None) -> Indexes:

@@ -1,7 +1,6 @@
 """PostgreSQL connections for the shared store: URLs, the SQLite-dialect adapter, errors.
 
-    is_url(location)        a ``postgresql://`` (or ``postgres://``) connection string?
-    redact(url)             the URL without its password, for messages and logs
+    is_url, redact          connection strings (tools/store/pg_url.py, re-exported here)
     connect(url)            an autocommit psycopg connection (transactions are explicit)
     PgConnection(conn)      runs the store's statements (written for SQLite, tools/store/sql.py) on it
     unavailable(url)        psycopg's errors as StoreUnavailableError / StoreStateError / DiskError
@@ -22,16 +21,16 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
 
 from evidence_loop.tools.errors import DiskError, StoreStateError, StoreUnavailableError
 from evidence_loop.tools.store import origins, vectors
+from evidence_loop.tools.store.pg_url import is_url as is_url
+from evidence_loop.tools.store.pg_url import redact as redact
 from evidence_loop.tools.store.sql import Rows
 
 if TYPE_CHECKING:
     import psycopg
 
-SCHEMES = ("postgresql://", "postgres://")
 # Seconds to wait for a server that does not answer before saying it is unreachable.
 CONNECT_TIMEOUT_S = 5
 
@@ -44,21 +43,6 @@ _SQLITE_ONLY: dict[str, str | None] = {
 }
 _NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 _OR_IGNORE = re.compile(r"^\s*INSERT OR IGNORE INTO", re.IGNORECASE)
-
-
-def is_url(location: object) -> bool:
-    """True for a PostgreSQL connection string (the other locations are index folders)."""
-    return isinstance(location, str) and location.startswith(SCHEMES)
-
-
-def redact(url: str) -> str:
-    """``url`` with any password replaced by ``***``: connection strings end up in messages."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    user = parts.username or ""
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
 
 
 @lru_cache(maxsize=512)

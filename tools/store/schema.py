@@ -26,10 +26,13 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from evidence_loop.tools.disk import disk_error
 from evidence_loop.tools.errors import DiskError, IndexStateError
-from evidence_loop.tools.store.sql import Db
+
+if TYPE_CHECKING:
+    from evidence_loop.tools.store.sql import Db  # its Source protocol imports the search stack
 
 # 2: units.tokens hold recall_tokens (words plus CJK bigrams); a version-1 store must be rebuilt.
 SCHEMA_VERSION = 2
@@ -96,6 +99,21 @@ CREATE TABLE acl (
 ) WITHOUT ROWID;
 CREATE INDEX acl_by_group ON acl(grp);
 """
+
+
+def no_index(folder: Path) -> IndexStateError:
+    """The error of a folder that holds no store."""
+    return IndexStateError(f"no index at {folder}; create one with `evloop ingest PATH --index {folder}`")
+
+
+@contextmanager
+def read_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One deferred transaction: every statement inside sees the same committed state."""
+    conn.execute("BEGIN")
+    try:
+        yield conn
+    finally:
+        conn.execute("COMMIT")
 
 
 def rebuild_hint(folder: Path) -> str:

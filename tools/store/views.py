@@ -9,9 +9,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -20,7 +18,10 @@ import numpy as np
 from evidence_loop.tools.errors import NotFoundError
 from evidence_loop.tools.search.passages import passage_ids
 from evidence_loop.tools.search.snapshot import CorpusView, VersionInfo
+from evidence_loop.tools.store.doc_list import DocumentInfo as DocumentInfo
+from evidence_loop.tools.store.doc_list import read_documents as read_documents
 from evidence_loop.tools.store.schema import database_errors
+from evidence_loop.tools.store.schema import read_transaction as read_transaction
 from evidence_loop.tools.store.sql import Db
 from evidence_loop.tools.types import DocFormat, ParsedDocument, Section, Unit, UnitKind
 
@@ -42,16 +43,6 @@ ORDER BY u.doc_id, u.ordinal"""
 # How many tokens a unit's stored list holds, counted by SQLite: the tokens are joined by single
 # spaces and never contain one (tools/store/ingest.py), so the count is the spaces plus one.
 _TOKEN_COUNT = "length(u.tokens) - length(replace(u.tokens, ' ', '')) + (u.tokens != '')"
-
-
-@contextmanager
-def read_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """One deferred transaction: every statement inside sees the same committed state."""
-    conn.execute("BEGIN")
-    try:
-        yield conn
-    finally:
-        conn.execute("COMMIT")
 
 
 def load_view(conn: Db, generation: int, *, tokens: bool = True) -> tuple[CorpusView, list[list[str]]]:
@@ -140,36 +131,6 @@ def read_parsed(conn: Db, doc_id: str, version: str) -> ParsedDocument:
         )
     )
     return ParsedDocument(doc_id, version, title, cast(DocFormat, fmt), text, sections, units)
-
-
-@dataclass(frozen=True, slots=True)
-class DocumentInfo:
-    """A document with a live version: its current version, every stored version, its unit count."""
-
-    doc_id: str
-    title: str
-    current_version: str
-    versions: tuple[str, ...]
-    units: int
-    acl: tuple[str, ...]
-
-
-def read_documents(conn: Db) -> list[DocumentInfo]:
-    """Every document with a live version, by doc_id."""
-    versions: dict[str, list[str]] = {}
-    for doc_id, version in conn.execute(
-        "SELECT doc_id, version FROM versions ORDER BY doc_id, added_gen, rowid"
-    ):
-        versions.setdefault(doc_id, []).append(version)
-    rows = conn.execute(
-        "SELECT v.doc_id, v.title, v.version, v.acl, "
-        "(SELECT count(*) FROM units u WHERE u.doc_id = v.doc_id AND u.version = v.version) "
-        "FROM versions v WHERE v.is_current = 1 ORDER BY v.doc_id"
-    )
-    return [
-        DocumentInfo(doc_id, title, version, tuple(versions[doc_id]), units, tuple(json.loads(acl)))
-        for doc_id, title, version, acl, units in rows
-    ]
 
 
 class DbSource:
