@@ -119,6 +119,20 @@ def finished_runs(content: bytes) -> list[FinishedRun]:
     return runs
 
 
+def record_lines(content: bytes) -> list[bytes]:
+    """The whole lines of ``content`` that hold a record's start, unparsed, in the order written: for
+    a reader that parses only the lines it shows (``parse_line``). A line here that does not parse is
+    one ``finished_runs`` skips; the other lines are no finished run to either."""
+    return [line for line in content.split(b"\n") if _START in line]
+
+
+def parse_line(line: bytes) -> FinishedRun | None:
+    """The run a manifest line records, read from its last record start (as ``finished_runs`` reads
+    it); None for a torn or damaged line."""
+    start = line.rfind(_START)
+    return _parse(line[start:]) if start >= 0 else None
+
+
 def _lines_with(content: bytes, needle: bytes) -> list[bytes]:
     """The lines of ``content`` that hold ``needle``, found without splitting the whole file."""
     lines = []
