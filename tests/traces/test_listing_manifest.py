@@ -156,3 +156,17 @@ def test_the_figures_and_the_unfinished_runs_read_every_line_of_the_day(
 
     assert every == ["r-3", "r-2", "r-1", "r-0"]
     assert [r.run_id for r in going] == ["r-going"]
+
+
+def test_a_manifest_rewritten_shorter_is_read_again_from_its_start(
+    store: TraceStore, write_run: RunWriter
+) -> None:
+    write_day(write_run, 3)
+    manifest = store.root.joinpath(*DAY) / MANIFEST_NAME
+    lister = RunLister(store)
+    lister.page(everything)
+    manifest.write_bytes(manifest.read_bytes().split(b"\n", 1)[0] + b"\n")
+
+    rows, _ = lister.page(everything)
+
+    assert [r.run_id for r in rows] == ["r-0"]
