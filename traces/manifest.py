@@ -123,7 +123,13 @@ def record_lines(content: bytes) -> list[bytes]:
     """The whole lines of ``content`` that hold a record's start, unparsed, in the order written: for
     a reader that parses only the lines it shows (``parse_line``). A line here that does not parse is
     one ``finished_runs`` skips; the other lines are no finished run to either."""
-    return [line for line in content.split(b"\n") if _START in line]
+    lines = content.split(b"\n")
+    if not lines[-1]:
+        lines.pop()  # what follows the last newline: nothing, for whole lines
+    starts = content.count(b"\n" + _START) + content.startswith(_START)
+    if starts == len(lines) == content.count(_START):  # each line one record: none to drop (fast)
+        return lines
+    return [line for line in lines if _START in line]
 
 
 def parse_line(line: bytes) -> FinishedRun | None:

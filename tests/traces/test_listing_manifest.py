@@ -8,7 +8,7 @@ import pytest
 
 from evidence_loop.traces import listing
 from evidence_loop.traces.listing import Cursor, RunLister, RunRow
-from evidence_loop.traces.manifest import MANIFEST_NAME, FinishedRun, parse_line
+from evidence_loop.traces.manifest import MANIFEST_NAME, FinishedRun, parse_line, record_lines
 from evidence_loop.traces.store import TraceStore
 from tests.traces.conftest import RunWriter
 
@@ -170,3 +170,11 @@ def test_a_manifest_rewritten_shorter_is_read_again_from_its_start(
     rows, _ = lister.page(everything)
 
     assert [r.run_id for r in rows] == ["r-0"]
+
+
+def test_a_line_that_holds_no_record_takes_no_place_among_the_runs() -> None:
+    whole = b'{"run_id":"a"}\n{"run_id":"b"}\n'
+    with_other = b'{"run_id":"a"}\n{"link":"x"}{"run_id":"b"}\n{"anchor":"y"}\n'
+
+    assert record_lines(whole) == [b'{"run_id":"a"}', b'{"run_id":"b"}']
+    assert record_lines(with_other) == [b'{"run_id":"a"}', b'{"link":"x"}{"run_id":"b"}']
