@@ -5,8 +5,11 @@
     StoreLister(store)     the same over PostgreSQL
 
 A day's finished runs come from its ``finished.manifest`` (finish order, newest last), read
-incrementally; the runs that never finished (still going, or stopped) from the files and journal
-frames of the day that it does not name, listed on request. Only the rows a page needs are read:
+incrementally and parsed lazily: a page parses the lines of the runs it passes over, newest first,
+not the whole day (a fresh first page of a day of 100,000 runs parses about 50 lines); a filter
+parses one line more per run it scans, which costs little beside reading that run's row. The runs
+that never finished (still going, or stopped) come from the files and journal frames of the day
+that it does not name, listed on request. Only the rows a page needs are read:
 two short reads per run of its own file (its head and its tail), or one read of its frame where the
 manifest places it; a finished run's row never changes, so rows are kept once read and a filter
 that scans further than one page pays for each run once per process. A store whose traces are not
@@ -19,7 +22,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Final
@@ -27,7 +30,7 @@ from typing import Final
 import orjson
 
 from evidence_loop.traces.journal import frame_index, journal_files
-from evidence_loop.traces.manifest import MANIFEST_NAME, finished_runs
+from evidence_loop.traces.manifest import MANIFEST_NAME, parse_line, record_lines
 from evidence_loop.traces.pg_store import PgTraceStore
 from evidence_loop.traces.run_rows import Records, RunRow, read_frame_row, read_row, row_of
 from evidence_loop.traces.store import TraceStore
@@ -36,6 +39,16 @@ __all__ = ["CACHE_MAX", "Cursor", "RunLister", "RunRow", "StoreLister", "lister_
 
 _Place = tuple[str, str | None, int | None, float | None]  # run id, journal, frame offset, finished at
 CACHE_MAX: Final = 200_000
+
+
+@dataclass(slots=True)
+class _Day:
+    """A day's manifest as read so far: the bytes read, the lines that hold a run (in finish order,
+    unparsed), and the place of each line parsed yet (None: a damaged line, no run)."""
+
+    done: int = 0
+    lines: list[bytes] = field(default_factory=list)
+    places: dict[int, _Place | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +81,7 @@ class RunLister:
     def __init__(self, store: TraceStore) -> None:
         self.store = store
         self._rows: dict[str, RunRow] = {}
-        self._days: dict[Path, tuple[int, list[_Place]]] = {}  # manifest bytes read, runs in it
+        self._days: dict[Path, _Day] = {}
         self._lock = threading.Lock()
 
     def page(
@@ -96,8 +109,10 @@ class RunLister:
         """Every finished run of the UTC days ``first`` to ``last`` that ``keep`` accepts, newest first."""
         for when, folder in self.store.day_folders():
             if first <= when <= last:
-                for place in reversed(self._finished(folder)):
-                    row = self._row(folder, place)
+                runs = self._finished(folder)
+                for index in range(len(runs.lines) - 1, -1, -1):
+                    place = self._place(runs, index)
+                    row = self._row(folder, place) if place is not None else None
                     if row is not None and keep(row):
                         yield row
 
@@ -109,34 +124,49 @@ class RunLister:
         for when, folder in self.store.day_folders():
             if (day is not None and when != day) or (cursor is not None and when > cursor.day):
                 continue
-            ids = self._unfinished(folder) if unfinished else self._finished(folder)
-            top = len(ids) - 1
+            ids = self._unfinished(folder) if unfinished else []
+            runs = self._finished(folder) if not unfinished else _Day()
+            top = (len(ids) if unfinished else len(runs.lines)) - 1
             if cursor is not None and when == cursor.day:
                 top = min(top, cursor.offset)
             for index in range(top, -1, -1):
-                yield Cursor(when, index), self._row(folder, ids[index])
+                place = ids[index] if unfinished else self._place(runs, index)
+                yield Cursor(when, index), self._row(folder, place) if place is not None else None
 
-    def _finished(self, folder: Path) -> list[_Place]:
-        """The runs of the day's manifest in finish order, reading only what was appended since."""
+    def _finished(self, folder: Path) -> _Day:
+        """The day's manifest, reading only what was appended since (all of it again when it was
+        rewritten shorter); its lines are parsed by ``_place``, when a page reaches them."""
         with self._lock:
-            done, ids = self._days.get(folder, (0, []))
+            runs = self._days.get(folder) or _Day()
             try:
                 with (folder / MANIFEST_NAME).open("rb") as manifest:
-                    manifest.seek(done)
+                    if os.fstat(manifest.fileno()).st_size < runs.done:
+                        runs = _Day()
+                    manifest.seek(runs.done)
                     fresh = manifest.read()
             except FileNotFoundError:
-                return ids
+                return runs
             whole = fresh.rfind(b"\n") + 1  # a line still being written is read next time
-            if whole:
-                runs = finished_runs(fresh[:whole])
-                ids = ids + [(r.run_id, r.journal, r.offset, r.at) for r in runs]
-                self._days[folder] = (done + whole, ids)
-            return ids
+            if whole:  # a new _Day: a page still reading the old one keeps reading what it saw
+                runs = _Day(runs.done + whole, runs.lines + record_lines(fresh[:whole]), runs.places)
+            self._days[folder] = runs
+            return runs
+
+    def _place(self, runs: _Day, index: int) -> _Place | None:
+        """The place of the day's ``index``-th run (from the oldest), its line parsed once."""
+        if index not in runs.places:
+            run = parse_line(runs.lines[index])
+            place = (run.run_id, run.journal, run.offset, run.at) if run is not None else None
+            with self._lock:
+                runs.places[index] = place
+        return runs.places[index]
 
     def _unfinished(self, folder: Path) -> list[_Place]:
         """The day's runs that its manifest does not name: files by name, then journal frames in
         the order written."""
-        known = {place[0] for place in self._finished(folder)}
+        runs = self._finished(folder)
+        parsed = (self._place(runs, index) for index in range(len(runs.lines)))
+        known = {place[0] for place in parsed if place is not None}
         with os.scandir(folder) as entries:
             files = sorted(
                 e.name[:-6] for e in entries if e.name.endswith(".jsonl") and e.name[:-6] not in known

@@ -119,6 +119,26 @@ def finished_runs(content: bytes) -> list[FinishedRun]:
     return runs
 
 
+def record_lines(content: bytes) -> list[bytes]:
+    """The whole lines of ``content`` that hold a record's start, unparsed, in the order written: for
+    a reader that parses only the lines it shows (``parse_line``). A line here that does not parse is
+    one ``finished_runs`` skips; the other lines are no finished run to either."""
+    lines = content.split(b"\n")
+    if not lines[-1]:
+        lines.pop()  # what follows the last newline: nothing, for whole lines
+    starts = content.count(b"\n" + _START) + content.startswith(_START)
+    if starts == len(lines) == content.count(_START):  # each line one record: none to drop (fast)
+        return lines
+    return [line for line in lines if _START in line]
+
+
+def parse_line(line: bytes) -> FinishedRun | None:
+    """The run a manifest line records, read from its last record start (as ``finished_runs`` reads
+    it); None for a torn or damaged line."""
+    start = line.rfind(_START)
+    return _parse(line[start:]) if start >= 0 else None
+
+
 def _lines_with(content: bytes, needle: bytes) -> list[bytes]:
     """The lines of ``content`` that hold ``needle``, found without splitting the whole file."""
     lines = []
