@@ -29,11 +29,14 @@ UNAVAILABLE = "urn:evloop:problem:store-unavailable"
 
 
 def batch(tag: str, count: int = 30) -> list[dict[str, object]]:
-    """Documents whose only shared word is ``tag``: one question finds any of them."""
+    """Documents whose only shared word is ``tag``: one question finds any of them. They agree on what
+    they state (the pass is valid for a week), so that the answer is a matter of which replica has
+    them, never of a conflict between them (codes 11 and 12 valid for 13 and 14 days are, to the
+    conflict screen, one attribute with two values)."""
     return [
         {
             "doc_id": f"{tag}-{i}",
-            "text": f"{tag.title()} rule {i}\nThe {tag} code {i} is valid for {i + 2} days.",
+            "text": f"{tag.title()} rule {i}\nThe {tag} pass is valid for one week.",
         }
         for i in range(count)
     ]
@@ -108,11 +111,11 @@ def test_a_batch_ingested_through_one_replica_is_answered_by_all_three(
     tmp_path: Path, pg_url: str, keys: tuple[Path, str]
 ) -> None:
     with replicas(tmp_path, pg_url, keys, 3) as servers:
-        assert not cites(ask(servers[2], "how long is the kestrel code 7 valid"), "kestrel")
+        assert not cites(ask(servers[2], "how long is the kestrel pass valid"), "kestrel")
         reply = ingest(servers[0], batch("kestrel"))
         assert reply.status_code == 200, reply.text
         for server in servers:
-            wait_until(lambda s=server: cites(ask(s, "how long is the kestrel code 7 valid"), "kestrel"))
+            wait_until(lambda s=server: cites(ask(s, "how long is the kestrel pass valid"), "kestrel"))
 
 
 def test_a_replica_killed_mid_ingest_leaves_the_batch_all_there_or_not_at_all(
@@ -128,7 +131,7 @@ def test_a_replica_killed_mid_ingest_leaves_the_batch_all_there_or_not_at_all(
             assert len(kept) == expected, stage
     with replicas(tmp_path, pg_url, keys, 1) as servers:
         assert ingest(servers[0], batch("ospreyrows")).status_code == 200  # the lock was released
-        assert cites(ask(servers[0], "how long is the ospreyrows code 3 valid"), "ospreyrows")
+        assert cites(ask(servers[0], "how long is the ospreyrows pass valid"), "ospreyrows")
 
 
 @pytest.fixture
@@ -148,7 +151,7 @@ def test_a_stopped_database_gives_503s_never_500s_and_service_resumes(
     statuses: list[int] = []
     with replicas(tmp_path, url, keys, 2, file_traces=(1,)) as servers:
         assert ingest(servers[0], batch("heron")).status_code == 200
-        wait_until(lambda: all(cites(ask(s, "how long is the heron code 4 valid"), "heron") for s in servers))
+        wait_until(lambda: all(cites(ask(s, "how long is the heron pass valid"), "heron") for s in servers))
         stop = threading.Event()
         load = threading.Thread(target=_load, args=(servers, stop, statuses))
         load.start()
@@ -160,8 +163,8 @@ def test_a_stopped_database_gives_503s_never_500s_and_service_resumes(
             wait_until(lambda: _ready(servers[1]) == {"status": "ready", "store": "unreachable"})
             # Its traces in a folder, replica 1 answers from the generation it holds; replica 0 cannot
             # make its trace durable in the store, so it does not answer.
-            assert cites(ask(servers[1], "how long is the heron code 4 valid"), "heron")
-            refused = ask(servers[0], "how long is the heron code 4 valid")
+            assert cites(ask(servers[1], "how long is the heron pass valid"), "heron")
+            refused = ask(servers[0], "how long is the heron pass valid")
             assert (refused.status_code, refused.json()["type"]) == (
                 503,
                 "urn:evloop:problem:store-unavailable",
@@ -169,7 +172,7 @@ def test_a_stopped_database_gives_503s_never_500s_and_service_resumes(
             own_server.start_again()
             wait_until(lambda: all(_ready(s) == {"status": "ready"} for s in servers))
             assert ingest(servers[1], batch("egret")).status_code == 200
-            wait_until(lambda: cites(ask(servers[0], "how long is the egret code 4 valid"), "egret"))
+            wait_until(lambda: cites(ask(servers[0], "how long is the egret pass valid"), "egret"))
         finally:
             stop.set()
             load.join(SEEN_WITHIN_S)
@@ -180,7 +183,7 @@ def _load(servers: list[Server], stop: threading.Event, statuses: list[int]) -> 
     with httpx.Client(timeout=30) as client:
         while not stop.is_set():
             for server in servers:
-                body = {"question": "how long is the heron code 2 valid"}
+                body = {"question": "how long is the heron pass valid"}
                 reply = client.post(f"{server.url}/v1/ask", json=body, headers=_auth(server))
                 statuses.append(reply.status_code)
 
