@@ -242,6 +242,8 @@ def recall(
 ) -> list[Hit]:
     """The raw recall step as the loop runs it under ``policy`` (default: the shipped one): hybrid
     when the index has vectors and the embedder is the one that made them, lexical otherwise."""
+    from evidence_loop.policies.config import Policy
+
     policy = policy or Policy()
     made_by = snapshot.embedder
     similarities = None
