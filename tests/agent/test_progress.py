@@ -111,7 +111,9 @@ def test_an_ingest_of_5000_units_without_a_terminal_prints_progress_at_least_eve
         "--index",
         str(tmp_path / "ix"),
     ]
-    env = {**os.environ, **slow_endpoint.environ}
+    # one batch in flight, so that the embedding lasts long enough to report on (eight at once,
+    # the default, embed these 5,000 units before the first progress line is due)
+    env = {**os.environ, **slow_endpoint.environ, "EVLOOP_EMBED_IN_FLIGHT": "1"}
     seen: list[tuple[float, str]] = []
     with subprocess.Popen(
         command, cwd=ROOT, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True
