@@ -108,10 +108,13 @@ def console_row(
         lines = unpacked(run_id, bytes(body)).split(b"\n")
     except TraceError:
         return run_id, shown, "", None, None  # the console shows the run as damaged; verify names it
-    text = [line.decode("utf-8", "replace") for line in lines]
-    last = text[events] if status == "complete" and 0 < events < len(text) else None
-    follow = next((text[n] for n in (1, 2) if n < len(lines) and _RESOLVED in lines[n][:64]), None)
-    return run_id, shown, text[0], last, follow
+
+    def text(n: int) -> str:  # only the lines a row shows are decoded
+        return lines[n].decode("utf-8", "replace")
+
+    last = text(events) if status == "complete" and 0 < events < len(lines) else None
+    follow = next((text(n) for n in (1, 2) if n < len(lines) and _RESOLVED in lines[n][:64]), None)
+    return run_id, shown, text(0), last, follow
 
 
 def bodies(records: Sequence[bytes]) -> list[bytes]:
