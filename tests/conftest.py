@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +17,7 @@ from pathlib import Path
 import pydantic_ai.models
 import pytest
 
-from evidence_loop.agent import settings
+from evidence_loop.agent import logs, settings
 from evidence_loop.tools.store.location import Location
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.pg_server import PgServer, missing_reason
@@ -65,6 +66,31 @@ def _no_flags_left() -> Iterator[None]:
     later ``settings.current()``: forget them after each test, or the next test reads them."""
     yield
     settings.install({})
+
+
+@pytest.fixture(autouse=True)
+def _logging_as_found() -> Iterator[None]:
+    """A command run in this process calls ``logs.configure``: its handler on ``evidence_loop`` stops
+    records reaching the root logger, where ``caplog`` listens. Put the logger back after each test."""
+    logger = logging.getLogger(logs.LOGGER)
+    handlers, propagate, level = list(logger.handlers), logger.propagate, logger.level
+    yield
+    logger.handlers[:] = handlers
+    logger.propagate = propagate
+    logger.setLevel(level)
+
+
+@pytest.fixture
+def evloop_caplog(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]:
+    """``caplog`` for the library's loggers whatever a command run in the test configured: its handler
+    sits on ``evidence_loop`` itself (propagation off for the test, so no record is counted twice)."""
+    logger = logging.getLogger(logs.LOGGER)
+    propagate = logger.propagate
+    logger.addHandler(caplog.handler)
+    logger.propagate = False
+    yield caplog
+    logger.removeHandler(caplog.handler)
+    logger.propagate = propagate
 
 
 @pytest.fixture(autouse=True)

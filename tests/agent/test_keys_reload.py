@@ -60,16 +60,17 @@ def test_a_key_removed_from_the_file_is_refused_from_then_on(
 
 
 def test_a_broken_keys_file_keeps_the_keys_loaded_before_and_says_why_once(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], at_once: None, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], at_once: None, evloop_caplog: pytest.LogCaptureFixture
 ) -> None:
     path, admin = keys_file(tmp_path, capsys)
     keyring = Keyring.load(path)
     path.write_text('{"keys": [{"name": "x"', encoding="utf-8")
-    with caplog.at_level(logging.WARNING, logger="evidence_loop"):
+    with evloop_caplog.at_level(logging.WARNING, logger="evidence_loop"):
         callers = [keyring.authenticate(admin) for _ in range(3)]
     assert [c.name if c else None for c in callers] == ["admin", "admin", "admin"]
-    assert [r.getMessage().split(";")[1] for r in caplog.records] == [" keeping the 1 keys loaded before"]
-    assert "not a JSON keys file" in caplog.records[0].getMessage()
+    said = [r.getMessage().split(";")[1] for r in evloop_caplog.records]
+    assert said == [" keeping the 1 keys loaded before"]
+    assert "not a JSON keys file" in evloop_caplog.records[0].getMessage()
 
 
 def test_a_keys_file_that_is_gone_keeps_the_keys_loaded_before(

@@ -141,18 +141,18 @@ def test_an_append_after_a_dropped_last_record_keeps_its_gap(backend: Backend) -
 
 
 def test_a_record_that_no_longer_reads_is_reported_not_skipped_in_silence(
-    backend: Backend, caplog: pytest.LogCaptureFixture
+    backend: Backend, evloop_caplog: pytest.LogCaptureFixture
 ) -> None:
     five(backend.log)
     rows = backend.rows()
     unreadable = rows[1][1].replace('"verdict":"correct"', '"verdict":"lgtm"')
     backend.put([rows[0], (rows[1][0], unreadable), *rows[2:]])
 
-    with caplog.at_level(logging.WARNING, logger="evidence_loop.traces.feedback"):
+    with evloop_caplog.at_level(logging.WARNING, logger="evidence_loop.traces.feedback"):
         records = backend.log.records()
     chain = check_log(backend.log.read_log())
 
-    assert [r.seq for r in records] == [1, 3, 4, 5] and "holds no record" in caplog.text
+    assert [r.seq for r in records] == [1, 3, 4, 5] and "holds no record" in evloop_caplog.text
     assert (chain.ok, chain.first_bad_seq) == (False, 2) and "holds no record" in str(chain.reason)
 
 
