@@ -124,6 +124,33 @@ def section_ordinals(doc: ParsedDocument, section_id: int) -> tuple[int, ...]:
     return tuple(u.ordinal for u in units_within(doc, section.start, section.end))
 
 
+# Per document version (a version replaced in place has new text): each section's own units.
+_OWN: dict[tuple[str, str, int], dict[int, tuple[int, ...]]] = {}
+_MAX_DOCUMENTS = 20_000
+
+
+def own_ordinals(doc: ParsedDocument, section_id: int) -> tuple[int, ...]:
+    """Ordinals of the units a section holds itself (not its subsections'), in order: those of
+    ``section_ordinals`` whose section it is. Indexed once per document version: a long manual's
+    top section holds every unit, and the loop asks for the intro of every section above a window."""
+    key = (doc.doc_id, doc.version, hash(doc.text))  # a str caches its hash: the key costs nothing
+    index = _OWN.get(key)
+    if index is None:
+        if len(_OWN) >= _MAX_DOCUMENTS:
+            _OWN.clear()
+        index = _OWN[key] = _own_index(doc)
+    return index.get(section_id, ())
+
+
+def _own_index(doc: ParsedDocument) -> dict[int, tuple[int, ...]]:
+    by_section: dict[int, list[int]] = {}
+    for unit in doc.units:
+        section = doc.sections[unit.section_id]
+        if section.start <= unit.start and unit.end <= section.end:  # as units_within finds them
+            by_section.setdefault(unit.section_id, []).append(unit.ordinal)
+    return {section_id: tuple(ordinals) for section_id, ordinals in by_section.items()}
+
+
 def section_chars(doc: ParsedDocument, section_id: int) -> int:
     """Characters from the section's first unit to its last."""
     ordinals = section_ordinals(doc, section_id)

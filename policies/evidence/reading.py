@@ -38,6 +38,7 @@ from evidence_loop.tools.windows import (
     Window,
     char_count,
     section_chars,
+    own_ordinals,
     section_ordinals,
     with_units,
     without_units,
@@ -88,7 +89,7 @@ def lists_of(doc: ParsedDocument, window: Window) -> tuple[int, ...]:
 
 def section_intro(doc: ParsedDocument, section_id: int) -> tuple[int, ...]:
     """The section's heading and its own first sentence (not a subsection's): what it is about."""
-    own = [o for o in section_ordinals(doc, section_id) if doc.units[o].section_id == section_id]
+    own = own_ordinals(doc, section_id)
     heading = tuple(o for o in own[:1] if doc.units[o].kind == "heading")
     first = next((o for o in own if doc.units[o].kind == "sentence"), None)
     return heading if first is None else (*heading, first)

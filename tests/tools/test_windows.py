@@ -12,7 +12,9 @@ from evidence_loop.tools.windows import (
     char_count,
     merge_windows,
     neighbour,
+    own_ordinals,
     runs,
+    section_ordinals,
     seed_window,
     seeds_of,
     spans,
@@ -171,3 +173,17 @@ def test_seeds_of_shrinks_a_grown_window_back_to_its_seed_hits() -> None:
     )
     shrunk = seeds_of(grown)
     assert shrunk.ordinals == (1,) and shrunk.steps == () and shrunk.seeds == (hit,)
+
+
+def test_own_ordinals_are_a_sections_units_without_its_subsections(doc: ParsedDocument) -> None:
+    top, sub = doc.units[0].section_id, doc.units[4].section_id
+    assert own_ordinals(doc, top) == (0, 1, 2, 3)
+    assert section_ordinals(doc, top) == (0, 1, 2, 3, 4, 5, 6)
+    assert own_ordinals(doc, sub) == (4, 5, 6)
+
+
+def test_own_ordinals_of_a_version_replaced_in_place_are_read_from_its_new_text() -> None:
+    first = parse_document(DocumentInput("same", "# A\n\nOne. Two.\n", format="markdown"))
+    again = parse_document(DocumentInput("same", "# A\n\nOne.\n\n## B\n\nTwo.\n", format="markdown"))
+    assert own_ordinals(first, first.units[0].section_id) == (0, 1, 2)
+    assert own_ordinals(again, again.units[0].section_id) == (0, 1)
