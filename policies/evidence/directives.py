@@ -87,6 +87,9 @@ FAMILIES: tuple[tuple[str, str, str], ...] = (
 _COMPILED: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (family, re.compile(pattern.replace(" ", r"\s+"))) for family, _language, pattern in FAMILIES
 )
+# Every family's pattern as one alternation: a text it finds nothing in matches no family, which is
+# what most sentences are, so one scan answers for them instead of one per pattern.
+_ANY = re.compile("|".join(f"(?:{pattern.pattern})" for _family, pattern in _COMPILED))
 
 
 @lru_cache(maxsize=200_000)
@@ -94,6 +97,8 @@ def directive_family(text: str, hidden: bool = False) -> str | None:
     """The family of the first pattern a sentence matches ("override", "role", "answer", …), or None;
     ``hidden``: read without the characters that print nothing."""
     normal = normalize(visible(text) if hidden else text)
+    if not _ANY.search(normal):
+        return None
     for family, pattern in _COMPILED:
         if pattern.search(normal):
             return family
@@ -124,6 +129,8 @@ def split_family(first: str, second: str) -> str | None:
         return None
     joint = "" if _CJK_EDGE.match(head[-1]) or _CJK_EDGE.match(tail[0]) else " "
     joined = head + joint + tail
+    if not _ANY.search(joined):
+        return None  # no family matches anywhere in it, let alone across the end
     for family, pattern in _COMPILED:
         if any(m.start() < len(head) < m.end() for m in pattern.finditer(joined)):
             return family
