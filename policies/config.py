@@ -89,6 +89,7 @@ ADDED_LATER: dict[str, object] = {
     "quote_further_windows": 4,
     "quote_further_units": 2,
     "quote_max_facts": 5,
+    "quote_procedure_chars": 0,
     "identifier_slots": False,
     "informative_terms": False,
     "context_weight": 1.0,
@@ -243,7 +244,9 @@ class Policy:
     # units of up to quote_further_windows other windows, quote_further_units each, join when within
     # quote_join_share of the best and naming quote_about_share of what it names (quote_rival_share
     # for another window's value of the asked kind beside a best stating one). Evidence with
-    # nothing to quote is a refusal.
+    # nothing to quote is a refusal. A procedure is quoted as the whole section its anchor sits in,
+    # its subsections' steps too, in order, when the window holds it within quote_procedure_chars
+    # (0: the anchor's own units only, as before).
     quote_stating: bool = True
     quote_semantic_weight: float = 0.5
     quote_place_weight: float = 0.5
@@ -257,6 +260,7 @@ class Policy:
     quote_further_windows: int = 4
     quote_further_units: int = 2
     quote_max_facts: int = 5
+    quote_procedure_chars: int = 4000
 
     # ---- conflicts: what the conflict check reads and what counts as a disagreement
     # windows close to the best are read too, so both sides of a disagreement are seen

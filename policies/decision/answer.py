@@ -144,7 +144,7 @@ def _passage_units(
         listed = best_list(quotes, items, anchor)
         if listed is not None and listed.relevance >= policy.quote_list_share * anchor.relevance:
             anchor = listed
-    picked = [(anchor.index, u) for u in passage(items[anchor.index], anchor, policy)]
+    picked = [(anchor.index, u) for u in passage(items[anchor.index], anchor, policy, shape)]
     if shape == "procedure" and list_of(items[anchor.index].doc, anchor.unit.ordinal):
         return picked  # a procedure quoted whole is the answer
     return picked + [(q.index, u) for q in _further(question, quotes, anchor, policy) for u in q.units]

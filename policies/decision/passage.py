@@ -26,7 +26,9 @@ from evidence_loop.policies.decision.quotes import Quote, furniture, heading_rel
 from evidence_loop.policies.evidence.checked import Checked
 from evidence_loop.policies.evidence.reading import intros_above, list_root, whole_list
 from evidence_loop.policies.question.analysis import Question
+from evidence_loop.policies.question.shape import Shape
 from evidence_loop.tools.types import ParsedDocument, Unit
+from evidence_loop.tools.windows import section_ordinals
 
 _ASKS = re.compile(r"[?？]\W*$")  # a unit that is itself a question: a FAQ entry opens with one
 
@@ -96,9 +98,22 @@ def _body(item: Checked, anchor: Quote, limit: int) -> list[Unit]:
     return _around(own or list(anchor.units), anchor, limit)
 
 
-def passage(item: Checked, anchor: Quote, policy: Policy) -> list[Unit]:
-    """The units quoted around ``anchor``, after the intros of the sections above it the window holds."""
-    body = _body(item, anchor, policy.quote_passage_chars)
+def _procedure(item: Checked, anchor: Quote, limit: int) -> list[Unit]:
+    """The whole section the anchor sits in, its subsections too (a procedure's steps often sit in
+    paragraphs, notes and sub-steps under their own headings), or its FAQ entry, as far as the
+    window holds it; [] when that exceeds ``limit``."""
+    doc = item.doc
+    whole = entry(_kept(item, section_ordinals(doc, anchor.unit.section_id)), anchor.unit.ordinal)
+    return whole if _chars(whole) <= limit else []
+
+
+def passage(item: Checked, anchor: Quote, policy: Policy, shape: Shape = "fact") -> list[Unit]:
+    """The units quoted around ``anchor``, after the intros of the sections above it the window
+    holds; for a procedure, with ``quote_procedure_chars``, the whole section it sits in."""
+    body: list[Unit] = []
+    if shape == "procedure" and policy.quote_procedure_chars:
+        body = _procedure(item, anchor, policy.quote_procedure_chars)
+    body = body or _body(item, anchor, policy.quote_passage_chars)
     room = policy.quote_passage_chars - _chars(body)
     above = _kept(item, intros_above(item.doc, anchor.unit.section_id))
     intros = [u for u in above if u not in body and not asks(u.text)]  # a FAQ's first question is no intro

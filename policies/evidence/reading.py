@@ -37,8 +37,8 @@ from evidence_loop.tools.types import ParsedDocument
 from evidence_loop.tools.windows import (
     Window,
     char_count,
-    section_chars,
     own_ordinals,
+    section_chars,
     section_ordinals,
     with_units,
     without_units,

@@ -125,8 +125,53 @@ def test_a_yes_no_question_on_a_faq_page_quotes_its_entry_not_the_page() -> None
 
 
 def test_a_passage_stays_within_its_character_budget(reset: ParsedDocument) -> None:
-    quoted = _quoted("How do I reset my password?", _whole(reset), policy=Policy(quote_passage_chars=150))
+    small = Policy(quote_passage_chars=150, quote_procedure_chars=150)
+    quoted = _quoted("How do I reset my password?", _whole(reset), policy=small)
     assert 0 < sum(len(t) for t in quoted) <= 150
+
+
+PAIRING = """# Remote control
+
+You can control the TV with the Smart Remote.
+
+## Pairing the remote
+
+Point the remote at the remote sensor of the TV.
+
+Press and hold the Back and Play buttons together for 3 seconds.
+
+Note: pairing may take up to a minute on some models.
+
+### If pairing fails
+
+Replace the batteries of the remote.
+
+Press and hold the Back and Play buttons again.
+
+## Battery
+
+The remote uses two AA batteries.
+"""
+
+
+def test_a_how_do_i_question_quotes_a_procedure_over_paragraphs_and_sub_steps_whole_in_order() -> None:
+    doc = _doc("remote", PAIRING)
+    sections = {doc.sections[u.section_id].title for u in doc.units}
+    assert {"Pairing the remote", "If pairing fails"} <= sections  # steps in a section and its subsection
+    asked = analyse("How do I pair the remote with the TV?")
+    units = [u for _, u in answer_units(asked, [_whole(doc)], Policy(), shape_of(asked))]
+    steps = [u for u in doc.units if u.kind == "sentence" and 3 <= u.ordinal <= 9]
+    assert [u.text for u in units][-len(steps) :] == [u.text for u in steps]
+    assert "The remote uses two AA batteries." not in [u.text for u in units]
+    assert all(doc.text[u.start : u.end] == u.text for u in units)
+
+
+def test_a_record_made_before_the_whole_procedure_quotes_the_anchors_own_units() -> None:
+    doc = _doc("remote", PAIRING)
+    asked = analyse("How do I pair the remote with the TV?")
+    old = replace(Policy(), quote_procedure_chars=0)
+    texts = [u.text for _, u in answer_units(asked, [_whole(doc)], old, shape_of(asked))]
+    assert "Replace the batteries of the remote." not in texts
 
 
 def test_evidence_with_nothing_to_quote_is_a_refusal_that_says_so() -> None:
