@@ -90,6 +90,7 @@ ADDED_LATER: dict[str, object] = {
     "quote_further_units": 2,
     "quote_max_facts": 5,
     "quote_procedure_chars": 0,
+    "quote_skip_datelines": False,
     "identifier_slots": False,
     "informative_terms": False,
     "context_weight": 1.0,
@@ -246,7 +247,8 @@ class Policy:
     # for another window's value of the asked kind beside a best stating one). Evidence with
     # nothing to quote is a refusal. A procedure is quoted as the whole section its anchor sits in,
     # its subsections' steps too, in order, when the window holds it within quote_procedure_chars
-    # (0: the anchor's own units only, as before).
+    # (0: the anchor's own units only, as before). With quote_skip_datelines a page's dateline
+    # ("Last updated: 10 January 2026") is never quoted as the intro of a passage.
     quote_stating: bool = True
     quote_semantic_weight: float = 0.5
     quote_place_weight: float = 0.5
@@ -261,6 +263,7 @@ class Policy:
     quote_further_units: int = 2
     quote_max_facts: int = 5
     quote_procedure_chars: int = 4000
+    quote_skip_datelines: bool = True
 
     # ---- conflicts: what the conflict check reads and what counts as a disagreement
     # windows close to the best are read too, so both sides of a disagreement are seen

@@ -253,6 +253,12 @@ PAGE_FURNITURE: tuple[str, ...] = (
     "all rights reserved", "was this article helpful", "was this helpful", "related articles",
     "min read", "版权所有", "对您有帮助吗", "相关文章", "浏览量",
 )  # fmt: skip
+# A dateline opens with one of these and holds a date ("Last updated: 10 January 2026", "更新于
+# 2025-09-18"): when the page was written, never an answer (``policies.decision.passage``).
+DATELINE_OPENINGS: tuple[str, ...] = (
+    "last updated", "updated on", "updated:", "last modified", "published on", "published:", "posted on",
+    "更新于", "更新时间", "最后更新", "发布于", "发布时间",
+)  # fmt: skip
 
 # The measure a question asks for (``policies.question.analysis.asked_measure``): the words that ask for one
 # kind of value, tried in this order (a duration before a count: "how many days" asks how long). English

@@ -25,8 +25,10 @@ from evidence_loop.policies.config import Policy
 from evidence_loop.policies.decision.quotes import Quote, furniture, heading_relevance
 from evidence_loop.policies.evidence.checked import Checked
 from evidence_loop.policies.evidence.reading import intros_above, list_root, whole_list
+from evidence_loop.policies.lexicon import DATELINE_OPENINGS
 from evidence_loop.policies.question.analysis import Question
 from evidence_loop.policies.question.shape import Shape
+from evidence_loop.tools.tokenize import normalize
 from evidence_loop.tools.types import ParsedDocument, Unit
 from evidence_loop.tools.windows import section_ordinals
 
@@ -107,9 +109,17 @@ def _procedure(item: Checked, anchor: Quote, limit: int) -> list[Unit]:
     return whole if _chars(whole) <= limit else []
 
 
+def dateline(text: str) -> bool:
+    """A line saying when the page was written ("Last updated: 10 January 2026", "更新于
+    2025-09-18"): it opens with ``lexicon.DATELINE_OPENINGS`` and holds a digit."""
+    normal = normalize(text).strip()
+    return normal.startswith(DATELINE_OPENINGS) and any(c.isdigit() for c in normal)
+
+
 def passage(item: Checked, anchor: Quote, policy: Policy, shape: Shape = "fact") -> list[Unit]:
     """The units quoted around ``anchor``, after the intros of the sections above it the window
-    holds; for a procedure, with ``quote_procedure_chars``, the whole section it sits in."""
+    holds (with ``quote_skip_datelines``, never a page's dateline); for a procedure, with
+    ``quote_procedure_chars``, the whole section it sits in."""
     body: list[Unit] = []
     if shape == "procedure" and policy.quote_procedure_chars:
         body = _procedure(item, anchor, policy.quote_procedure_chars)
@@ -117,6 +127,8 @@ def passage(item: Checked, anchor: Quote, policy: Policy, shape: Shape = "fact")
     room = policy.quote_passage_chars - _chars(body)
     above = _kept(item, intros_above(item.doc, anchor.unit.section_id))
     intros = [u for u in above if u not in body and not asks(u.text)]  # a FAQ's first question is no intro
+    if policy.quote_skip_datelines:
+        intros = [u for u in intros if not dateline(u.text)]
     taken: list[Unit] = []
     for unit in sorted(intros, key=lambda u: -u.ordinal):  # the nearest section's intro first
         if len(unit.text) <= room:

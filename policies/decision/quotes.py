@@ -46,7 +46,7 @@ from evidence_loop.policies.question.values import (
 )
 from evidence_loop.tools.tokenize import CJK_CHARS, normalize
 from evidence_loop.tools.types import ParsedDocument, Unit
-from evidence_loop.tools.windows import units_within
+from evidence_loop.tools.windows import own_ordinals
 
 QUOTABLE_KINDS = frozenset({"sentence", "list_item", "table_row", "code"})
 # the kind of value a slot of a text is (a model, a clause or a quoted name is no measure)
@@ -222,11 +222,8 @@ def _read(question: Question, lexical: float, unit: Unit, policy: Policy) -> flo
 def heading_relevance(question: Question, doc: ParsedDocument, section_id: int, policy: Policy) -> float:
     """How well a section's own heading names the question (its words and, with vectors, its cosine);
     0 for a section without a heading unit."""
-    section = doc.sections[section_id]
-    heading = next(
-        (u for u in units_within(doc, section.start, section.end) if u.section_id == section_id), None
-    )
-    if heading is None or heading.kind != "heading":
+    own = own_ordinals(doc, section_id)
+    if not own or (heading := doc.units[own[0]]).kind != "heading":
         return 0.0
     return _read(question, term_weight(question, covers(question, (heading.text,))), heading, policy)
 

@@ -174,6 +174,42 @@ def test_a_record_made_before_the_whole_procedure_quotes_the_anchors_own_units()
     assert "Replace the batteries of the remote." not in texts
 
 
+GUIDE = """# Cam C200 guide
+
+Last updated: 10 January 2026
+
+## Restarting the camera
+
+To restart the camera, unplug it for 10 seconds and plug it back in. The status light blinks blue.
+"""
+ZH_GUIDE = """# 常见问题
+
+更新于 2025-09-18
+
+## 重启摄像头
+
+拔下摄像头电源，等待10秒后重新插上。指示灯闪蓝色。
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "question"), [(GUIDE, "How do I restart the camera?"), (ZH_GUIDE, "摄像头怎么重启？")]
+)
+def test_a_how_do_i_answer_does_not_lead_with_the_pages_dateline(text: str, question: str) -> None:
+    doc = _doc("guide", text)
+    quoted = _quoted(question, _whole(doc))
+    steps = [u.text for u in doc.units if u.kind == "sentence"][1:]
+    assert quoted == steps
+
+
+def test_a_record_made_before_the_dateline_rule_quotes_it_as_it_did() -> None:
+    doc = _doc("guide", GUIDE)
+    old = replace(Policy(), quote_skip_datelines=False)
+    assert (
+        _quoted("How do I restart the camera?", _whole(doc), policy=old)[0] == "Last updated: 10 January 2026"
+    )
+
+
 def test_evidence_with_nothing_to_quote_is_a_refusal_that_says_so() -> None:
     headings = parse_document(
         DocumentInput("h", "# Take a screenshot\n\n## Screenshot settings\n", format="markdown")

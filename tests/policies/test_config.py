@@ -54,6 +54,7 @@ RULES_ADDED_SINCE: dict[str, object] = {
     "reference_defer_share": 0.65,
     "value_signal": True,
     "quote_procedure_chars": 4000,
+    "quote_skip_datelines": True,
 }
 RECORDED_HASHES = {
     "adaptive": "4db54ea529f9741b6ad441ad76c64279f4e977d99ce75bada2ee591de57b0ab1",
