@@ -155,13 +155,20 @@ class _Families(Mapping[int, str]):
         self._alone: dict[int, str | None] = {}
         self._ends: dict[int, str | None] = {}  # k: the directive units k-1 and k form together
 
-    def __getitem__(self, ordinal: int) -> str:
+    def family(self, ordinal: int) -> str | None:
+        """The unit's family, None when it speaks to the reader (no exception: most units do)."""
         if not 0 <= ordinal < len(self._units):
-            raise KeyError(ordinal)
-        family = self._own(ordinal) or self._pair(ordinal) or self._pair(ordinal + 1)
+            return None
+        return self._own(ordinal) or self._pair(ordinal) or self._pair(ordinal + 1)
+
+    def __getitem__(self, ordinal: int) -> str:
+        family = self.family(ordinal)
         if family is None:
             raise KeyError(ordinal)
         return family
+
+    def __contains__(self, ordinal: object) -> bool:
+        return isinstance(ordinal, int) and self.family(ordinal) is not None
 
     def __iter__(self) -> Iterator[int]:
         return (o for o in range(len(self._units)) if o in self)
@@ -212,6 +219,10 @@ def addressed_families(doc: ParsedDocument, hidden: bool = False) -> Mapping[int
     """The units of a document that speak to an AI system, by ordinal, with their families; each
     read once per document, when first asked (``_Families``). ``hidden``: as a person reads them
     (see the module docstring)."""
+    return _families(doc, hidden)
+
+
+def _families(doc: ParsedDocument, hidden: bool) -> _Families:
     key = (doc.doc_id, doc.version, hash(doc.text), hidden)  # a str caches its hash: the key costs nothing
     found = _BY_DOCUMENT.get(key)
     if found is None:
@@ -232,8 +243,8 @@ def screened_window(
     """The window without the units its document addresses to an AI system, and those units with
     their families; the window itself when it holds none, or nothing else (no window is emptied:
     such a window never seeds, ``addressed_units`` keeps its hits out)."""
-    families = addressed_families(doc, hidden)
-    inside = {o: families[o] for o in window.ordinals if o in families}
+    families = _families(doc, hidden)
+    inside = {o: family for o in window.ordinals if (family := families.family(o)) is not None}
     if not inside or len(inside) == len(window.ordinals):
         return window, []
     found = [(unit, inside[unit.ordinal]) for unit in units_of(window, doc) if unit.ordinal in inside]
