@@ -105,10 +105,25 @@ def meaning_candidates(
         text.view.evidence_id: _said(text.view, cosines, closeness.side, kinds, own, question.subject_terms)
         for text in texts
     }
+    top: dict[str, float] = {}
+    for value in (v for values in said.values() for v in values):
+        top[value.measure] = max(top.get(value.measure, 0.0), value.closeness)
+    scan = _Scan(closeness, cosines, asked, top)
     for left, right in combinations([text.view for text in texts], 2):
         if (left.doc_id, left.version) == (right.doc_id, right.version):
             continue  # one document stating two values states two scopes
-        yield from _pairs(said[left.evidence_id], said[right.evidence_id], closeness, cosines, asked)
+        yield from _pairs(said[left.evidence_id], said[right.evidence_id], scan)
+
+
+@dataclass(frozen=True, slots=True)
+class _Scan:
+    """What a pair is read against: the thresholds, the unit vectors, what the question names, and
+    the closest statement's closeness for each measure (the one that answers)."""
+
+    closeness: Closeness
+    cosines: UnitCosines
+    asked: frozenset[tuple[str, str]]
+    top: dict[str, float]
 
 
 def asked_kinds(text: str) -> frozenset[str]:
@@ -118,20 +133,14 @@ def asked_kinds(text: str) -> frozenset[str]:
     return kinds | {"percentage"} if "amount" in kinds else kinds
 
 
-def _pairs(
-    ours: Sequence[_Said],
-    theirs: Sequence[_Said],
-    closeness: Closeness,
-    cosines: UnitCosines,
-    asked: frozenset[tuple[str, str]],
-) -> Iterator[ConflictCandidate]:
+def _pairs(ours: Sequence[_Said], theirs: Sequence[_Said], scan: _Scan) -> Iterator[ConflictCandidate]:
     """The values of two windows that differ in one measure, when none of that measure agrees."""
     given = 0
     for a in ours:
         for b in theirs:
             if a.kind != b.kind or a.measure != b.measure or given >= _PER_PAIR:
                 continue
-            if not _one_attribute(a, b, closeness, cosines, asked):
+            if not _one_attribute(a, b, scan) or not _mutual(a, b, ours, theirs, scan.cosines):
                 continue
             same = [(x, y) for x in ours for y in theirs if x.measure == a.measure and y.measure == a.measure]
             if any(not _differ(x, y) for x, y in same):
@@ -156,18 +165,28 @@ def _scoped_alone(a: _Said, b: _Said, asked: frozenset[tuple[str, str]]) -> bool
     return bool(ours - b.scopes) != bool(theirs - a.scopes)
 
 
-def _one_attribute(
-    a: _Said, b: _Said, closeness: Closeness, cosines: UnitCosines, asked: frozenset[tuple[str, str]]
-) -> bool:
-    """Two statements of one attribute: one answers the question among the best, their own vectors
-    are close, they share a word of the question besides the value's unit, and their sizes are of
-    one order."""
-    if max(a.closeness, b.closeness) < closeness.best or a.terms.isdisjoint(b.terms):
+def _one_attribute(a: _Said, b: _Said, scan: _Scan) -> bool:
+    """Two statements of one attribute: one of them is the closest to the question of its measure
+    (the answer) and close enough, their own vectors are close, they share a word of the question
+    besides the value's unit, their pages are scoped alike, and their sizes are of one order."""
+    near, closeness = max(a.closeness, b.closeness), scan.closeness
+    if near < closeness.best or near < scan.top[a.measure] or a.terms.isdisjoint(b.terms):
         return False
-    if _scoped_alone(a, b, asked):
+    if _scoped_alone(a, b, scan.asked):
         return False
-    pair = cosines.between(a.unit, b.unit)
+    pair = scan.cosines.between(a.unit, b.unit)
     return pair is not None and pair >= closeness.pair and not _apart(a, b, closeness.ratio)
+
+
+def _mutual(a: _Said, b: _Said, ours: Sequence[_Said], theirs: Sequence[_Said], cosines: UnitCosines) -> bool:
+    """Each is the other's closest statement of that measure in its window: a recycle bin's 15 days
+    answers the other page's recycle bin's 7 days, not its plan's 30."""
+
+    def best(one: _Said, among: Sequence[_Said]) -> _Said:
+        found = [(cosines.between(one.unit, x.unit) or 0.0, -i, x) for i, x in enumerate(among)]
+        return max((f for f in found if f[2].measure == one.measure), key=lambda f: f[:2])[2]
+
+    return best(b, ours) is a and best(a, theirs) is b
 
 
 def _apart(a: _Said, b: _Said, ratio: float) -> bool:
