@@ -150,6 +150,12 @@ def _pairs(ours: Sequence[_Said], theirs: Sequence[_Said], scan: _Scan) -> Itera
             yield ConflictCandidate(f"{label}: {a.kind}", a.kind, a.mention, b.mention)
 
 
+def _near(cosines: UnitCosines, view: EvidenceView, ordinal: int) -> float:
+    """A unit's cosine with the question on the question's scale (0 when it is not at hand)."""
+    cosine = cosines.of(view.doc_id, view.version, ordinal)
+    return 0.0 if cosine is None else cosines.similarities.relative(cosine)
+
+
 def _asked_above(view: EvidenceView, at: int) -> str:
     """The line above a statement when it asks a question (an FAQ's answer is about what it asks)."""
     before = (view.lead + view.text[:at]).rstrip()
@@ -214,14 +220,14 @@ def _said(
     out: list[_Said] = []
     page = unwritten(headings(view), subject)
     for ordinal, start, end in view.units:
-        cosine = cosines.of(view.doc_id, view.version, ordinal)
-        near = 0.0 if cosine is None else cosines.similarities.relative(cosine)
+        at = max(start, view.start) - view.start
+        above = _asked_above(view, at)  # an FAQ's answer is as close as the question it answers
+        near = max(_near(cosines, view, ordinal), _near(cosines, view, ordinal - 1) if above else 0.0)
         if near < closeness:
             continue
-        at = max(start, view.start) - view.start
         text = view.text[at : min(end, view.end) - view.start]
         found = list(_values(text, kinds, own, subject))
-        said = "\n".join((_asked_above(view, at), text, *view.section, view.title))
+        said = "\n".join((above, text, *view.section, view.title))
         terms = terms_in([a.norm for a in atoms(said)], subject) - ATTRIBUTE_GLUE_WORDS
         for kind, measure, size, forms, span in found:
             if sum(1 for other in found if other[1] == measure) > 1:
