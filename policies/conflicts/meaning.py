@@ -7,8 +7,8 @@ money back on your card within 5 business days of approval" share few words but 
 question's e5 vector is close to both. So:
 
 - the kind of value asked is the one the quote code reads (``asked_measure``: "how long" a
-  duration, "多少钱" an amount, "when" a date, "how many" a count; a saving asked as an amount may be
-  stated as a percentage);
+  duration, "多少钱" an amount, "how many" a count; a saving asked as an amount may be stated as a
+  percentage); not a date: a page's dates are of many events, so "when" is left to the other rules;
 - a statement (a unit) states the asked attribute when its cosine with the question, on the
   question's own scale (0 at the corpus mean, 1 at the best readable unit), is at least
   ``Policy.conflict_meaning_closeness``, and it gives one value of the asked kind in one measure (the
@@ -52,7 +52,9 @@ from evidence_loop.policies.types import ConflictCandidate, EvidenceView, Slot, 
 if TYPE_CHECKING:
     from evidence_loop.tools.search.dense import UnitCosines
 
-_KINDS = frozenset({"duration", "amount", "date", "count", "percentage"})
+# Dates are left to alignment and the rules of one statement: a page's dates are of many events (a
+# news story's own date, a release, a patch), and one close to a question is not one of its answer.
+_KINDS = frozenset({"duration", "amount", "count", "percentage"})
 _SAME = 0.03  # two sizes this close (a share of the larger) are one value written two ways
 _PER_PAIR = 4  # candidates one pair of windows may give
 _NUMBER_RE = re.compile(
@@ -127,9 +129,12 @@ class _Scan:
 
 
 def asked_kinds(text: str) -> frozenset[str]:
-    """The value kinds the question asks for, as the quote code reads them; an amount saved or taken
-    off may be a percentage."""
-    kinds = frozenset(str(kind) for kind in asked_measure(text)) & _KINDS
+    """The value kind the question asks for, as the quote code reads it, when its words name one; an
+    amount saved or taken off may be a percentage."""
+    measure = asked_measure(text)
+    if len(measure) != 1:
+        return frozenset()  # "how much" alone, "多少": any number, too loose a reading of meaning
+    kinds = frozenset(str(kind) for kind in measure) & _KINDS
     return kinds | {"percentage"} if "amount" in kinds else kinds
 
 
