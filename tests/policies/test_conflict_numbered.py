@@ -76,3 +76,20 @@ def test_two_tiers_of_one_product_are_two_subjects() -> None:
 
     assert found.candidates == ()
     assert len(found.dropped) == 1
+
+
+def test_a_codes_own_number_is_no_value_of_what_is_asked() -> None:
+    weekly = "For the weekly pass, enter kestrel code {} at the gate within 7 days of purchase."
+    question = "How many days is the weekly pass code valid?"
+
+    found = scan(question, view("e1", weekly.format(11)), view("e2", weekly.format(12)))
+    before = scan(
+        question,
+        view("e1", weekly.format(11)),
+        view("e2", weekly.format(12)),
+        policy=Policy(conflict_numbered=False),
+    )
+
+    assert found.candidates == ()
+    assert [d.reason for d in found.dropped] == ["the value is the number of 'code 11', not a value of it"]
+    assert [(c.left.value, c.right.value) for c in before.candidates] == [("11", "12")]
