@@ -43,7 +43,8 @@ _ZH_ORDINAL_RE = re.compile(
     rf"第\s*(?P<n>[0-9一二三四五六七八九十百]+)\s*(?P<head>{_alternation(NUMBERED_AFTER_ZH)})"
 )
 _TIER_RE = re.compile(
-    rf"\b(?P<head>[A-Z][A-Za-z0-9-]+)\s+(?P<n>{_alternation(w.capitalize() for w in TIER_WORDS_EN)})\b"
+    rf"\b(?!(?:The|A|An|Our|Your|My|This|That|Each|Every|All|Any|Which|What|Its|Their)\b)"
+    rf"(?P<head>[A-Z][A-Za-z0-9-]+)\s+(?P<n>{_alternation(w.capitalize() for w in TIER_WORDS_EN)})\b"
 )
 _HEAD_FORMS = {"codes": "code", "errors": "error", "steps": "step", "no": "number"}
 
