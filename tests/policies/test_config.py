@@ -53,6 +53,12 @@ RULES_ADDED_SINCE: dict[str, object] = {
     "deferring_references": True,
     "reference_defer_share": 0.65,
     "value_signal": True,
+    "conflict_meaning": True,
+    "conflict_meaning_closeness": 0.7,
+    "conflict_meaning_best": 0.8,
+    "conflict_meaning_pair": 0.82,
+    "conflict_meaning_ratio": 30.0,
+    "conflict_numbered": True,
 }
 RECORDED_HASHES = {
     "adaptive": "4db54ea529f9741b6ad441ad76c64279f4e977d99ce75bada2ee591de57b0ab1",
