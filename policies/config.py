@@ -375,6 +375,7 @@ FIELD_RANGES: dict[str, tuple[float, float]] = {
     "seed_k": (1, INF),
     "max_windows": (1, INF),
     "quote_max_facts": (1, INF),
+    "conflict_meaning_ratio": (1, INF),
     "refusal_bias": (-INF, INF),
     **dict.fromkeys(
         (
