@@ -345,8 +345,13 @@ class Controller:
                 snapshot.parsed(e.doc_id, e.version).text[: self.policy.conflict_scope_chars]
             )
 
+        def held(e: Evidence, start: int, end: int) -> tuple[tuple[int, int, int], ...]:
+            found = units_within(snapshot.parsed(e.doc_id, e.version), start, end)
+            return tuple((u.ordinal, u.start, u.end) for u in found)
+
         said = scope if self.policy.conflict_scopes else None
-        views = events.views([*evidence, *extras], snapshot.current_versions(), focus, said)
+        unit_spans = held if self.policy.conflict_meaning and run.question.cosines is not None else None
+        views = events.views([*evidence, *extras], snapshot.current_versions(), focus, said, unit_spans)
         report = self.conflict_check(run.question, views, run.recorder)
         cited = {side.citation.evidence_id for c in report.conflicts for side in c.values}
         return [*evidence, *(e for e in extras if e.evidence_id in cited)], report

@@ -281,10 +281,11 @@ def views(
     current: Mapping[str, str],
     focus: Focus,
     scope: Callable[[Evidence], str] | None = None,
+    units: Callable[[Evidence, int, int], tuple[tuple[int, int, int], ...]] | None = None,
 ) -> list[EvidenceView]:
     """Evidence items as the conflict check reads them: each narrowed to the span ``focus`` gives
     (the statements about the question), or whole when it gives none; ``scope`` gives what its
-    document says of its own scope."""
+    document says of its own scope, ``units`` the (ordinal, start, end) of the units in a span."""
     out = []
     for e in evidence:
         start, end = focus(e) or (e.start, e.end)
@@ -300,6 +301,8 @@ def views(
                 text=e.text[start - e.start : end - e.start],
                 title=e.title,
                 scope=scope(e) if scope is not None else "",
+                units=units(e, start, end) if units is not None else (),
+                lead=e.text[: start - e.start],
             )
         )
     return out

@@ -76,6 +76,12 @@ ADDED_LATER: dict[str, object] = {
     "attribute_values": False,
     "conflict_scopes": False,
     "conflict_scope_chars": 600,
+    "conflict_meaning": False,
+    "conflict_meaning_closeness": 0.7,
+    "conflict_meaning_best": 0.8,
+    "conflict_meaning_pair": 0.82,
+    "conflict_meaning_ratio": 30.0,
+    "conflict_numbered": False,
     "quote_stating": False,
     "quote_semantic_weight": 0.5,
     "quote_place_weight": 0.5,
@@ -291,6 +297,18 @@ class Policy:
     # aside is recorded with its reason (policies.conflicts.screen, the trace's conflict_scan step)
     conflict_scopes: bool = True
     conflict_scope_chars: int = 600  # the top of a document read for what it says of its own scope
+    # two statements in two documents (or versions) both close in meaning to the question (their e5
+    # vectors' cosine with it, on the question's scale) giving values of the asked kind that differ
+    # are candidates, whatever their words (policies.conflicts.meaning; hybrid recall only)
+    conflict_meaning: bool = True
+    conflict_meaning_closeness: float = 0.7  # a statement this close to the question states the attribute
+    conflict_meaning_best: float = 0.8  # ... and one of the two sides this close (among what answers best)
+    conflict_meaning_pair: float = 0.82  # ... and the two statements' own vectors this close (cosine)
+    conflict_meaning_ratio: float = 30.0  # two sizes further apart than this factor measure two things
+    # sides naming different numbered things ("code 11" / "code 12", "Error 21" / "Error 34") or
+    # different tiers of one product ("Shield Basic" / "Shield Plus") are about different subjects, and
+    # a thing's own number is no value of it (policies.conflicts.numbered)
+    conflict_numbered: bool = True
 
     def __post_init__(self) -> None:
         for name, kind in _KINDS.items():
@@ -364,6 +382,7 @@ FIELD_RANGES: dict[str, tuple[float, float]] = {
     "seed_k": (1, INF),
     "max_windows": (1, INF),
     "quote_max_facts": (1, INF),
+    "conflict_meaning_ratio": (1, INF),
     "refusal_bias": (-INF, INF),
     **dict.fromkeys(
         (
@@ -393,6 +412,9 @@ FIELD_RANGES: dict[str, tuple[float, float]] = {
             "shape_docs_ratio",
             "conflict_pool_ratio",
             "conflict_min_sentence_similarity",
+            "conflict_meaning_closeness",
+            "conflict_meaning_best",
+            "conflict_meaning_pair",
             "context_weight",
             "reference_defer_share",
         ),

@@ -466,6 +466,47 @@ PLAN_HEADS_EN: frozenset[str] = _words(
     "plan plans tier tiers edition editions subscription membership package bundle"
 )
 PLAN_HEADS_ZH: tuple[str, ...] = ("版", "套餐", "会员")
+# Numbered things: a head word and its number name one thing of a series ("code 11", "Error 21",
+# "step 3", "错误码21", "第3步"); two numbers of one head are two things, and the number is no value
+# of them (policies.conflicts.numbered)
+NUMBERED_HEADS_EN: frozenset[str] = _words(
+    "code codes error errors step steps item items rule rules section sections clause clauses article "
+    "articles chapter chapters level levels option options phase phases stage stages zone zones gate gates "
+    "room rooms line lines route routes bus channel channels port ports slot slots lane lanes form forms "
+    "case cases type types class classes grade grades tier tiers group groups unit units batch batches "
+    "version versions release releases firmware model no number"
+)
+NUMBERED_HEADS_ZH: tuple[str, ...] = (
+    "错误码",
+    "错误代码",
+    "故障码",
+    "代码",
+    "编号",
+    "错误",
+    "故障",
+    "型号",
+    "版本",
+)
+NUMBERED_AFTER_ZH: tuple[str, ...] = ("号", "步", "条", "项", "级", "类", "档", "区", "章", "节", "款")
+# A duration's unit in minutes, so that two spellings of one span compare ("12 months" / "1 year",
+# "two weeks" / "14 days"); working days are their own measure (policies.conflicts.meaning)
+DURATION_UNIT_MINUTES: dict[str, int] = {
+    "minute": 1, "minutes": 1, "min": 1, "mins": 1, "分钟": 1, "分": 1,
+    "hour": 60, "hours": 60, "hr": 60, "hrs": 60, "小时": 60, "个小时": 60, "钟头": 60,
+    "day": 1440, "days": 1440, "天": 1440, "日": 1440,
+    "week": 10080, "weeks": 10080, "周": 10080, "个星期": 10080, "星期": 10080,
+    "month": 43200, "months": 43200, "个月": 43200, "月": 43200,
+    "year": 525600, "years": 525600, "年": 525600,
+}  # fmt: skip
+WORKDAY_UNITS: frozenset[str] = frozenset(
+    {"businessday", "businessdays", "workingday", "workingdays", "工作日", "个工作日"}
+)
+# Tiers of one product or plan, written after its name ("Shield Basic", "Shield Plus"): two tiers are
+# two subjects (policies.conflicts.numbered)
+TIER_WORDS_EN: frozenset[str] = _words(
+    "basic plus premium standard pro starter essential essentials advanced business enterprise family "
+    "personal lite free max ultra deluxe gold silver platinum bronze"
+)
 GROUP_WORDS_EN: frozenset[str] = _words(
     "personal business enterprise education educational student students nonprofit non-profit team family "
     "individual corporate government new existing returning trial free paid premium"

@@ -114,6 +114,8 @@ class EvidenceView:
     text: str
     title: str = ""  # the document's title: a scope its headings may not repeat ("Returns in Hong Kong")
     scope: str = ""  # what the document says of its own scope ("This article applies to ...")
+    units: tuple[tuple[int, int, int], ...] = ()  # (ordinal, start, end) of the units it holds, when known
+    lead: str = ""  # the evidence window's text before ``start`` (what the focus on statements left out)
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from evidence_loop.policies.conflicts.align import Text
+from evidence_loop.policies.conflicts.reads import ASKS_BACK_RE, Read, counted_things, range_end
 from evidence_loop.policies.conflicts.settle import dated_from
 from evidence_loop.policies.conflicts.slots import (
     VALUE_KINDS,
@@ -44,19 +45,17 @@ from evidence_loop.policies.conflicts.spans import terms_in
 from evidence_loop.policies.lexicon import (
     ATTRIBUTE_GLUE_WORDS,
     ATTRIBUTE_KIND_CUES,
-    EN_NUMBER_WORDS,
     UNIT_ATTRIBUTE_WORDS,
 )
 from evidence_loop.policies.question.analysis import Question
 from evidence_loop.policies.question.slots import compact, slot_in_text
-from evidence_loop.policies.question.values import atoms, stem
+from evidence_loop.policies.question.values import atoms
 from evidence_loop.policies.types import ConflictCandidate, EvidenceView, Slot, ValueMention
 from evidence_loop.tools.tokenize import index_tokens
 
 _CLAUSE_RE = re.compile(r"[^，,；;]+")
 _KIND_CUES = {kind: re.compile("|".join(cues), re.IGNORECASE) for kind, cues in ATTRIBUTE_KIND_CUES.items()}
 _SIMILAR = 0.25  # the share of their words two statements of one attribute share (Dice)
-_ASKS_BACK_RE = re.compile(r"(?:[?？]|[?？]\s*\**|^\s*(?:问|Q)\s*[:：].*)\s*$", re.IGNORECASE)
 _SHARED_WORDS = 2  # words two statements share to speak of one attribute
 _SHARED_TERMS = 2  # ... of them the question's
 _NAMING_UNIT_RE = re.compile("|".join(UNIT_ATTRIBUTE_WORDS), re.IGNORECASE)
@@ -145,7 +144,7 @@ def _context(view: EvidenceView, texts: Sequence[Text], asked: _Asked, named: fr
         if same and 0 <= view.start - other.end < nearest:
             nearest = view.start - other.end
             last = [other.text[a:b] for a, b, _ in with_headers(other.text)][-1:]
-            above = last[0] if last and _ASKS_BACK_RE.search(last[0]) else ""
+            above = last[0] if last and ASKS_BACK_RE.search(last[0]) else ""
     return _Context(terms_in([a.norm for a in atoms(said)], asked.terms) | named, above)
 
 
@@ -162,7 +161,7 @@ def _statements(text: str, above: str = "") -> Iterator[tuple[int, int, str]]:
     for start, end, about in with_headers(text):
         statement = text[start:end]
         yield start, end, f"{asked_above}\n{about}" if asked_above else about
-        asked_above = statement if _ASKS_BACK_RE.search(statement) else ""
+        asked_above = statement if ASKS_BACK_RE.search(statement) else ""
 
 
 def _read_at_all(text: Text, asked: _Asked) -> bool:
@@ -212,29 +211,14 @@ def _alone(value: _Value, group: Sequence[_Value]) -> bool:
     return sum(1 for o in group if o.kind == value.kind and o.unit & value.unit) == 1
 
 
-@dataclass(frozen=True, slots=True)
-class _Read:
-    """A value read off a statement: its kind, unit, forms and span there."""
-
-    kind: str
-    unit: frozenset[str]
-    forms: frozenset[str]
-    span: tuple[int, int]
-
-
-_RANGE_END_RE = re.compile(r"[0-9]\s*[-–—~～至到]\s*$")
 _CLOCK_RE = re.compile(
     r"(?<![0-9])(?P<a>[01]?[0-9]|2[0-4])[:：](?P<b>[0-5][0-9])\s*(?:–|—|-|~|～|至|到|to)\s*"
     r"(?P<c>[01]?[0-9]|2[0-4])[:：](?P<d>[0-5][0-9])(?![0-9])",
     re.IGNORECASE,
 )
-_COUNTED_RE = re.compile(
-    rf"(?<![\w.])(?P<n>[0-9]+|{'|'.join(EN_NUMBER_WORDS)})\s+(?:(?P<w1>[A-Za-z][\w-]*)\s+)?(?P<w2>[A-Za-z][\w-]*)",
-    re.IGNORECASE,
-)
 
 
-def _reads(text: str, asked: _Asked) -> Iterator[_Read]:
+def _reads(text: str, asked: _Asked) -> Iterator[Read]:
     """The values of the asked kinds ``text`` gives: the slots it names (``policies.question.slots``),
     opening hours ("9:00–21:00") and counted things the question names ("10 backup codes")."""
     for slot in slots_in(text):
@@ -244,32 +228,17 @@ def _reads(text: str, asked: _Asked) -> Iterator[_Read]:
         place = value_place(text, slot.value)
         if kind not in asked.kinds or forms & asked.own_forms or not counted(slot) or place is None:
             continue
-        if not _RANGE_END_RE.search(text, 0, place[0]):  # "90-105美元", "1–3个工作日": a range, no value
-            yield _Read(str(kind), unit_of(slot), forms, place)
+        if not range_end(text, place[0]):  # "90-105美元", "1–3个工作日": a range, no value
+            yield Read(str(kind), unit_of(slot), forms, place)
     if "hours" in asked.kinds:
         for found in _CLOCK_RE.finditer(text):
             a, b, c, d = found.group("a", "b", "c", "d")
-            yield _Read("hours", _HOURS, frozenset({f"{int(a):02d}:{b}-{int(c):02d}:{d}"}), found.span())
+            yield Read("hours", _HOURS, frozenset({f"{int(a):02d}:{b}-{int(c):02d}:{d}"}), found.span())
     if "count" in asked.kinds:
-        yield from _counted_things(text, asked.terms)
+        yield from counted_things(text, asked.terms)
 
 
 _HOURS = frozenset({"hours"})
-
-
-def _counted_things(text: str, terms: frozenset[str]) -> Iterator[_Read]:
-    """A number before a word the question names ("8 backup codes", "up to 16 battery devices"): a
-    count of that thing (Chinese counts are slots: "8台", "5路")."""
-    for found in _COUNTED_RE.finditer(text):
-        number = found.group("n").lower()
-        value = number if number.isdigit() else str(EN_NUMBER_WORDS[number])
-        for group in ("w1", "w2"):
-            word = found.group(group)
-            if word and stem(word.lower()) in terms:
-                yield _Read(
-                    "count", frozenset({stem(word.lower())}), frozenset({value}), (found.start(), found.end())
-                )
-                break
 
 
 def _stated(view: EvidenceView, start: int, text: str, asked: _Asked) -> list[_Value]:

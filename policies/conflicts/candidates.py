@@ -36,6 +36,7 @@ from dataclasses import dataclass, fields
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.conflicts.align import Region, Text, prepare, regions, share_context, text_pairs
 from evidence_loop.policies.conflicts.attributes import attribute_candidates
+from evidence_loop.policies.conflicts.meaning import Closeness, meaning_candidates
 from evidence_loop.policies.conflicts.screen import screened
 from evidence_loop.policies.conflicts.settle import settle_by_date, settle_by_rule
 from evidence_loop.policies.conflicts.slots import slot_candidates
@@ -55,7 +56,7 @@ from evidence_loop.policies.types import (
 from evidence_loop.tools.tokenize import is_cjk
 
 _MAX_WIDEN = 3  # characters a name may grow by at either end to reach a word edge
-_SWITCHES = frozenset({"rival_ids", "slot_values", "attribute_values", "scopes"})
+_SWITCHES = frozenset({"rival_ids", "slot_values", "attribute_values", "scopes", "meaning", "numbered"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +76,12 @@ class ConflictRules:
     slot_values: bool
     attribute_values: bool = False  # the asked attribute's values in any words, no code needed
     scopes: bool = False  # one document, or two scopes: set aside (policies.conflicts.screen)
+    meaning: bool = False  # statements close in meaning to the question (policies.conflicts.meaning)
+    numbered: bool = False  # different numbered things or tiers: set aside (policies.conflicts.numbered)
+    meaning_closeness: float = 0.7  # how close to the question a statement of the attribute is
+    meaning_best: float = 0.8  # ... one of the two sides at least
+    meaning_pair: float = 0.82  # the two statements' own cosine
+    meaning_ratio: float = 30.0  # two sizes further apart than this factor measure two things
 
     @classmethod
     def of(cls, policy: Policy) -> ConflictRules:
@@ -88,6 +95,8 @@ class ConflictRules:
             slot_values=policy.slot_values,
             attribute_values=policy.attribute_values,
             scopes=policy.conflict_scopes,
+            meaning=policy.conflict_meaning,
+            numbered=policy.conflict_numbered,
         )
 
     @property
@@ -140,8 +149,12 @@ def find_candidates(
     if rules.attribute_values:
         # one term will do, a model number the question names too: a statement is read alone
         _add_slot_candidates(question, texts, found, attribute_candidates(question, texts))
+    if rules.meaning:
+        near = Closeness(rules.meaning_closeness, rules.meaning_best, rules.meaning_pair, rules.meaning_ratio)
+        more = meaning_candidates(question, texts, near)
+        _add_slot_candidates(question, texts, found, more, every_pair=True)
     if rules.scopes:
-        kept, dropped = screened(found.values(), question.text, question.subject_terms)
+        kept, dropped = screened(found.values(), question.text, question.subject_terms, rules.numbered)
         return _settle(kept, dated=True, dropped=dropped)
     return _settle(found.values())
 
@@ -163,10 +176,11 @@ def _add_slot_candidates(
     texts: Sequence[Text],
     found: dict[tuple[str, str, str, str], tuple[ConflictCandidate, EvidenceView, EvidenceView]],
     more: Iterable[ConflictCandidate],
+    every_pair: bool = False,
 ) -> None:
     """Disagreements worded apart (the identifier's, the attribute's), for the pairs alignment and
-    the rules before found nothing in."""
-    aligned = {(left, right) for left, right, _, _ in found}
+    the rules before found nothing in (``every_pair``: in any pair, other values than those found)."""
+    aligned = set() if every_pair else {(left, right) for left, right, _, _ in found}
     by_id = {text.view.evidence_id: text.view for text in texts}
     for candidate in more:
         left, right = by_id[candidate.left.evidence_id], by_id[candidate.right.evidence_id]

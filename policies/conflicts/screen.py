@@ -20,6 +20,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from evidence_loop.policies.conflicts.numbered import (
+    Names,
+    asked_numbered,
+    number_of_a_thing,
+    numbered_apart,
+    side_numbered,
+)
 from evidence_loop.policies.conflicts.settle import statement_of
 from evidence_loop.policies.question.scopes import ScopeName, scope_names
 from evidence_loop.policies.types import ConflictCandidate, EvidenceView, ValueMention
@@ -58,10 +65,13 @@ def drop_reason(
     right: EvidenceView,
     asked: Sequence[ScopeName],
     terms: frozenset[str] = frozenset(),
+    numbered: Names | None = None,
 ) -> str | None:
     """Why the candidate is no disagreement, or None when it stays one (two sentences of one window
     are settled by rule, ``settle_by_rule``); ``asked``: what the question names, ``terms``: its
-    words (a table row labelled with them is the attribute asked, not a scope: "| 内置电池 | 6个月 |")."""
+    words (a table row labelled with them is the attribute asked, not a scope: "| 内置电池 | 6个月 |");
+    ``numbered``: the numbered things and tiers it names, when those are read
+    (``Policy.conflict_numbered``)."""
     if left.evidence_id == right.evidence_id:
         return None
     if (left.doc_id, left.version) == (right.doc_id, right.version):
@@ -73,15 +83,20 @@ def drop_reason(
     inside = _inside_a_name(candidate.left, left) or _inside_a_name(candidate.right, right)
     if inside is not None:
         return f"the value is part of the name '{inside}', not a value of it"
+    if numbered is not None:
+        found_apart = _numbered_reason(candidate, left, right, numbered)
+        if found_apart is not None:
+            return found_apart
     labels = _one_script(left.text, right.text)  # row labels in two languages are not compared
     ours = _scopes(side_scopes(candidate.left, left), terms, named, labels)
     theirs = _scopes(side_scopes(candidate.right, right), terms, named, labels)
     shown = {n.key: n.name for n in (*asked, *ours, *theirs)}
     mine, other, wanted = _keys(ours), _keys(theirs), _keys(asked)
+    written = terms - {n.key for n in asked} if numbered is not None else frozenset()  # "Shield 套餐"
     found = (
         _compared(mine, other, wanted)
-        or _other_thing(_keys(headings(left)), wanted)  # a page about another model mentions the asked one
-        or _other_thing(_keys(headings(right)), wanted)
+        or _other_thing(unwritten(headings(left), written), wanted)  # a page about another model
+        or _other_thing(unwritten(headings(right), written), wanted)  # mentions the asked one
         or _other_thing(mine, wanted)
         or _other_thing(other, wanted)
         or _asked_beside_general(mine, other, wanted)
@@ -91,6 +106,23 @@ def drop_reason(
         return None
     template, groups = found
     return template.format(*(", ".join(f"'{shown[k]}'" for k in sorted(group)) for group in groups))
+
+
+def unwritten(names: Iterable[ScopeName], written: frozenset[str]) -> Keys:
+    """The names a page's headings give, less those the question writes as words of its own (a
+    product named before the plan asked: "Shield" of "Shield 套餐" when it asks of "Shield 高级版")."""
+    return _keys(n for n in names if n.key not in written)
+
+
+def _numbered_reason(
+    candidate: ConflictCandidate, left: EvidenceView, right: EvidenceView, asked: Names
+) -> str | None:
+    """Why two sides are about different numbered things or tiers, or a value is a thing's number."""
+    own = number_of_a_thing(candidate.left, left) or number_of_a_thing(candidate.right, right)
+    if own is not None:
+        return f"the value is the number of '{own}', not a value of it"
+    apart = numbered_apart(side_numbered(candidate.left, left), side_numbered(candidate.right, right), asked)
+    return None if apart is None else apart[0].format(apart[1], apart[2])
 
 
 def _scopes(
@@ -197,14 +229,16 @@ def screened(
     pairs: Iterable[tuple[ConflictCandidate, EvidenceView, EvidenceView]],
     question: str,
     terms: frozenset[str] = frozenset(),
+    numbered: bool = False,
 ) -> tuple[list[tuple[ConflictCandidate, EvidenceView, EvidenceView]], list[tuple[ConflictCandidate, str]]]:
     """The pairs that stay candidates, and those set aside with their reasons (``terms``: the
-    question's subject terms)."""
+    question's subject terms; ``numbered``: sides about different numbered things set aside too)."""
     asked = scope_names(question)
+    things = asked_numbered(question) if numbered else None
     kept: list[tuple[ConflictCandidate, EvidenceView, EvidenceView]] = []
     dropped: list[tuple[ConflictCandidate, str]] = []
     for candidate, left, right in pairs:
-        reason = drop_reason(candidate, left, right, asked, terms)
+        reason = drop_reason(candidate, left, right, asked, terms, things)
         if reason is None:
             kept.append((candidate, left, right))
         else:

@@ -55,6 +55,12 @@ RULES_ADDED_SINCE: dict[str, object] = {
     "value_signal": True,
     "quote_procedure_chars": 4000,
     "quote_skip_datelines": True,
+    "conflict_meaning": True,
+    "conflict_meaning_closeness": 0.7,
+    "conflict_meaning_best": 0.8,
+    "conflict_meaning_pair": 0.82,
+    "conflict_meaning_ratio": 30.0,
+    "conflict_numbered": True,
 }
 RECORDED_HASHES = {
     "adaptive": "4db54ea529f9741b6ad441ad76c64279f4e977d99ce75bada2ee591de57b0ab1",

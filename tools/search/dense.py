@@ -109,13 +109,17 @@ class UnitCosines:
     units, and that cosine on the question's own scale (:meth:`QuestionSimilarities.relative`).
     """
 
-    __slots__ = ("_positions", "similarities")
+    __slots__ = ("_matrix", "_positions", "similarities")
 
     def __init__(
-        self, similarities: QuestionSimilarities, positions: Mapping[tuple[str, str, int], int]
+        self,
+        similarities: QuestionSimilarities,
+        positions: Mapping[tuple[str, str, int], int],
+        matrix: Vectors | None = None,
     ) -> None:
         self.similarities = similarities
         self._positions = positions
+        self._matrix = matrix
 
     def best(self, units: Iterable[Unit]) -> float | None:
         """The highest cosine among ``units`` (None when none of them is a readable live unit)."""
@@ -127,3 +131,17 @@ class UnitCosines:
         ]
         kept = [float(v) for v in found if not np.isnan(v)]
         return max(kept) if kept else None
+
+    def between(self, one: tuple[str, str, int], other: tuple[str, str, int]) -> float | None:
+        """The cosine of two units' own vectors, each named (doc_id, version, ordinal); None when
+        either is not a live unit or the vectors are not at hand."""
+        a, b = self._positions.get(one), self._positions.get(other)
+        if self._matrix is None or a is None or b is None:
+            return None
+        return float(self._matrix[a] @ self._matrix[b])
+
+    def of(self, doc_id: str, version: str, ordinal: int) -> float | None:
+        """One unit's cosine (None when it is not a readable live unit)."""
+        position = self._positions.get((doc_id, version, ordinal))
+        value = None if position is None else float(self.similarities.values[position])
+        return None if value is None or np.isnan(value) else value

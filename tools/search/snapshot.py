@@ -174,7 +174,9 @@ class Snapshot:
     def cosines(self, vector: Vectors, groups: Collection[str] = ()) -> UnitCosines | None:
         """The question's cosines with the units ``groups`` may read, looked up by unit (None: no vectors)."""
         similarities = self.similarities(vector, groups)
-        return None if similarities is None else UnitCosines(similarities, self._position_map())
+        if similarities is None or self._dense is None:
+            return None
+        return UnitCosines(similarities, self._position_map(), self._dense.matrix)
 
     def position(self, doc_id: str, version: str, ordinal: int) -> int | None:
         """The corpus position of a live unit (its row in every index), None for a unit not live here."""
