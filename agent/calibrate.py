@@ -40,7 +40,7 @@ MIN_SAMPLES = 20  # fewer readable sentences than this: no scale, the lexical ru
 DRIFT = 0.25  # measure again once the corpus has grown or shrunk by this share of its units
 FEATURES = ("semantic_top", "semantic_window", "coverage", "score", "slot_coverage")
 # signals a policy may add, fitted on when every question of the fit has them (policies.decision.judge)
-LATER_FEATURES = ("absent", "unstated")
+LATER_FEATURES = ("absent", "unstated", "other_scope")
 ANSWER_RATES = (0.80, 0.85, 0.90, 0.93, 0.95, 0.97, 0.99)
 
 Row = tuple[dict[str, float], bool]

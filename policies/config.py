@@ -97,6 +97,7 @@ ADDED_LATER: dict[str, object] = {
     "deferring_references": False,
     "reference_defer_share": 1.0,
     "value_signal": False,
+    "scope_signal": False,
 }
 
 
@@ -195,6 +196,9 @@ class Policy:
     # the judge also reads whether the evidence states a value of the kind the question asks for
     # (a duration for "how long", an amount for "how much") beside the question's subject
     value_signal: bool = True
+    # ... and whether the lead windows are about a neighbour of what it names: another model, place,
+    # plan or customer group than the one asked, and not the asked one (policies.decision.other_scope)
+    scope_signal: bool = True
     # a question with no content word in either language ("?", "the") is refused with a missing piece
     # that asks for the subject (policies.question.analysis.contentless), never answered
     refuse_contentless: bool = True
