@@ -37,8 +37,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from evidence_loop.policies.config import Policy
-from evidence_loop.policies.evidence.checked import Checked
 from evidence_loop.policies.decision.other_scope import other_scope
+from evidence_loop.policies.evidence.checked import Checked
 from evidence_loop.policies.evidence.coverage import covered_terms
 from evidence_loop.policies.question.analysis import Question
 from evidence_loop.policies.question.named import states_measure

@@ -1,7 +1,9 @@
 """Whether the evidence is about a neighbour of what the question asks about: a judge signal.
 
-    other_scope(question, lead)     the question names a model, place, plan or customer group; the
-                                    lead window is about none of those, and about another of that kind
+    neighbour(question, lead)       the question names a model, place, plan or customer group; the
+                                    lead window is about none of those, and about another of that kind:
+                                    what is asked and what the window is about (None: no neighbour)
+    other_scope(question, lead)     whether it is (the judge's signal)
 
 "How long is the return window in Canada?" answered from the article on returns in the United States and
 Hong Kong, "What's the operating temperature range of the Hub H10?" from the C200 Pro's spec table:
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from evidence_loop.policies.evidence.checked import Checked
 from evidence_loop.policies.question.analysis import Question
@@ -29,13 +32,25 @@ _SLUG_SEP_RE = re.compile(r"[-_]")
 MIN_TAIL = 2  # characters a name ending another must have to be read as the same name
 
 
-def asked_scopes(question: Question) -> dict[ScopeKind, frozenset[str]]:
-    """The scopes the question's asking clause names, by kind (a table row's label is none)."""
-    asked: dict[ScopeKind, set[str]] = {}
-    for name in scope_names(asking_clause(question.text)):
+@dataclass(frozen=True, slots=True)
+class Neighbour:
+    """The evidence is about ``about`` (names of one kind of scope), the question asks about ``asked``
+    (as the question writes it)."""
+
+    kind: ScopeKind
+    asked: str
+    about: tuple[str, ...]
+
+
+def asked_scopes(question: Question) -> dict[ScopeKind, dict[str, str]]:
+    """The scopes the question's asking clause names, by kind (a table row's label is none): each
+    name's key and how the question writes it."""
+    clause = asking_clause(question.text)
+    asked: dict[ScopeKind, dict[str, str]] = {}
+    for name in scope_names(clause):
         if name.kind in ASKED_KINDS:
-            asked.setdefault(name.kind, set()).add(name.key)
-    return {kind: frozenset(keys) for kind, keys in asked.items()}
+            asked.setdefault(name.kind, {}).setdefault(name.key, clause[name.start : name.end])
+    return asked
 
 
 def window_scopes(item: Checked) -> tuple[dict[ScopeKind, frozenset[str]], dict[ScopeKind, frozenset[str]]]:
@@ -51,7 +66,10 @@ def window_scopes(item: Checked) -> tuple[dict[ScopeKind, frozenset[str]], dict[
     said = _named([u.text for u in units_of(item.window, doc)])
     kinds = {*headed, *said}
     about = {kind: headed.get(kind) or said.get(kind, frozenset()) for kind in kinds}
-    held = {kind: about[kind] if kind == "model" else headed.get(kind, frozenset()) | said.get(kind, frozenset()) for kind in kinds}
+    held = {
+        kind: about[kind] if kind == "model" else headed.get(kind, frozenset()) | said.get(kind, frozenset())
+        for kind in kinds
+    }
     return about, held
 
 
@@ -73,15 +91,20 @@ def same_scope(asked: str, named: str) -> bool:
     return short == long or (len(short) >= MIN_TAIL and long.endswith(short))
 
 
-def other_scope(question: Question, lead: Checked) -> bool:
-    """True when, for some kind of scope the question names, the lead window is not about the asked
-    one and is about another of that kind: the evidence is about a neighbour."""
+def neighbour(question: Question, lead: Checked) -> Neighbour | None:
+    """For the first kind of scope the question names that the lead window is not about, while it is
+    about another of that kind: what is asked and what the evidence is about; else None."""
     asked = asked_scopes(question)
     if not asked:
-        return False
+        return None
     about, held = window_scopes(lead)
-    for kind, keys in asked.items():
-        if not about.get(kind) or any(same_scope(a, n) for a in keys for n in held.get(kind, frozenset())):
+    for kind, names in asked.items():
+        if not about.get(kind) or any(same_scope(a, n) for a in names for n in held.get(kind, frozenset())):
             continue
-        return True
-    return False
+        return Neighbour(kind, next(iter(names.values())), tuple(sorted(about[kind])))
+    return None
+
+
+def other_scope(question: Question, lead: Checked) -> bool:
+    """True when the lead window is about a neighbour of what the question names (``neighbour``)."""
+    return neighbour(question, lead) is not None
