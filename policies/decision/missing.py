@@ -94,7 +94,7 @@ def _named_refusal_pieces(question: Question, items: Sequence[Checked], policy: 
         about = ", ".join(other.about)
         detail = f"the passages found are about {about}, not the {other.kind} '{other.asked}' asked"
         pieces.append(MissingPiece("uncovered_slot", detail, value=other.asked, slot_kind="scope"))
-    asks = question.measures or question.asks
+    asks = question.measures  # the one measure its words name ("how long", "多少钱"), not a guess
     lead = items[: policy.lead_windows]
     one_kind = question.physical is None and len(asks) == 1
     if policy.value_signal and one_kind and not states_asked(question, lead):
