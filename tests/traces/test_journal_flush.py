@@ -56,13 +56,14 @@ def test_runs_of_several_writers_share_the_thread_syncs_and_keep_their_order(
     tmp_path: Path, make_header: HeaderFactory
 ) -> None:
     syncs: list[int] = []
+    release = threading.Event()
 
     def fsync(fd: int) -> None:
         if not stat.S_ISDIR(os.fstat(fd).st_mode):
-            time.sleep(0.005)  # a disk's sync: the frames written meanwhile wait for the next one
+            release.wait(WAIT_S)  # a slow disk: every run returns while the first sync is in flight
             syncs.append(os.fstat(fd).st_size)
 
-    store = TraceStore(tmp_path / "traces", fsync=fsync, sync_within=0.02)
+    store = TraceStore(tmp_path / "traces", fsync=fsync, sync_within=0.001)
 
     def writer(name: str) -> None:
         for n in range(10):
@@ -73,13 +74,15 @@ def test_runs_of_several_writers_share_the_thread_syncs_and_keep_their_order(
         thread.start()
     for thread in threads:
         thread.join(WAIT_S)
+    release.set()
     store.close()
     [journal] = journals(store)
     order = [run_id for run_id, _, _ in frame_index(journal)]
     for name in "abcd":
         assert [r for r in order if r.startswith(name)] == [f"{name}-{n}" for n in range(10)]
     assert syncs[-1] == journal.stat().st_size, "closing the store synced every frame"
-    assert len(syncs) < 40, "runs written together shared a sync"
+    # the first sync, the one covering the 39 runs written during it, and the closing anchor's
+    assert len(syncs) <= 3, syncs
     assert all(verdict.complete for _, verdict in store.verify_all())
     assert [(name, v.ok) for name, v in store.verify_chain()] == [("run chain", True)]
 
