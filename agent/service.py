@@ -2,7 +2,8 @@
 
 Each question runs against one snapshot taken when it starts, so an ingest that lands meanwhile is
 either wholly visible to a question or not at all. Each run is traced (when a trace store is set):
-the trace is fsynced before the outcome is returned.
+the trace is written before the outcome is returned, and made durable (fdatasync) by the journal's
+thread at most ``trace_sync_ms`` later (0: before the outcome is returned).
 """
 
 from __future__ import annotations
@@ -81,6 +82,7 @@ def configured_policy() -> Policy:
 
 
 MAX_QUESTION_CHARS = 2000  # the default of the service and of the HTTP API's limit
+TRACE_SYNC_MS = 10  # folder traces: synced by the journal's thread at most this long after the outcome
 
 
 def default_trace_store(index: Location, folder: Path | None) -> TraceStore:
@@ -89,8 +91,19 @@ def default_trace_store(index: Location, folder: Path | None) -> TraceStore:
         from evidence_loop.traces.pg_store import PgTraceStore
 
         return PgTraceStore(str(index))
-    # fdatasync: the trace's bytes are durable before the outcome returns, without a metadata flush
-    return TraceStore(folder or Path(index) / TRACES_SUBDIR, fsync=os.fdatasync)
+    # fdatasync: the trace's bytes made durable without a metadata flush, by the run (trace_sync_ms
+    # 0) or by the journal's thread within that many ms of the outcome (the frame is written first)
+    within = trace_sync_within(settings.current().get("trace_sync_ms"))
+    return TraceStore(folder or Path(index) / TRACES_SUBDIR, fsync=os.fdatasync, sync_within=within)
+
+
+def trace_sync_within(value: str | None) -> float | None:
+    """The ``trace_sync_ms`` setting in seconds (None for 0: each run waits for its own sync);
+    ``InputError`` for anything but a whole number of milliseconds from 0 to 1000."""
+    text = (value or "").strip() or str(TRACE_SYNC_MS)  # the setting's default, for a caller without it
+    if not text.isascii() or not text.isdigit() or int(text) > 1000:
+        raise InputError(f"trace_sync_ms must be a whole number of milliseconds from 0 to 1000, not {text!r}")
+    return int(text) / 1000 or None
 
 
 def untraced_reason(exc: TraceStoreUnavailableError) -> str:

@@ -77,6 +77,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("allow_origins", "EVLOOP_ALLOW_ORIGINS", help="serve: more Origins (--allow-origin)"),
     Setting("api_key", "EVLOOP_API_KEY", secret=True, help="mcp over stdio: the caller's key"),
     Setting("groups", "EVLOOP_GROUPS", help="mcp over stdio without a key: the groups read with"),
+    Setting(
+        "trace_sync_ms",
+        "EVLOOP_TRACE_SYNC_MS",
+        "10",
+        help="folder traces: synced at most this many ms after the outcome returns (0: before it)",
+    ),
     Setting("otel", "EVLOOP_OTEL", "off", "--otel", help="runs as OpenTelemetry spans: off or otlp"),
     Setting(
         "otel_endpoint",

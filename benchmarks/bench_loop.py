@@ -4,12 +4,14 @@
 
 For each evaluation set (default: tara_zh in ../shared/eval beside the clone, or in EVLOOP_EVAL_DIR;
 absent sets are skipped) the script ingests ``corpus.jsonl`` once into a temporary store, then times
-every question of ``questions.jsonl`` (each with its own ``groups``) six ways, on the same store object:
+every question of ``questions.jsonl`` (each with its own ``groups``) seven ways, on the same store object:
 
 a. seed recall alone: ``snapshot.search(question, policy.seed_k, groups=...)``;
 b. the full loop: ``Controller(Policy()).ask(snapshot, question, groups)``, no tracing;
-c. the full loop through ``Service.ask`` with a ``TraceStore`` in the temporary folder (tracing on:
-   header, one event per step, footer, fsync of the file and its folder at finish);
+c. the full loop through ``Service.ask`` with a ``TraceStore`` in the temporary folder as
+   ``Service.open`` makes it (tracing on: the run's frame written to its day journal when it ends,
+   synced by the journal's thread within ``trace_sync_ms`` of the outcome: 10 ms, or
+   ``EVLOOP_TRACE_SYNC_MS``);
 d. the full loop through ``Service.ask`` with tracing off, so that c/d isolates the cost of tracing;
 e. (diagnostic) as c, but the ``TraceStore`` is given a no-op ``fsync``: e/d is what writing,
    hashing and serialising the trace costs, c/e what making it durable costs.
@@ -17,9 +19,11 @@ f. (diagnostic) a floor for any durable trace: the full loop with a bare recorde
    step once (canonical JSON) and chains a sha256, then one ``write`` of the run's lines to a file
    kept open for appending and one ``fdatasync``; no header, no file per run, no index. f/b is
    what durability plus the least serialisation costs on this disk.
+g. (diagnostic) as c, each run waiting for the sync that covers its frame (``trace_sync_ms`` 0, the
+   default before it): g/d is what tracing costs with the sync on the request path.
 
-The six are interleaved per question, and their order rotates from one question to the next, so
-machine noise and cache warmth hit them alike; ``--warmup`` questions go through all six untimed
+The seven are interleaved per question, and their order rotates from one question to the next, so
+machine noise and cache warmth hit them alike; ``--warmup`` questions go through all seven untimed
 first, and ``--rounds`` repeats the whole set. Wall time is ``time.perf_counter`` around each call.
 Trace bytes and events per run are taken from the timed traced runs: the bytes each takes on disk
 (its journal frame, compressed), its records as written (``TraceStore.raw``: what a run's own file
@@ -49,9 +53,10 @@ from common import (
     usable_sets,
 )
 
+from evidence_loop.agent import settings
 from evidence_loop.agent.controller import Controller
 from evidence_loop.agent.runtime import PlainRecorder, freeze_heap
-from evidence_loop.agent.service import Service
+from evidence_loop.agent.service import Service, trace_sync_within
 from evidence_loop.policies.config import Policy
 from evidence_loop.tools.parse.sources import collect
 from evidence_loop.tools.search.snapshot import Snapshot
@@ -64,7 +69,7 @@ DEFAULT_SETS = (EVAL_DIR / "tara_zh",)
 LOOP_OVER_SEED_TARGET = 3.0  # full loop p95 / seed recall p95
 LOOP_P50_TARGET_MS = 30.0  # full loop p50
 TRACING_TARGET = 1.15  # traced p50 / untraced p50, both through Service
-VARIANTS = ("seed", "loop", "traced", "untraced", "nofsync", "floor")
+VARIANTS = ("seed", "loop", "traced", "untraced", "nofsync", "floor", "waited")
 
 
 def _no_fsync(fd: int) -> None:
@@ -87,7 +92,7 @@ class _FloorRecorder(PlainRecorder):
 def _variants(
     snapshot: Snapshot, services: dict[str, Service], run_ids: list[str], floor_fd: int
 ) -> dict[str, Ask]:
-    """The six ways of asking, by name; the traced one collects the run ids it wrote."""
+    """The seven ways of asking, by name; the traced one collects the run ids it wrote."""
     policy = Policy()
     controller = Controller(policy)
 
@@ -108,6 +113,9 @@ def _variants(
     def nofsync(question: str, groups: list[str]) -> None:
         services["nofsync"].ask(question, groups)
 
+    def waited(question: str, groups: list[str]) -> None:
+        services["waited"].ask(question, groups)
+
     def floor(question: str, groups: list[str]) -> None:
         recorder = _FloorRecorder()
         controller.ask(snapshot, question, groups, recorder=recorder)
@@ -121,6 +129,7 @@ def _variants(
         "untraced": untraced,
         "nofsync": nofsync,
         "floor": floor,
+        "waited": waited,
     }
 
 
@@ -150,11 +159,14 @@ def measure(set_dir: Path, rounds: int, warmup: int, max_questions: int | None) 
         store = Store.open(Path(tmp) / "index", create=True)
         try:
             store.ingest(docs)
-            trace_store = TraceStore(Path(tmp) / "traces", fsync=os.fdatasync)  # as Service.open does
+            # as Service.open does: synced by the journal's thread within trace_sync_ms of the outcome
+            within = trace_sync_within(settings.current().get("trace_sync_ms"))
+            trace_store = TraceStore(Path(tmp) / "traces", fsync=os.fdatasync, sync_within=within)
             services = {
                 "traced": Service(store, traces=trace_store),
                 "untraced": Service(store),
                 "nofsync": Service(store, traces=TraceStore(Path(tmp) / "traces-nofsync", fsync=_no_fsync)),
+                "waited": Service(store, traces=TraceStore(Path(tmp) / "traces-waited", fsync=os.fdatasync)),
             }
             run_ids: list[str] = []
             snapshot = store.snapshot()
@@ -166,6 +178,9 @@ def measure(set_dir: Path, rounds: int, warmup: int, max_questions: int | None) 
             numbers = summaries(time_interleaved(asks, questions, rounds))
             numbers.update(_trace_sizes(trace_store, run_ids))
             os.close(floor_fd)
+            for service in services.values():
+                if service.traces is not None:
+                    service.traces.close()  # the journals' threads sync what they hold and end
         finally:
             store.close()
     numbers.update(docs=len(docs), questions=len(questions), rounds=rounds)
@@ -193,6 +208,7 @@ ROWS: tuple[Row, ...] = (
     ("(d) Service.ask, tracing off", _spread("untraced"), ""),
     ("(e) as (c), fsync a no-op", _spread("nofsync"), ""),
     ("(f) floor: loop + 1 encode/step, 1 append + fdatasync", _spread("floor"), ""),
+    ("(g) as (c), each run waits for its sync (trace_sync_ms 0)", _spread("waited"), ""),
     (
         "full loop p95 / seed p95",
         lambda m: ratio(m["loop_p95"], m["seed_p95"]),
@@ -207,6 +223,11 @@ ROWS: tuple[Row, ...] = (
     ("tracing on / off, p95 (c/d)", lambda m: ratio(m["traced_p95"], m["untraced_p95"]), ""),
     ("tracing, no fsync / off, p50 (e/d)", lambda m: ratio(m["nofsync_p50"], m["untraced_p50"]), ""),
     ("floor / loop, p50 (f/b)", lambda m: ratio(m["floor_p50"], m["loop_p50"]), ""),
+    (
+        "tracing, waiting for its sync / off, p50 (g/d)",
+        lambda m: ratio(m["waited_p50"], m["untraced_p50"]),
+        "",
+    ),
     ("Service off / Controller, p50 (d/b)", lambda m: ratio(m["untraced_p50"], m["loop_p50"]), ""),
     ("trace bytes per run, stored (its frame)", lambda m: f"{m['stored_per_run']:.0f}", "<= 6 KB"),
     ("trace bytes per run, records as written", lambda m: f"{m['bytes_per_run']:.0f}", ""),

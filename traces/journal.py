@@ -22,6 +22,9 @@ wait with no sync in flight makes it (``fdatasync`` of the journal), those arriv
 the next one. One sync serves every run of a commit group. A write that fails (a full disk) is cut back
 off the journal; a failed sync fails every run it would have covered, and the journal takes no more
 frames (after a failed ``fsync`` the kernel may have dropped what it missed): the store opens a new one.
+A journal opened with ``within`` seconds syncs off the request path instead (``traces.journal_flush``):
+a run returns once its frame is written, and a thread syncs every frame written at most ``within``
+seconds (plus one sync) later; a failed sync is logged with the runs it would have covered.
 
 Reading: ``scan`` walks the frames of a journal's bytes. A frame cut short at the end is *torn* (its run
 was never reported durable); bytes that hold no frame line before the end are *damage* (changed or
@@ -37,6 +40,7 @@ from __future__ import annotations
 
 import binascii
 import dataclasses
+import logging
 import os
 import re
 import secrets
@@ -48,6 +52,7 @@ from pathlib import Path
 from typing import Final
 
 from evidence_loop.tools.disk import check_write
+from evidence_loop.traces.journal_flush import Flusher
 
 JOURNAL_SUFFIX: Final = ".journal"
 _FRAME_START: Final = b'{"frame":'
@@ -58,6 +63,7 @@ ZLIB_LEVEL: Final = 1
 """How hard frames are compressed: level 1 keeps a tara_zh run's records (about 11 KB) to about 4 KB
 on disk at a few tens of microseconds of CPU (see docs/traces.md); None writes them as they are."""
 Fsync = Callable[[int], None]
+_LOG = logging.getLogger(__name__)
 
 
 def frame_line(run_id: str, size: int, packed: int | None = None) -> bytes:
@@ -265,7 +271,9 @@ class JournalBrokenError(OSError):
 class Journal:
     """One process's journal of one day: frames appended under a lock, synced in groups."""
 
-    def __init__(self, path: Path, fsync: Fsync, level: int | None = ZLIB_LEVEL) -> None:
+    def __init__(
+        self, path: Path, fsync: Fsync, level: int | None = ZLIB_LEVEL, *, within: float | None = None
+    ) -> None:
         self.path = path
         self._fsync = fsync
         self._level = level  # zlib's level for the frames' records; None: as they are
@@ -277,7 +285,10 @@ class Journal:
         self._syncing = False
         self._broken: OSError | None = None
         self._tail: tuple[str, str] | None = None  # the last frame's run and the hash it ended on
+        self._unsynced: list[str] = []  # the runs of the frames written since the last sync
         self.syncs = 0  # syncs made (for the tests and benchmarks)
+        # None: each run waits for a sync that covers it; else a thread syncs within that many seconds
+        self._flusher = None if within is None else Flusher(self.sync_written, within, f"sync {path.name}")
 
     @property
     def broken(self) -> bool:
@@ -310,12 +321,41 @@ class Journal:
                 raise
             self._end += len(frame)
             self._written += 1
+            self._unsynced.append(run_id)
             prev = self._tail[1] if self._tail is not None else ""
             self._tail = (run_id, ends_on)
-            return Appended(offset, self._written, prev, ends_on)
+            appended = Appended(offset, self._written, prev, ends_on)
+        if self._flusher is not None:
+            self._flusher.poke()
+        return appended
 
     def wait_durable(self, number: int) -> None:
-        """Return once frame ``number`` is synced, leading a sync if none is in flight."""
+        """Return once frame ``number`` is synced, leading a sync if none is in flight; a journal
+        synced by its thread (``within``) returns at once: the thread syncs it within that time."""
+        if self._flusher is None:
+            self._wait_synced(number)
+
+    def sync_written(self) -> bool:
+        """Sync every frame written so far (the thread's call); False once the journal is broken, a
+        failed sync logged with the runs whose frames it would have made durable."""
+        with self._changed:
+            number, broken = self._written, self._broken is not None
+        if broken:
+            return False
+        try:
+            self._wait_synced(number)
+        except OSError as exc:
+            _LOG.error(
+                "traces not durable: the sync of %s failed (%s); runs answered whose traces a power cut may "
+                "have lost: %s",
+                self.path,
+                exc,
+                ", ".join(self._unsynced),
+            )
+            return False
+        return True
+
+    def _wait_synced(self, number: int) -> None:
         with self._changed:
             while self._synced < number:
                 if self._broken is not None:
@@ -337,12 +377,16 @@ class Journal:
             raise
         with self._changed:
             self.syncs += 1
+            del self._unsynced[: target - self._synced]
             self._synced = target
             self._syncing = False
             self._changed.notify_all()
 
     def close(self) -> None:
-        """Release the file (frames already synced stay so; call once no run waits on it)."""
+        """Release the file (frames already synced stay so; call once no run waits on it); a journal
+        synced by its thread syncs what it holds first."""
+        if self._flusher is not None:
+            self._flusher.stop()
         with self._changed:
             if self._fd >= 0:
                 os.close(self._fd)

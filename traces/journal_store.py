@@ -56,9 +56,11 @@ class Journals:
         *,
         opened: JournalHook = _ignore,
         closing: JournalHook = _ignore,
+        within: float | None = None,
     ) -> None:
         self._fsync = fsync
         self._level = level
+        self._within = within  # None: each run waits for its sync; else synced that long after
         self._open: dict[Path, Journal] = {}
         self._lock = threading.Lock()
         self._opened = opened  # a new day's journal (not one replacing a broken journal)
@@ -76,7 +78,7 @@ class Journals:
             replacing = journal is not None
             if journal is not None:
                 journal.close()  # broken: its runs have failed already
-            journal = Journal(day / journal_name(), self._fsync, self._level)
+            journal = Journal(day / journal_name(), self._fsync, self._level, within=self._within)
             try:
                 self._sync_folders(sorted({day, *(d.parent for d in new_dirs)}))
             except OSError:
@@ -135,7 +137,8 @@ class PendingFrame(io.BytesIO):
         return -1
 
     def commit(self) -> None:
-        """Append the frame and return once a sync covers it (``OSError`` when it cannot be)."""
+        """Append the frame and return once a sync covers it, or once it is written to a journal
+        that its thread syncs (``OSError`` when it cannot be)."""
         number = self._send()
         if self.journal is not None:
             self.journal.wait_durable(number)

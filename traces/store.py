@@ -13,7 +13,9 @@ Layout under ``root``::
                                      verified and pruned), and what ``fsync_each`` writes
 
 A run's records stay in memory until it ends and reach the journal as one frame; the run returns
-only once a sync of the journal that began after its frame was written has completed. Reading a run
+only once a sync of the journal that began after its frame was written has completed, or, with
+``sync_within`` seconds, once its frame is written: the journal's thread syncs it within that time
+(``traces.journal_flush``; ``evloop`` opens its stores so, ``trace_sync_ms``). Reading a run
 by id is a seek to the offset its manifest line records; a run the manifests do not place (one that
 never finished, or a manifest line lost) is found by scanning the day's journals.
 
@@ -113,6 +115,7 @@ class TraceStore:
         fsync: Fsync = os.fsync,
         layout: Layout = "journal",
         compress: int | None = ZLIB_LEVEL,
+        sync_within: float | None = None,
     ) -> None:
         self.root = Path(root)
         self.index_path = self.root / "index.jsonl"
@@ -132,8 +135,13 @@ class TraceStore:
         )
         # zlib's level of the frames (None: plain); each journal's end is anchored as it closes, and
         # the journals of the day before as this process opens its first journal of a day
+        # sync_within: a journal run returns once written, synced by the journal's thread within it
         self._journals = Journals(
-            fsync, compress, opened=self._finished.day_begun, closing=self._finished.journal_closing
+            fsync,
+            compress,
+            opened=self._finished.day_begun,
+            closing=self._finished.journal_closing,
+            within=sync_within,
         )
         self._day_folders: dict[str, Path] = {}
         self.documents: Documents = FolderDocuments(self.root)  # written once: always synced

@@ -10,6 +10,7 @@ import pytest
 
 from evidence_loop.agent import settings
 from evidence_loop.agent.cli import main
+from evidence_loop.agent.service import trace_sync_within
 from evidence_loop.tools.errors import InputError
 from evidence_loop.tools.models.embedder_config import EmbedConfig
 
@@ -132,3 +133,21 @@ def test_ingest_refuses_an_embed_workers_count_below_zero_in_one_line(
     assert code == 2
     assert "workers and max_batch_tokens must be 0" in capsys.readouterr().err
     assert not (tmp_path / "ix").exists()
+
+
+def test_trace_sync_ms_is_read_in_milliseconds_and_0_makes_each_run_wait_for_its_sync() -> None:
+    assert [trace_sync_within(v) for v in ("25", "0", "", None)] == [0.025, None, 0.01, 0.01]
+
+
+def test_ask_refuses_a_trace_sync_ms_that_is_no_whole_number_of_milliseconds_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EVLOOP_EMBEDDER", "none")
+    (tmp_path / "a.md").write_text("# A\nThe warranty lasts two years.\n", encoding="utf-8")
+    assert main(["ingest", str(tmp_path / "a.md"), "--index", str(tmp_path / "ix")]) == 0
+    monkeypatch.setenv("EVLOOP_TRACE_SYNC_MS", "fast")
+    capsys.readouterr()
+    assert main(["ask", "How long is the warranty?", "--index", str(tmp_path / "ix")]) == 2
+    err = capsys.readouterr().err
+    assert "trace_sync_ms must be a whole number of milliseconds from 0 to 1000, not 'fast'" in err
+    assert len(err.strip().splitlines()) == 1
