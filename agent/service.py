@@ -7,6 +7,7 @@ the trace is fsynced before the outcome is returned.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -59,7 +60,7 @@ WhenTracesFail = Literal["refuse", "answer-untraced"]
 """What a run does when its trace cannot be written: no answer (the default: every answer has its
 audit record), or an answer whose outcome says it was not traced."""
 WHEN_TRACES_FAIL: tuple[WhenTracesFail, ...] = ("refuse", "answer-untraced")
-log = structlog.get_logger("evloop.service")
+log = logging.getLogger(__name__)
 
 
 def conflict_check_for(policy: Policy, llm: ConflictLLMConfig | None) -> ConflictCheck | None:
@@ -339,29 +340,29 @@ class Service:
             scale=scale,
             reranker=self.controller.reranker_for(),
         )
+        untraced = self.when_traces_fail == "answer-untraced"
+        outcome: Outcome | None = None
         try:
             with self.traces.begin(head) as writer:
-                written = tracing.TraceRecorder(writer)
+                written = tracing.UntracedRecorder(writer) if untraced else tracing.TraceRecorder(writer)
                 recorder = watch.around(written) if watch is not None else written
                 outcome = self.controller.ask(
                     snapshot, question, groups, recorder=recorder, run_id=run_id, timeout_s=timeout_s,
                     scale=scale, history=history,
                 )  # fmt: skip
+                if isinstance(written, tracing.UntracedRecorder) and written.failure is not None:
+                    raise written.failure
                 final = writer.finish(outcome.status, versions_read=tracing.versions_read(outcome))
         except TraceStoreUnavailableError as exc:
             self._trace_failure = exc
-            if self.when_traces_fail != "answer-untraced":
+            if not untraced:
                 raise  # fail closed: no answer without its audit record
-            log.warning("answering untraced", run_id=run_id, error=str(exc))
-            outcome = self.controller.ask(
-                snapshot,
-                question,
-                groups,
-                run_id=run_id,
-                timeout_s=timeout_s,
-                scale=scale,
-                history=history,
-            )
+            log.warning("answering untraced", extra={"run_id": run_id, "error": str(exc)})
+            if outcome is None:  # the trace could not be begun: the question has not run yet
+                outcome = self.controller.ask(
+                    snapshot, question, groups, run_id=run_id, timeout_s=timeout_s, scale=scale,
+                    history=history,
+                )  # fmt: skip
             return outcome.model_copy(update={"trace": NotTraced(id=run_id, reason=untraced_reason(exc))})
         self._trace_failure = None
         return outcome.model_copy(update={"trace": TraceRef(id=run_id, hash=final)})
