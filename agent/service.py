@@ -25,6 +25,7 @@ from evidence_loop.agent.controller import Controller
 from evidence_loop.agent.history import HistoryItem, RunCache, taken_history, turns_of
 from evidence_loop.agent.outcome import NotTraced, Outcome, TraceRef
 from evidence_loop.agent.replay import ConflictFactory, ReplayReport, replay
+from evidence_loop.agent.run_access import may_see, reading_with
 from evidence_loop.agent.run_export import SpanSink, Watch, configured_sink, watching
 from evidence_loop.agent.runtime import ConflictCheck, Deps, freeze_heap
 from evidence_loop.agent.write_access import Writer
@@ -35,6 +36,7 @@ from evidence_loop.tools.errors import (
     NotFoundError,
     QuestionTooLongError,
     TraceStoreUnavailableError,
+    UnwrittenTraceError,
 )
 from evidence_loop.tools.inputs import check_unicode
 from evidence_loop.tools.models.embedder import build_embedder
@@ -375,9 +377,9 @@ class Service:
         it read with groups these do not cover (the same answer either way)."""
         try:
             run = self._runs.get(run_id, self.trace) if self.traces is not None else None
-        except NotFoundError:
+        except (NotFoundError, UnwrittenTraceError):  # a run never recorded has no trace to read
             run = None
-        if run is None or not run.groups <= set(groups):
+        if run is None or not may_see(reading_with(groups), run.owner, run.groups):
             raise NotFoundError(f"no trace for run {run_id!r}")
         snapshot = snapshot or self.snapshot()
         current = snapshot.current_versions()  # a document since deleted or closed to them lends nothing

@@ -15,11 +15,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evidence_loop.agent.api.auth import LOCAL_CALLER, SCOPES, Caller, GroupsNotGranted, narrow
-from evidence_loop.agent.api.routes_traces import may_see
 from evidence_loop.agent.api.schemas import DocumentOut, ReplayOut
 from evidence_loop.agent.commands.common import recall, section_path
 from evidence_loop.agent.history import MAX_HISTORY_TURNS
 from evidence_loop.agent.outcome import Outcome
+from evidence_loop.agent.run_access import visible_trace
 from evidence_loop.agent.service import Service, check_caller
 from evidence_loop.agent.strict_schema import strict_form
 from evidence_loop.tools.errors import InputError, NotFoundError, TamperedTraceError
@@ -196,12 +196,7 @@ def replay(service: Service, caller: Caller, run_id: str) -> ReplayOut:
     """Re-run a traced question: its own runs, or any with scope audit, within the caller's groups."""
     if service.traces is None:
         raise NotFoundError("this server does not record traces")
-    try:
-        trace = service.trace(run_id)
-    except NotFoundError:
-        trace = None
-    if trace is None or not may_see(caller, trace.header.caller, trace.header.groups):
-        raise NotFoundError(f"no trace for run {run_id!r}")
+    visible_trace(service.trace, caller, run_id)
     try:
         report = service.replay(run_id)
     except TamperedTraceError as exc:
