@@ -264,6 +264,21 @@ class Controller:
         recorder.record(events.embedded(made_by, vector))
         return vector
 
+    def search(self, snapshot: Snapshot, query: str, k: int, groups: Collection[str] = ()) -> list[Hit]:
+        """The raw recall step as a run's first recall makes it, before any window grows: hybrid when
+        the index has vectors and the policy uses them, lexical otherwise; ``EmbedderError`` when the
+        embedder is not the one that made the index's vectors (as for a question)."""
+        readers = tuple(sorted(set(groups)))
+        vector = self.embed(snapshot, query, NullRecorder())
+        return snapshot.search(
+            query,
+            k,
+            groups=readers,
+            scoped=self.policy.caller_statistics,
+            similarities=snapshot.similarities(vector, readers) if vector is not None else None,
+            **self.policy.recall_options(),
+        )
+
     def recall(self, snapshot: Snapshot, run: Run, query: str, k: int) -> None:
         """Seed (or wider) recall, then grow a window around each new hit."""
         cosines, policy = run.question.cosines, self.policy

@@ -50,7 +50,7 @@ from evidence_loop.tools.store.calibration import CorpusScale
 from evidence_loop.tools.store.folder import DocumentInfo, IngestReport, Store
 from evidence_loop.tools.store.location import Location, open_store
 from evidence_loop.tools.store.pg import is_url
-from evidence_loop.tools.types import DocumentInput
+from evidence_loop.tools.types import DocumentInput, Hit
 from evidence_loop.traces import Trace, TraceStore, VerifyResult
 from evidence_loop.traces.citations import resolve, with_citations
 
@@ -278,6 +278,19 @@ class Service:
             outcome = self._run(snapshot, question, groups, run_id, caller, timeout_s, turns)
             logs.log_run(outcome, caller=caller)
         return outcome
+
+    def search(
+        self, query: str, k: int = 10, groups: Collection[str] = (), *, snapshot: Snapshot | None = None
+    ) -> list[Hit]:
+        """The ``k`` units recall finds for ``query`` among those ``groups`` may read, as a question's
+        first recall finds them (``Controller.search``: hybrid when the index's vectors are this
+        embedder's; ``EmbedderError`` when they are another's), in ``snapshot`` (default: the latest).
+        Untraced: nothing is decided."""
+        if k < 1:
+            raise InputError(f"k must be positive, not {k}")
+        check_question(query, self.question_chars, "the query")
+        check_caller(groups, None)
+        return self.controller.search(snapshot or self.snapshot(), query, k, groups)
 
     async def aask(
         self,
