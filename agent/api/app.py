@@ -28,7 +28,7 @@ from evidence_loop.agent.api.routes_documents import documents_router
 from evidence_loop.agent.api.routes_feedback import feedback_router
 from evidence_loop.agent.api.routes_traces import traces_router
 from evidence_loop.agent.api.schemas import DocumentBatch, DocumentIn
-from evidence_loop.agent.settings import SERVE_ENV, TRACES_OFF, ServeWorker
+from evidence_loop.agent.settings import TRACES_OFF, ServeWorker
 from evidence_loop.agent.tracing import code_version
 from evidence_loop.policies.config import Policy
 from evidence_loop.tools.store.pg import is_url
@@ -39,9 +39,6 @@ Grounded answers for support chatbots. `POST /v1/ask` returns one of three outco
 HTTP 200: `answered` (every sentence cited to character offsets), `insufficient_evidence` (what
 is missing) or `conflicting_evidence` (both sources cited). Send `Authorization: Bearer <key>`;
 a key's groups bound what it can read. Every error is `application/problem+json`."""
-
-# Environment of worker processes (set by `evloop serve`, read through agent.settings.ServeWorker).
-ENV_INDEX, ENV_KEYS, ENV_TRACES = SERVE_ENV["index"], SERVE_ENV["keys"], SERVE_ENV["traces"]
 
 
 class _Api(FastAPI):
