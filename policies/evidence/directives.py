@@ -214,11 +214,6 @@ def addressed_families(doc: ParsedDocument, hidden: bool = False) -> Mapping[int
     return found
 
 
-def addressed_ordinals(doc: ParsedDocument, hidden: bool = False) -> frozenset[int]:
-    """Ordinals of the units of a document that speak to an AI system."""
-    return frozenset(addressed_families(doc, hidden))
-
-
 def screened_window(
     window: Window, doc: ParsedDocument, hidden: bool = False
 ) -> tuple[Window, list[tuple[Unit, str]]]:
