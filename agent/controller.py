@@ -39,11 +39,11 @@ from evidence_loop.policies.decision.missing import (
     answer_notes,
     missing_pieces,
     should_widen,
-    status_of,
     widened_query,
 )
 from evidence_loop.policies.decision.rerank import rerank_pool, rerank_text, reranked
 from evidence_loop.policies.decision.signals import evidence_signals
+from evidence_loop.policies.decision.status import asked_back, status_of
 from evidence_loop.policies.evidence.absorption import absorb
 from evidence_loop.policies.evidence.checked import Checked
 from evidence_loop.policies.evidence.comparison import sides_to_cover
@@ -212,9 +212,8 @@ class Controller:
         run.on_time("the conflict check")
         evidence, report = self.conflicts(snapshot, run, selected)
         ambiguous = ambiguity(self.policy, snapshot, run.resolution, selected, run.groups)
-        if ambiguous:  # asked back before anything else: "which one?"
-            missing = [*ambiguous, *missing]
-            report = ConflictReport(report.conflicts, False, report.llm_calls)
+        missing, blocking = asked_back(ambiguous, missing, report.blocking)  # "which one?" first
+        report = ConflictReport(report.conflicts, blocking, report.llm_calls)
         outcome = self.decide(run, selected, evidence, missing, report, run_id or self.deps.new_run_id())
         latency = round((self.deps.clock() - started) * 1000, 3)
         run.record(events.decided, outcome, inline_text=run.inline_text)
@@ -264,6 +263,21 @@ class Controller:
             vector = self.embedder.queries([question])[0]
         recorder.record(events.embedded(made_by, vector))
         return vector
+
+    def search(self, snapshot: Snapshot, query: str, k: int, groups: Collection[str] = ()) -> list[Hit]:
+        """The raw recall step as a run's first recall makes it, before any window grows: hybrid when
+        the index has vectors and the policy uses them, lexical otherwise; ``EmbedderError`` when the
+        embedder is not the one that made the index's vectors (as for a question)."""
+        readers = tuple(sorted(set(groups)))
+        vector = self.embed(snapshot, query, NullRecorder())
+        return snapshot.search(
+            query,
+            k,
+            groups=readers,
+            scoped=self.policy.caller_statistics,
+            similarities=snapshot.similarities(vector, readers) if vector is not None else None,
+            **self.policy.recall_options(),
+        )
 
     def recall(self, snapshot: Snapshot, run: Run, query: str, k: int) -> None:
         """Seed (or wider) recall, then grow a window around each new hit."""

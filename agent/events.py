@@ -241,6 +241,9 @@ def decided(outcome: Outcome, *, inline_text: bool = False) -> Made:
     if not outcome.notes:  # notes came later: an outcome without them is recorded as before
         exclude["notes"] = True
     data = outcome.model_dump(mode="json", exclude=exclude)
+    # traces keep the lexical score under the name they have always recorded (keys are sorted when
+    # the step is encoded: the bytes are as before)
+    data["signals"]["bm25"] = data["signals"].pop("lexical_score")
     if not inline_text:
         _cite_spans(data)
     return Made("decided", {"status": outcome.status, "why": _why(outcome), "outcome": data})

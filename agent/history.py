@@ -151,6 +151,7 @@ class RunRecord:
     question: str
     resolved: str
     doc_ids: tuple[str, ...]
+    owner: str | None = None  # the caller who asked it
 
 
 class RunCache:
@@ -172,7 +173,11 @@ class RunCache:
         trace = read(run_id)
         header = trace.header
         record = RunRecord(
-            frozenset(header.groups), header.question, resolved_question(trace), tuple(evidence_docs(trace))
+            frozenset(header.groups),
+            header.question,
+            resolved_question(trace),
+            tuple(evidence_docs(trace)),
+            header.caller,
         )
         if trace.complete:
             with self._lock:

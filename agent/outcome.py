@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
 from evidence_loop.policies.types import MissingKind, Status
 
@@ -144,15 +144,11 @@ class Suspicious(_Frozen):
 class Signals(_Frozen):
     """The scores that decided the outcome, and the sentences the run set aside as addressed to a model."""
 
-    model_config = ConfigDict(
-        frozen=True, extra="forbid", validate_by_name=True, validate_by_alias=True, serialize_by_alias=True
-    )
-
     relevance: float
-    # The best fused lexical recall score of a seed in the evidence (policies.decision.signals), not raw BM25.
-    # It is read and written as "bm25", the name outcomes, traces and the API have always recorded:
-    # written traces replay identical and API clients (and the OpenAPI schema) see the same field.
-    lexical_score: float = Field(alias="bm25")
+    # The best fused lexical recall score of a seed in the evidence (policies.decision.signals), not raw
+    # BM25: written under its own name; "bm25", the name outcomes and the API recorded before 0.2.0,
+    # is still read (an outcome kept by a client, a results file of an earlier evaluation).
+    lexical_score: float = Field(validation_alias=AliasChoices("lexical_score", "bm25"))
     coverage: float
     slot_coverage: float
     boundary: float
@@ -169,7 +165,10 @@ class Signals(_Frozen):
 
 
 class TraceRef(_Frozen):
+    """A traced run: its id and its trace's final hash (``traced`` tells it from ``NotTraced``)."""
+
     id: str
+    traced: Literal[True] = True
     hash: str
 
 
@@ -204,6 +203,23 @@ class Outcome(_Frozen):
     signals: Signals
     trace: TraceRef | NotTraced | None = None
     latency_ms: float = 0.0
+
+    @model_validator(mode="after")
+    def _fields_match_status(self) -> Outcome:
+        """An answered outcome has an answer and nothing missing; a refusal says what is missing; a
+        conflicting one names its conflicts; only an answered one has an answer."""
+        if self.status == "answered":
+            problem = "an answered outcome needs an answer" if self.answer is None else None
+            problem = problem or ("an answered outcome has nothing missing" if self.missing else None)
+        elif self.answer is not None:
+            problem = f"a {self.status} outcome has no answer"
+        elif self.status == "insufficient_evidence":
+            problem = None if self.missing else "an insufficient_evidence outcome says what is missing"
+        else:
+            problem = None if self.conflicts else "a conflicting_evidence outcome names its conflicts"
+        if problem is not None:
+            raise ValueError(problem)
+        return self
 
     def user_message(self) -> str | None:
         """What a chatbot may show its user instead of an answer: the messages of the missing pieces

@@ -8,6 +8,7 @@ thread at most ``trace_sync_ms`` later (0: before the outcome is returned).
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -25,6 +26,7 @@ from evidence_loop.agent.controller import Controller
 from evidence_loop.agent.history import HistoryItem, RunCache, taken_history, turns_of
 from evidence_loop.agent.outcome import NotTraced, Outcome, TraceRef
 from evidence_loop.agent.replay import ConflictFactory, ReplayReport, replay
+from evidence_loop.agent.run_access import may_see, reading_with
 from evidence_loop.agent.run_export import SpanSink, Watch, configured_sink, watching
 from evidence_loop.agent.runtime import ConflictCheck, Deps, freeze_heap
 from evidence_loop.agent.write_access import Writer
@@ -35,6 +37,7 @@ from evidence_loop.tools.errors import (
     NotFoundError,
     QuestionTooLongError,
     TraceStoreUnavailableError,
+    UnwrittenTraceError,
 )
 from evidence_loop.tools.inputs import check_unicode
 from evidence_loop.tools.models.embedder import build_embedder
@@ -48,7 +51,7 @@ from evidence_loop.tools.store.calibration import CorpusScale
 from evidence_loop.tools.store.folder import DocumentInfo, IngestReport, Store
 from evidence_loop.tools.store.location import Location, open_store
 from evidence_loop.tools.store.pg import is_url
-from evidence_loop.tools.types import DocumentInput
+from evidence_loop.tools.types import DocumentInput, Hit
 from evidence_loop.traces import Trace, TraceStore, VerifyResult
 from evidence_loop.traces.citations import resolve, with_citations
 
@@ -60,7 +63,7 @@ WhenTracesFail = Literal["refuse", "answer-untraced"]
 """What a run does when its trace cannot be written: no answer (the default: every answer has its
 audit record), or an answer whose outcome says it was not traced."""
 WHEN_TRACES_FAIL: tuple[WhenTracesFail, ...] = ("refuse", "answer-untraced")
-log = structlog.get_logger("evloop.service")
+log = logging.getLogger(__name__)
 
 
 def conflict_check_for(policy: Policy, llm: ConflictLLMConfig | None) -> ConflictCheck | None:
@@ -289,6 +292,19 @@ class Service:
             logs.log_run(outcome, caller=caller)
         return outcome
 
+    def search(
+        self, query: str, k: int = 10, groups: Collection[str] = (), *, snapshot: Snapshot | None = None
+    ) -> list[Hit]:
+        """The ``k`` units recall finds for ``query`` among those ``groups`` may read, as a question's
+        first recall finds them (``Controller.search``: hybrid when the index's vectors are this
+        embedder's; ``EmbedderError`` when they are another's), in ``snapshot`` (default: the latest).
+        Untraced: nothing is decided."""
+        if k < 1:
+            raise InputError(f"k must be positive, not {k}")
+        check_question(query, self.question_chars, "the query")
+        check_caller(groups, None)
+        return self.controller.search(snapshot or self.snapshot(), query, k, groups)
+
     async def aask(
         self,
         question: str,
@@ -352,29 +368,29 @@ class Service:
             scale=scale,
             reranker=self.controller.reranker_for(),
         )
+        untraced = self.when_traces_fail == "answer-untraced"
+        outcome: Outcome | None = None
         try:
             with self.traces.begin(head) as writer:
-                written = tracing.TraceRecorder(writer)
+                written = tracing.UntracedRecorder(writer) if untraced else tracing.TraceRecorder(writer)
                 recorder = watch.around(written) if watch is not None else written
                 outcome = self.controller.ask(
                     snapshot, question, groups, recorder=recorder, run_id=run_id, timeout_s=timeout_s,
                     scale=scale, history=history,
                 )  # fmt: skip
+                if isinstance(written, tracing.UntracedRecorder) and written.failure is not None:
+                    raise written.failure
                 final = writer.finish(outcome.status, versions_read=tracing.versions_read(outcome))
         except TraceStoreUnavailableError as exc:
             self._trace_failure = exc
-            if self.when_traces_fail != "answer-untraced":
+            if not untraced:
                 raise  # fail closed: no answer without its audit record
-            log.warning("answering untraced", run_id=run_id, error=str(exc))
-            outcome = self.controller.ask(
-                snapshot,
-                question,
-                groups,
-                run_id=run_id,
-                timeout_s=timeout_s,
-                scale=scale,
-                history=history,
-            )
+            log.warning("answering untraced", extra={"run_id": run_id, "error": str(exc)})
+            if outcome is None:  # the trace could not be begun: the question has not run yet
+                outcome = self.controller.ask(
+                    snapshot, question, groups, run_id=run_id, timeout_s=timeout_s, scale=scale,
+                    history=history,
+                )  # fmt: skip
             return outcome.model_copy(update={"trace": NotTraced(id=run_id, reason=untraced_reason(exc))})
         self._trace_failure = None
         return outcome.model_copy(update={"trace": TraceRef(id=run_id, hash=final)})
@@ -387,9 +403,9 @@ class Service:
         it read with groups these do not cover (the same answer either way)."""
         try:
             run = self._runs.get(run_id, self.trace) if self.traces is not None else None
-        except NotFoundError:
+        except (NotFoundError, UnwrittenTraceError):  # a run never recorded has no trace to read
             run = None
-        if run is None or not run.groups <= set(groups):
+        if run is None or not may_see(reading_with(groups), run.owner, run.groups):
             raise NotFoundError(f"no trace for run {run_id!r}")
         snapshot = snapshot or self.snapshot()
         current = snapshot.current_versions()  # a document since deleted or closed to them lends nothing

@@ -209,3 +209,43 @@ def report(settings: Settings) -> None:
     if log.isEnabledFor(logging.INFO):
         shown = {name: f"{value} ({source})" for name, _, value, source in settings.shown() if value}
         log.info("settings", extra={"settings": shown, "config_file": settings.config_file})
+
+
+@dataclass(frozen=True, slots=True)
+class ServeWorker:
+    """What ``evloop serve --workers N`` hands each uvicorn worker process, in its environment (the
+    ``EVLOOP_SERVE_*`` variables): resolved by the parent once, read back by ``agent.api.app.from_env``.
+    Not settings a user sets (they are not in ``SETTINGS``): the parent writes every one of them."""
+
+    index: str
+    keys: str = ""  # the key file's path; empty: no keys
+    limits: str = "{}"  # agent.api.limits.Limits as JSON
+    traces: str = ""  # a folder, empty for beside the index, or TRACES_OFF
+    hosts: str = "{}"  # agent.api.hosts.HostRules as JSON
+    when_traces_fail: str = "refuse"
+    policy: str = ""  # the policy record (Policy.as_dict as JSON) the parent resolved
+    log_level: str = "info"
+
+    def environ(self) -> dict[str, str]:
+        """The variables that carry these values."""
+        return {SERVE_ENV[name]: getattr(self, name) for name in SERVE_ENV}
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str] | None = None) -> ServeWorker:
+        """The values the parent wrote (``KeyError`` without the index: not started by ``evloop serve``)."""
+        environ = os.environ if environ is None else environ
+        given = {name: environ[var] for name, var in SERVE_ENV.items() if var in environ}
+        return cls(**given)
+
+
+SERVE_ENV = {
+    "index": "EVLOOP_SERVE_INDEX",
+    "keys": "EVLOOP_SERVE_KEYS",
+    "limits": "EVLOOP_SERVE_LIMITS",
+    "traces": "EVLOOP_SERVE_TRACES",
+    "hosts": "EVLOOP_SERVE_HOSTS",
+    "when_traces_fail": "EVLOOP_SERVE_WHEN_TRACES_FAIL",
+    "policy": "EVLOOP_SERVE_POLICY",
+    "log_level": "EVLOOP_SERVE_LOG_LEVEL",
+}
+TRACES_OFF = "off"  # the value of EVLOOP_SERVE_TRACES that turns tracing off (a folder path is absolute)

@@ -15,15 +15,17 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evidence_loop.agent.api.auth import LOCAL_CALLER, SCOPES, Caller, GroupsNotGranted, narrow
-from evidence_loop.agent.api.routes_traces import may_see
 from evidence_loop.agent.api.schemas import DocumentOut, ReplayOut
-from evidence_loop.agent.commands.common import recall, section_path
 from evidence_loop.agent.history import MAX_HISTORY_TURNS
 from evidence_loop.agent.outcome import Outcome
+from evidence_loop.agent.run_access import visible_trace
 from evidence_loop.agent.service import Service, check_caller
 from evidence_loop.agent.strict_schema import strict_form
 from evidence_loop.tools.errors import InputError, NotFoundError, TamperedTraceError
 from evidence_loop.tools.inputs import check_unicode
+from evidence_loop.tools.search.snapshot import Snapshot
+from evidence_loop.tools.types import Hit
+from evidence_loop.tools.windows import section_path
 
 MAX_SEARCH_K = 50
 # The caller a model's tool calls run as unless told otherwise: the public documents only, and no
@@ -118,18 +120,15 @@ def search(service: Service, caller: Caller, query: str, k: int = 10) -> SearchR
     """The raw recall step: the ``k`` best hit units the caller may read."""
     if not 1 <= k <= MAX_SEARCH_K:
         raise InputError(f"k must be from 1 to {MAX_SEARCH_K}, not {k}")
-    if not query.strip():
-        raise InputError("the query is empty")
-    check_unicode(query, "the query")
     snapshot = service.snapshot()
-    hits = recall(snapshot, service.embedder, query, k, reading_groups(caller, None))
+    hits = service.search(query, k, reading_groups(caller, None), snapshot=snapshot)
     return SearchResult(
         query=query,
         hits=[
             SearchHit(
                 doc_id=hit.unit.doc_id,
                 version=hit.unit.version,
-                section=list(section_path(snapshot, hit)),
+                section=_section(snapshot, hit),
                 kind=hit.unit.kind,
                 start=hit.unit.start,
                 end=hit.unit.end,
@@ -139,6 +138,11 @@ def search(service: Service, caller: Caller, query: str, k: int = 10) -> SearchR
             for hit in hits
         ],
     )
+
+
+def _section(snapshot: Snapshot, hit: Hit) -> list[str]:
+    """The heading path of the section that holds the hit's unit."""
+    return list(section_path(snapshot.parsed(hit.unit.doc_id, hit.unit.version), hit.unit.section_id))
 
 
 def get_document(
@@ -196,12 +200,7 @@ def replay(service: Service, caller: Caller, run_id: str) -> ReplayOut:
     """Re-run a traced question: its own runs, or any with scope audit, within the caller's groups."""
     if service.traces is None:
         raise NotFoundError("this server does not record traces")
-    try:
-        trace = service.trace(run_id)
-    except NotFoundError:
-        trace = None
-    if trace is None or not may_see(caller, trace.header.caller, trace.header.groups):
-        raise NotFoundError(f"no trace for run {run_id!r}")
+    visible_trace(service.trace, caller, run_id)
     try:
         report = service.replay(run_id)
     except TamperedTraceError as exc:

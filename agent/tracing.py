@@ -15,7 +15,7 @@ from typing import Any
 from evidence_loop.agent.outcome import Outcome
 from evidence_loop.agent.runtime import Deps, PlainRecorder
 from evidence_loop.policies.config import Policy
-from evidence_loop.tools.errors import NotFoundError, TraceError
+from evidence_loop.tools.errors import NotFoundError, TraceError, TraceStoreUnavailableError
 from evidence_loop.tools.models.embedding import EmbedderIdentity
 from evidence_loop.tools.models.reranker import RerankerIdentity
 from evidence_loop.tools.search.snapshot import Snapshot
@@ -69,6 +69,23 @@ class TraceRecorder(PlainRecorder):
 
     def record(self, step: AnyStep) -> None:
         self.writer.append(step)
+
+
+class UntracedRecorder(PlainRecorder):
+    """Writes each step until the trace store fails, then keeps the failure and lets the run go on:
+    for a service that answers untraced, the run is not stopped (nor run a second time) by it."""
+
+    def __init__(self, writer: RunWriter) -> None:
+        self.writer = writer
+        self.failure: TraceStoreUnavailableError | None = None
+
+    def record(self, step: AnyStep) -> None:
+        if self.failure is not None:
+            return
+        try:
+            self.writer.append(step)
+        except TraceStoreUnavailableError as exc:
+            self.failure = exc
 
 
 class ListRecorder:

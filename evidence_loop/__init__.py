@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from evidence_loop.agent.service import Service
     from evidence_loop.agent.write_access import Writer
     from evidence_loop.policies.config import Policy, load_policy_file
-    from evidence_loop.policies.types import MissingKind
+    from evidence_loop.policies.types import MissingKind, Status
     from evidence_loop.tools.errors import (
         CitedVersionReplacedError,
         DeadlineExceeded,
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
         LLMError,
         NotFoundError,
         PolicyError,
+        QuestionTooLongError,
         RerankerError,
         RerankerUnavailableError,
         StoreStateError,
@@ -88,6 +89,7 @@ _FRONT_DOOR: dict[str, str] = {
     "Policy": "evidence_loop.policies.config",
     "load_policy_file": "evidence_loop.policies.config",
     "MissingKind": "evidence_loop.policies.types",
+    "Status": "evidence_loop.policies.types",
     "CitedVersionReplacedError": "evidence_loop.tools.errors",
     "DeadlineExceeded": "evidence_loop.tools.errors",
     "DiskError": "evidence_loop.tools.errors",
@@ -100,6 +102,7 @@ _FRONT_DOOR: dict[str, str] = {
     "LLMError": "evidence_loop.tools.errors",
     "NotFoundError": "evidence_loop.tools.errors",
     "PolicyError": "evidence_loop.tools.errors",
+    "QuestionTooLongError": "evidence_loop.tools.errors",
     "RerankerError": "evidence_loop.tools.errors",
     "RerankerUnavailableError": "evidence_loop.tools.errors",
     "StoreStateError": "evidence_loop.tools.errors",
@@ -148,6 +151,7 @@ __all__ = [
     "Outcome",
     "Policy",
     "PolicyError",
+    "QuestionTooLongError",
     "ReplayReport",
     "RerankConfig",
     "RerankerError",
@@ -155,6 +159,7 @@ __all__ = [
     "SeedHit",
     "Service",
     "Signals",
+    "Status",
     "StoreStateError",
     "StoreUnavailableError",
     "Suspicious",

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 Status = Literal["answered", "insufficient_evidence", "conflicting_evidence"]
-"""The three outcomes of a question (``policies.decision.missing.status_of`` picks one)."""
+"""The three outcomes of a question (``policies.decision.status.status_of`` picks one)."""
 
 SlotKind = Literal["model", "amount", "duration", "date", "percentage", "clause", "quoted", "count"]
 

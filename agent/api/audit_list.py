@@ -26,6 +26,7 @@ from typing import Final, get_args
 
 from evidence_loop.agent.api.audit_figures import Figures, figures
 from evidence_loop.agent.api.auth import Caller
+from evidence_loop.agent.run_access import may_see
 from evidence_loop.policies.types import MissingKind
 from evidence_loop.traces.feedback import VERDICTS, FeedbackLog, FeedbackRecord, latest
 from evidence_loop.traces.listing import Cursor, lister_for
@@ -62,7 +63,7 @@ def keeper(
     needle = filters.q.casefold().strip()
 
     def keep(row: RunRow) -> bool:
-        if not caller.covers(row.groups):
+        if not may_see(caller, row.caller, row.groups):
             return False
         if filters.status and row.status != filters.status:
             return False

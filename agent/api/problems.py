@@ -53,7 +53,7 @@ from evidence_loop.tools.errors import (
 )
 
 PROBLEM_JSON = "application/problem+json"
-log = logging.getLogger("evloop.api")
+log = logging.getLogger("evidence_loop.api")
 
 # Every class of the error tree has its own row (tests/agent/test_api_problems.py walks the tree, so
 # a new class without one fails there): class -> (status, slug, title). An error takes the row of the

@@ -19,7 +19,7 @@ from evidence_loop.tools.errors import EvidenceLoopError, InputError, TraceStore
 READY_PROBE = "ready"
 # Seconds a client waits before asking again while traces cannot be written (space takes an operator).
 TRACE_RETRY_AFTER_S = 30
-log = logging.getLogger("evloop.api")
+log = logging.getLogger("evidence_loop.api")
 
 
 def ask_router(ctx: ApiContext) -> APIRouter:

@@ -19,6 +19,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path
 
+from evidence_loop.agent import run_access
 from evidence_loop.agent.api.auth import Caller
 from evidence_loop.agent.api.context import ApiContext, require
 from evidence_loop.agent.api.problems import PROBLEM_RESPONSES, ApiProblem
@@ -27,7 +28,6 @@ from evidence_loop.tools.errors import (
     CitedVersionReplacedError,
     NotFoundError,
     TamperedTraceError,
-    UnwrittenTraceError,
 )
 from evidence_loop.traces import Trace
 from evidence_loop.traces.schema import RUN_ID_PATTERN
@@ -58,26 +58,19 @@ def traces_router(ctx: ApiContext) -> APIRouter:
 
 
 def visible_trace(ctx: ApiContext, caller: Caller, run_id: str) -> Trace:
-    """The trace of ``run_id`` if this caller may see it; the same 404 whether it is absent or hidden."""
+    """The trace of ``run_id`` if this caller may see it (``agent.run_access``); the same 404
+    whether it is absent, unwritten or hidden."""
     if ctx.service.traces is None:
         raise ApiProblem(404, "tracing-off", "Tracing is off", "this server does not record traces")
     try:
-        trace = ctx.service.trace(run_id)
-    except (NotFoundError, UnwrittenTraceError):  # a run never recorded has no trace to show
-        trace = None
-    if trace is None or not may_see(caller, trace.header.caller, trace.header.groups):
-        raise ApiProblem(404, "not-found", "Not found", f"no trace for run {run_id!r}")
-    return trace
+        return run_access.visible_trace(ctx.service.trace, caller, run_id)
+    except NotFoundError:
+        raise ApiProblem(404, "not-found", "Not found", f"no trace for run {run_id!r}") from None
 
 
 def _shown_trace(ctx: ApiContext, caller: Caller, run_id: str) -> Trace:
     """The visible trace with the text its steps cite read from the store (or why it cannot be)."""
     return ctx.service.shown(visible_trace(ctx, caller, run_id))
-
-
-def may_see(caller: Caller, owner: str | None, groups: list[str]) -> bool:
-    """Own runs, or any run with scope audit; never a run that read with groups the caller lacks."""
-    return (caller.has("audit") or owner == caller.name) and caller.covers(groups)
 
 
 def _verify(ctx: ApiContext, caller: Caller, run_id: str) -> VerifyOut:

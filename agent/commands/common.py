@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -17,7 +17,6 @@ from evidence_loop.tools.store.pg_url import is_url, redact
 # What is imported here stays light: every command imports this module, `evloop docs` among them,
 # which must not pay for the search stack, numpy or pydantic (tests/agent/test_cli_startup.py).
 if TYPE_CHECKING:
-    from evidence_loop.policies.config import Policy
     from evidence_loop.tools.models.embedding import Embedder
     from evidence_loop.tools.search.snapshot import Snapshot
     from evidence_loop.tools.store.folder import IngestReport, Store
@@ -232,32 +231,6 @@ def section_path(snapshot: Snapshot, hit: Hit) -> tuple[str, ...]:
     return windows.section_path(snapshot.parsed(unit.doc_id, unit.version), unit.section_id)
 
 
-def recall(
-    snapshot: Snapshot,
-    embedder: Embedder | None,
-    query: str,
-    k: int,
-    groups: Sequence[str] = (),
-    policy: Policy | None = None,
-) -> list[Hit]:
-    """The raw recall step as the loop runs it under ``policy`` (default: the shipped one): hybrid
-    when the index has vectors and the embedder is the one that made them, lexical otherwise."""
-    from evidence_loop.policies.config import Policy
-
-    policy = policy or Policy()
-    made_by = snapshot.embedder
-    similarities = None
-    if embedder is not None and made_by is not None and embedder.identity.key == made_by.key:
-        similarities = snapshot.similarities(embedder.queries([query])[0], groups)
-    return snapshot.search(
-        query,
-        k,
-        groups=groups,
-        similarities=similarities,
-        **policy.recall_options(),
-    )
-
-
 def hit_record(snapshot: Snapshot, hit: Hit) -> dict[str, object]:
     """A hit as the JSON object ``evloop search --json`` prints, one per line."""
     unit = hit.unit
@@ -307,7 +280,6 @@ __all__ = [
     "hit_record",
     "open_location",
     "parse_groups",
-    "recall",
     "resolve_index",
     "resolve_location",
     "shown",

@@ -10,7 +10,6 @@ from evidence_loop.agent.commands.common import (
     add_command,
     add_index_option,
     hit_line,
-    recall,
     resolve_index,
     summary_line,
 )
@@ -19,8 +18,6 @@ from evidence_loop.agent.render import brief_outcome, render_outcome
 from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 from evidence_loop.policies.config import Policy
-from evidence_loop.tools.models.embedding import Embedder
-from evidence_loop.tools.search.snapshot import Snapshot
 
 DESCRIPTION = """\
 Ingest the bundled sample knowledge base (a fictional bilingual help centre: course policies,
@@ -89,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"The sample help centre ({names} documents, Chinese and English) in {index}:")
         print(f"  {summary_line(report, index)}")
         if args.verbose:
-            show_searches(service.snapshot(), service.embedder)
+            show_searches(service)
         outcomes = [service.ask(question, groups) for question, groups in DEMO_QUESTIONS]
     finally:
         service.close()
@@ -122,12 +119,13 @@ def _where_next(index: Path, outcomes: list[Outcome]) -> list[str]:
     ]
 
 
-def show_searches(snapshot: Snapshot, embedder: Embedder | None) -> None:
+def show_searches(service: Service) -> None:
     """Each demo query, who asks it, and its top hits."""
+    snapshot = service.snapshot()
     for query, groups in DEMO_SEARCHES:
         caller = f"groups={','.join(groups)}" if groups else "public"
         print(f"\nsearch: {query}  ({caller})")
-        hits = recall(snapshot, embedder, query, HITS_PER_SEARCH, groups)
+        hits = service.search(query, HITS_PER_SEARCH, groups, snapshot=snapshot)
         for hit in hits:
             print(hit_line(snapshot, hit, width=100))
         if not hits:

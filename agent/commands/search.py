@@ -15,7 +15,6 @@ from evidence_loop.agent.commands.common import (
     hit_record,
     open_location,
     parse_groups,
-    recall,
 )
 from evidence_loop.agent.commands.session import add_policy_option, policy_from_args, policy_line
 from evidence_loop.policies.config import Policy
@@ -65,11 +64,14 @@ def run(args: argparse.Namespace) -> int:
     """Search the current snapshot and print the hits; prints nothing (exit 0) when none match."""
     if args.k <= 0:
         raise InputError(f"-k must be positive, not {args.k}")
+    from evidence_loop.agent.service import Service
+
     policy = policy_from_args(args)
     embedder = configured_embedder()
     with open_location(args, embedder=embedder) as store:
         snapshot = store.snapshot()
-        hits = recall(snapshot, embedder, args.query, args.k, args.groups, policy)
+        service = Service(store, policy=policy, embedder=embedder)  # untraced: a search decides nothing
+        hits = service.search(args.query, args.k, args.groups, snapshot=snapshot)
         if policy != Policy():  # the shipped policy goes without saying (`evloop config show` says it)
             print(f"evloop: {policy_line(policy)}", file=sys.stderr)
         for hit in hits:

@@ -10,18 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from evidence_loop.agent import logs
-from evidence_loop.agent.api.app import (
-    ENV_HOSTS,
-    ENV_INDEX,
-    ENV_KEYS,
-    ENV_LIMITS,
-    ENV_LOG_LEVEL,
-    ENV_POLICY,
-    ENV_TRACES,
-    ENV_WHEN_TRACES_FAIL,
-    TRACES_OFF,
-    create_app,
-)
+from evidence_loop.agent.api.app import create_app
 from evidence_loop.agent.api.auth import Keyring
 from evidence_loop.agent.api.limits import Limits
 from evidence_loop.agent.commands.common import (
@@ -41,6 +30,7 @@ from evidence_loop.agent.commands.session import (
     warn_judge_gap,
 )
 from evidence_loop.agent.service import WHEN_TRACES_FAIL, Service
+from evidence_loop.agent.settings import TRACES_OFF, ServeWorker
 from evidence_loop.tools.errors import InputError
 from evidence_loop.tools.store.schema import DB_NAME
 
@@ -174,15 +164,18 @@ def run(args: argparse.Namespace) -> int:
             service.close()
         return 0
     service.close()  # each worker process opens its own
-    os.environ[ENV_INDEX] = str(index.resolve()) if isinstance(index, Path) else index
-    os.environ[ENV_KEYS] = str(args.keys.resolve()) if args.keys is not None else ""
     folder = str(args.traces.resolve()) if args.traces else ""
-    os.environ[ENV_TRACES] = TRACES_OFF if args.no_trace else folder
-    os.environ[ENV_WHEN_TRACES_FAIL] = args.when_traces_fail
-    os.environ[ENV_LIMITS] = json.dumps(asdict(limits))
-    os.environ[ENV_HOSTS] = hosts.to_json()
-    os.environ[ENV_POLICY] = json.dumps(policy.as_dict())
-    os.environ[ENV_LOG_LEVEL] = log_level
+    worker = ServeWorker(
+        index=str(index.resolve()) if isinstance(index, Path) else index,
+        keys=str(args.keys.resolve()) if args.keys is not None else "",
+        limits=json.dumps(asdict(limits)),
+        traces=TRACES_OFF if args.no_trace else folder,
+        hosts=hosts.to_json(),
+        when_traces_fail=args.when_traces_fail,
+        policy=json.dumps(policy.as_dict()),
+        log_level=log_level,
+    )
+    os.environ.update(worker.environ())
     uvicorn.run(
         "evidence_loop.agent.api.app:from_env",
         factory=True,

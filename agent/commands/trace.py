@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -119,7 +119,7 @@ def register(subparsers: Subparsers) -> None:
                 action="store_true",
                 help="export a trace that fails verification (refused without it); its header is marked",
             )
-        sub.set_defaults(run=globals()[f"_{name}"])
+        sub.set_defaults(run=ACTIONS[name])
 
 
 @contextmanager
@@ -339,3 +339,14 @@ def _verify_one(store: TraceStore, run: str, texts: TextSource | None) -> Verify
     except TraceError as exc:
         return VerifyResult(ok=False, complete=False, first_bad_seq=HEADER_SEQ, reason=str(exc))
     return with_citations(store.check(trace), trace, texts)
+
+
+ACTIONS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "list": _list,
+    "show": _show,
+    "verify": _verify,
+    "export": _export,
+    "import": _import,
+    "prune": _prune,
+}
+"""Each action of ``evloop trace`` and the function that runs it."""

@@ -1,4 +1,4 @@
-"""The final decision: which pieces are missing, whether to widen the search, and the outcome status."""
+"""Which pieces are missing and whether to widen the search (the status: ``policies.decision.status``)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from evidence_loop.policies.evidence.references import defers, referring_unit, u
 from evidence_loop.policies.question.analysis import Question, contentless
 from evidence_loop.policies.question.named import states_measure
 from evidence_loop.policies.question.slots import compact
-from evidence_loop.policies.types import MissingPiece, Slot, SlotKind, Status
+from evidence_loop.policies.types import MissingPiece, Slot, SlotKind
 from evidence_loop.tools.windows import char_count, units_of, with_units
 
 BLOCKING_GAPS = frozenset({"missing_scope", "orphan_row", "orphan_item", "truncated_unit"})
@@ -285,10 +285,3 @@ def widened_query(question: Question, missing: Sequence[MissingPiece]) -> str:
         and searchable(p)
     ]
     return " ".join([text, *dict.fromkeys(extra)])
-
-
-def status_of(missing: Sequence[MissingPiece], conflict: bool) -> Status:
-    """Conflicts stop first; then anything missing stops; otherwise the evidence answers."""
-    if conflict:
-        return "conflicting_evidence"
-    return "insufficient_evidence" if missing else "answered"

@@ -232,11 +232,6 @@ def _families(doc: ParsedDocument, hidden: bool) -> _Families:
     return found
 
 
-def addressed_ordinals(doc: ParsedDocument, hidden: bool = False) -> frozenset[int]:
-    """Ordinals of the units of a document that speak to an AI system."""
-    return frozenset(addressed_families(doc, hidden))
-
-
 def screened_window(
     window: Window, doc: ParsedDocument, hidden: bool = False
 ) -> tuple[Window, list[tuple[Unit, str]]]:

@@ -126,14 +126,6 @@ def _linked(asked: str, history: Sequence[Turn]) -> Resolution | None:
     return Resolution(asked, text, "zero", carried, prior_docs=source.doc_ids, source=source.text)
 
 
-def resolved_turns(history: Sequence[Turn], kinds: bool = True) -> list[Turn]:
-    """Each earlier turn as it resolved against the ones before it (its run's reading when known)."""
-    done: list[Turn] = []
-    for turn in history:
-        done.append(replace(turn, resolved=_resolved_text(done, len(done), turn, kinds)))
-    return done
-
-
 def _resolved_text(before: Sequence[Turn], place: int, turn: Turn, kinds: bool) -> str:
     """A turn's reading: its run's, itself when it points nowhere, else resolved from those before it."""
     if turn.resolved is not None:

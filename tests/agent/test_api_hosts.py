@@ -13,7 +13,7 @@ from evidence_loop.agent.api.hosts import HostRules
 from evidence_loop.agent.cli import main
 from tests.agent.test_api_server import Server, add_key, start
 
-pytestmark = pytest.mark.slow  # real server processes (tests/conftest.py: the quick loop leaves them out)
+pytestmark = pytest.mark.processes  # real server processes
 
 EVIL = "http://evil.example"
 STAFF_QUESTION = {"question": "员工购买学习设备有什么优惠？", "groups": ["staff"]}

@@ -25,7 +25,7 @@ from evidence_loop.agent.cli import main
 from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 
-pytestmark = pytest.mark.slow  # real uvicorn servers, some with worker processes
+pytestmark = pytest.mark.processes  # real uvicorn servers, some with worker processes
 
 # Only a bound for a server that never comes up: the wait ends as soon as every worker is ready.
 STARTUP_SECONDS = 240

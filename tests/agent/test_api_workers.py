@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from evidence_loop.agent.api.app import ENV_INDEX, ENV_KEYS, ENV_TRACES, TRACES_OFF, from_env
+from evidence_loop.agent.api.app import from_env
 from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.settings import SERVE_ENV, TRACES_OFF
 from evidence_loop.tools.store.folder import Store
 
 
@@ -20,9 +21,9 @@ def test_a_worker_traces_unless_serve_said_no_trace(
     with Store.open(index, create=True) as store:
         store.ingest(load_sample_kb())
     monkeypatch.chdir(tmp_path)  # where a folder named "off" would have been made
-    monkeypatch.setenv(ENV_INDEX, str(index))
-    monkeypatch.setenv(ENV_KEYS, "")
-    monkeypatch.setenv(ENV_TRACES, traces)
+    monkeypatch.setenv(SERVE_ENV["index"], str(index))
+    monkeypatch.setenv(SERVE_ENV["keys"], "")
+    monkeypatch.setenv(SERVE_ENV["traces"], traces)
 
     with TestClient(from_env()) as client:
         outcome = client.post("/v1/ask", json={"question": "LM-S10 的整机保修期是多久？"}).json()

@@ -20,7 +20,7 @@ from tests.agent.browser_support import NEEDS_CHROMIUM, chromium, listed, servin
 from tests.agent.browser_support import sign_in as sign_in_at
 from tests.loopback import JsonHandler, LoopbackServer
 
-pytestmark = NEEDS_CHROMIUM
+pytestmark = [NEEDS_CHROMIUM, pytest.mark.browser]
 
 STAFF_BOT = Key("staff-bot", "pk-staff", ("staff",), ("ask",))
 PUBLIC_BOT = Key("public-bot", "pk-public", (), ("ask",))

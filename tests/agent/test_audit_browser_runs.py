@@ -28,7 +28,7 @@ from evidence_loop.traces.steps import DecidedStep
 from tests.agent.api_support import Key
 from tests.agent.browser_support import NEEDS_CHROMIUM, WAIT_S, chromium, listed, serving, sign_in, wait_for
 
-pytestmark = [NEEDS_CHROMIUM, pytest.mark.slow]
+pytestmark = [NEEDS_CHROMIUM, pytest.mark.browser]
 
 BOT = Key("bot", "pk-bot", ("staff",), ("ask",))
 AUDITOR = Key("auditor", "pk-auditor", ("staff",), ("audit", "review"))

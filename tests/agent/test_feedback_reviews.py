@@ -19,7 +19,7 @@ from tests.traces.conftest import SAMPLE_STEPS
 DAY = "2026-03-01T08:00:00Z"
 
 
-@pytest.fixture(params=["folder", pytest.param("postgresql", marks=pytest.mark.slow)])
+@pytest.fixture(params=["folder", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def traces(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[TraceStore]:
     store = TraceStore(tmp_path / "traces") if request.param == "folder" else None
     store = store or PgTraceStore(request.getfixturevalue("pg_url"))

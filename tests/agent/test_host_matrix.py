@@ -18,7 +18,7 @@ from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 from tests.agent.test_api_server import Server, free_port, start
 
-pytestmark = pytest.mark.slow  # real server processes
+pytestmark = pytest.mark.processes  # real server processes
 
 STARTUP_SECONDS = 240
 ALLOWED = ("--allow-host", "chat.internal", "--allow-origin", "https://help.example")

@@ -121,7 +121,7 @@ def hammered(server: Server, key: str, stop: threading.Event, seen: list[int]) -
     yield from threads
 
 
-@pytest.mark.slow
+@pytest.mark.processes
 def test_a_key_added_and_revoked_while_serve_runs_two_workers_is_accepted_and_refused_on_both(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], index: Path
 ) -> None:
@@ -150,7 +150,7 @@ def test_a_key_added_and_revoked_while_serve_runs_two_workers_is_accepted_and_re
         assert {status(server.url, new) for _ in range(20)} == {401}
 
 
-@pytest.mark.slow
+@pytest.mark.processes
 def test_a_key_added_and_revoked_while_mcp_http_runs_is_let_in_and_kept_out(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], index: Path
 ) -> None:

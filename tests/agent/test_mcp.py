@@ -28,7 +28,7 @@ from evidence_loop.tools.errors import InputError
 from evidence_loop.tools.types import DocumentInput
 from tests.agent.test_api_server import free_port
 
-pytestmark = pytest.mark.slow  # real server processes (tests/conftest.py: the quick loop leaves them out)
+pytestmark = pytest.mark.processes  # real server processes
 
 ANSWERED = "LM-S10 整机保修多久？"
 REFUSED = "LM-Z900 的整机保修期是多久？"

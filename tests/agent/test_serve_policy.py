@@ -13,7 +13,7 @@ from evidence_loop.agent.service import Service
 from evidence_loop.policies.config import Policy, load_policy_file
 from tests.agent.test_api_server import WARRANTY_ZH, Server, start
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.processes
 
 # The seed ablation reads each hit as found: the warranty table's row without the scope sentence
 # above it, so it refuses where the shipped policy answers.

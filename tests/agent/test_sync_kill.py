@@ -19,7 +19,7 @@ from evidence_loop.tools.store.location import Location, open_store
 from tests.damage_support import ROOT
 from tests.fake_embedding_server import FakeEmbeddingServer
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.processes
 
 # The CLI's own code, with the store it opens killing its process when the write reaches a stage.
 KILLED_SYNC = """

@@ -7,7 +7,7 @@ import pytest
 
 from evidence_loop.agent import toolkit
 from evidence_loop.agent.api.auth import LOCAL_CALLER, Caller
-from evidence_loop.agent.outcome import Citation, Conflict, ConflictSide, Outcome, Signals
+from evidence_loop.agent.outcome import Citation, Conflict, ConflictSide, Missing, Outcome, Signals
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.errors import InputError, NotFoundError
 
@@ -70,8 +70,14 @@ def _cite(n: int, doc_id: str, quote: str) -> Citation:
     ("outcome", "says"),
     [
         (
-            Outcome(run_id="r1", status="insufficient_evidence", question="q", signals=SIGNALS),
-            ["status: insufficient_evidence", "REFUSED", "- (no piece named)"],
+            Outcome(
+                run_id="r1",
+                status="insufficient_evidence",
+                question="q",
+                signals=SIGNALS,
+                missing=[Missing(kind="uncovered_slot", detail="no warranty period")],
+            ),
+            ["status: insufficient_evidence", "REFUSED", "- uncovered_slot: no warranty period"],
         ),
         (
             Outcome(

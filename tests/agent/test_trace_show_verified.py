@@ -38,7 +38,7 @@ class Backend:
         edit_run(self.store, run_id, lambda ls: [*ls[:3], ls[3].replace(b"0.61", b"0.99"), *ls[4:]])
 
 
-@pytest.fixture(params=["folder", pytest.param("postgresql", marks=pytest.mark.slow)])
+@pytest.fixture(params=["folder", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     if request.param == "folder":
         store: TraceStore = TraceStore(tmp_path / "traces")

@@ -25,7 +25,7 @@ from evidence_loop.tools.store.location import Location, open_store
 from evidence_loop.tools.types import DocumentInput
 from tests.agent.test_api_server import Server, add_key, start
 
-pytestmark = pytest.mark.slow  # real server processes (tests/conftest.py: the quick loop leaves them out)
+pytestmark = pytest.mark.processes  # real server processes
 
 GATED = ("-m", "tests.agent.gated_server")
 REPO = Path(__file__).resolve().parents[2]

@@ -124,6 +124,7 @@ def test_twenty_gathered_calls_each_return_their_own_outcome_in_process(index: P
         check_gathered(EvidenceLoopRetriever(service=service))
 
 
+@pytest.mark.processes
 def test_twenty_gathered_calls_each_return_their_own_outcome_from_a_remote_evloop_serve(
     server: Server,
 ) -> None:
@@ -134,6 +135,7 @@ def test_twenty_gathered_calls_each_return_their_own_outcome_from_a_remote_evloo
         retriever.close()
 
 
+@pytest.mark.processes
 def test_gathered_remote_calls_start_no_thread(server: Server) -> None:
     threads: list[int] = []
     retriever = EvidenceLoopRetriever(
@@ -199,6 +201,7 @@ def test_the_retriever_opens_an_index_folder_itself_and_reports_each_outcome(ind
         retriever.close()
 
 
+@pytest.mark.processes
 def test_a_chain_answers_from_a_remote_evloop_serve(server: Server, index: Path) -> None:
     retriever = EvidenceLoopRetriever(base_url=server.url, api_key=PUBLIC_KEY)
     try:
@@ -207,6 +210,7 @@ def test_a_chain_answers_from_a_remote_evloop_serve(server: Server, index: Path)
         retriever.close()
 
 
+@pytest.mark.processes
 def test_a_remote_key_bounds_what_the_retriever_reads(server: Server) -> None:
     question = "员工购买学习设备打几折？"
     public = EvidenceLoopRetriever(base_url=server.url, api_key=PUBLIC_KEY)

@@ -98,6 +98,7 @@ def test_the_retriever_returns_scored_nodes_or_none_with_the_refusal_in_process(
         retriever.close()
 
 
+@pytest.mark.processes
 def test_the_retriever_reads_from_a_remote_evloop_serve(server: Server, index: Path) -> None:
     retriever = EvidenceLoopRetriever(base_url=server.url, api_key=PUBLIC_KEY)
     try:
@@ -112,6 +113,7 @@ def test_twenty_gathered_calls_each_return_their_own_outcome_in_process(index: P
         check_gathered(EvidenceLoopRetriever(service=service))
 
 
+@pytest.mark.processes
 def test_twenty_gathered_calls_each_return_their_own_outcome_from_a_remote_evloop_serve(
     server: Server,
 ) -> None:

@@ -8,10 +8,10 @@ from evidence_loop.policies.config import Policy
 from evidence_loop.policies.decision.missing import (
     missing_pieces,
     should_widen,
-    status_of,
     widen,
     widened_query,
 )
+from evidence_loop.policies.decision.status import status_of
 from evidence_loop.policies.evidence.checked import Checked
 from evidence_loop.policies.evidence.completeness import check_window
 from evidence_loop.policies.evidence.selection import pinned_for_references, select_evidence

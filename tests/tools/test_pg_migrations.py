@@ -13,7 +13,7 @@ from evidence_loop.tools.types import DocumentInput
 from tests.fake_embedder import FakeEmbedder
 from tests.pg_server import PgServer
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.postgres
 
 REFUND = DocumentInput("refund", "Refunds\nA refund is paid within seven days of the return.")
 SHIP = DocumentInput("ship", "Shipping\nParcels leave the warehouse within two days.")

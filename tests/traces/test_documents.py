@@ -143,7 +143,7 @@ def test_postgresql_writes_a_run_and_its_documents_in_one_statement(
     }
 
 
-@pytest.mark.parametrize("backend", ["folder", "postgresql"])
+@pytest.mark.parametrize("backend", ["folder", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def test_an_exported_run_imports_with_its_documents_into_a_fresh_store(
     backend: str,
     request: pytest.FixtureRequest,

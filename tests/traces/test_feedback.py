@@ -79,7 +79,7 @@ def pg_backend(url: str) -> Backend:
     return Backend(PgFeedback(url), rows, put)
 
 
-@pytest.fixture(params=["folder", pytest.param("postgresql", marks=pytest.mark.slow)])
+@pytest.fixture(params=["folder", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     if request.param == "folder":
         yield folder_backend(tmp_path / "feedback")
