@@ -79,6 +79,7 @@ MOVES: dict[str, str] = {
     # agent/access/: who may call (keys) and who may write.
     "agent/api/auth.py": "agent/access/keys.py",
     "agent/write_access.py": "agent/access/write_access.py",
+    "agent/run_access.py": "agent/access/run_access.py",
     # agent/doors/: the front doors over the service, one wing each: the command line (cli/: the
     # `evloop` entry, its shared options, the sample help centre; commands/: one module a command)
     # and the doors for programs (api/: the HTTP API, and the MCP tools, which share its hosts,
@@ -103,6 +104,7 @@ MOVES: dict[str, str] = {
     "traces/blobs.py": "traces/records/blobs.py",
     # traces/journal/: the day's files: journals, manifest, index, appends and the run chain's links.
     "traces/journal.py": "traces/journal/journal.py",
+    "traces/journal_flush.py": "traces/journal/journal_flush.py",
     "traces/journal_store.py": "traces/journal/journal_store.py",
     "traces/manifest.py": "traces/journal/manifest.py",
     "traces/appends.py": "traces/journal/appends.py",
