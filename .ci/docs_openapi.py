@@ -20,7 +20,7 @@ METHODS = ("get", "post", "put", "patch", "delete")
 
 def openapi_document() -> dict[str, Any]:
     """The OpenAPI document `evloop serve` publishes at /openapi.json."""
-    from evidence_loop.agent.api import create_app
+    from evidence_loop.agent.doors.api import create_app
     from evidence_loop.agent.service import Service
 
     with (

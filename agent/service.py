@@ -18,18 +18,19 @@ from typing import TYPE_CHECKING, Literal
 
 import structlog
 
-from evidence_loop.agent import logs, settings, tracing
-from evidence_loop.agent.async_door import AsyncDoor
-from evidence_loop.agent.calibrate import JudgeGap, ScaleKeeper, judge_gap
-from evidence_loop.agent.conflict_check import ConflictChecker
-from evidence_loop.agent.controller import Controller
-from evidence_loop.agent.history import HistoryItem, RunCache, taken_history, turns_of
+from evidence_loop.agent import logs, settings
+from evidence_loop.agent.access.run_access import may_see, reading_with
+from evidence_loop.agent.access.write_access import Writer
+from evidence_loop.agent.loop import tracing
+from evidence_loop.agent.loop.async_door import AsyncDoor
+from evidence_loop.agent.loop.calibrate import JudgeGap, ScaleKeeper, judge_gap
+from evidence_loop.agent.loop.conflict_check import ConflictChecker
+from evidence_loop.agent.loop.controller import Controller
+from evidence_loop.agent.loop.history import HistoryItem, RunCache, taken_history, turns_of
+from evidence_loop.agent.loop.replay import ConflictFactory, ReplayReport, replay
+from evidence_loop.agent.loop.run_export import SpanSink, Watch, configured_sink, watching
+from evidence_loop.agent.loop.runtime import ConflictCheck, Deps, freeze_heap
 from evidence_loop.agent.outcome import NotTraced, Outcome, TraceRef
-from evidence_loop.agent.replay import ConflictFactory, ReplayReport, replay
-from evidence_loop.agent.run_access import may_see, reading_with
-from evidence_loop.agent.run_export import SpanSink, Watch, configured_sink, watching
-from evidence_loop.agent.runtime import ConflictCheck, Deps, freeze_heap
-from evidence_loop.agent.write_access import Writer
 from evidence_loop.policies.config import Policy, load_policy_file
 from evidence_loop.policies.question.followup import Turn
 from evidence_loop.tools.errors import (
@@ -53,7 +54,7 @@ from evidence_loop.tools.store.location import Location, open_store
 from evidence_loop.tools.store.pg import is_url
 from evidence_loop.tools.types import DocumentInput, Hit
 from evidence_loop.traces import Trace, TraceStore, VerifyResult
-from evidence_loop.traces.citations import resolve, with_citations
+from evidence_loop.traces.verification.citations import resolve, with_citations
 
 if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
@@ -72,7 +73,7 @@ def conflict_check_for(policy: Policy, llm: ConflictLLMConfig | None) -> Conflic
     if llm is None or not policy.preset.checks_conflicts:
         return None
     # pydantic-ai and openai cost a second or more to import: only a configured model pays for them.
-    from evidence_loop.agent.llm_adjudicator import build_adjudicator
+    from evidence_loop.agent.loop.llm_adjudicator import build_adjudicator
 
     return ConflictChecker(build_adjudicator(config=llm))
 
@@ -91,7 +92,7 @@ TRACE_SYNC_MS = 10  # folder traces: synced by the journal's thread at most this
 def default_trace_store(index: Location, folder: Path | None) -> TraceStore:
     """Traces in ``folder`` if given, else beside the store: ``INDEX/traces``, or the database's tables."""
     if folder is None and is_url(index):
-        from evidence_loop.traces.pg_store import PgTraceStore
+        from evidence_loop.traces.stores.pg_store import PgTraceStore
 
         return PgTraceStore(str(index))
     # fdatasync: the trace's bytes made durable without a metadata flush, by the run (trace_sync_ms
@@ -159,7 +160,7 @@ class Service:
         spans: TracerProvider | SpanSink | None = None,
     ) -> None:
         self.store = store
-        # runs as spans for a team's tracing tools (agent.run_export), or None
+        # runs as spans for a team's tracing tools (agent.loop.run_export), or None
         self.spans = configured_sink(spans) if spans is not None else None
         self.when_traces_fail = when_traces_fail
         self._trace_failure: TraceStoreUnavailableError | None = None  # the last, until a trace is written
@@ -174,7 +175,7 @@ class Service:
         self.llm_info = tracing.as_json(llm_info or {})  # as a trace header holds it: made once
         self._write_lock = threading.Lock()
         self._scale: tuple[int, CorpusScale | None] | None = None
-        self._runs = RunCache()  # earlier turns read back by run id (agent.history)
+        self._runs = RunCache()  # earlier turns read back by run id (agent.loop.history)
         self._door = AsyncDoor(async_running)  # aask's threads, started on its first question
         if embedder is not None:
             # Every write through this service (or its store) measures the scale when due. The LLM
@@ -204,7 +205,7 @@ class Service:
         file; ``EVLOOP_POLICY`` names a policy file, see ``tools.models.embedder_config``,
         ``tools.models.reranker_config``, ``tools.models.llm_config``) unless given, as an object or its
         config (None: lexical only, no reranker, the offline conflict rules). ``async_running`` bounds
-        the questions ``aask`` runs at once (``agent.async_door``). ``spans`` exports each run as
+        the questions ``aask`` runs at once (``agent.loop.async_door``). ``spans`` exports each run as
         OpenTelemetry spans: as the settings say (``otel``, ``otel_endpoint``; off by default), with
         an application's own tracer provider, or not at all (None). Use it as a context manager, or
         call ``close``."""
@@ -316,7 +317,7 @@ class Service:
     ) -> Outcome:
         """``ask`` for asyncio: the same loop, run in a worker thread (at most ``async_running`` at
         once, the others waiting without a thread), its LLM conflict check awaited on the caller's
-        event loop; the same outcome, trace and replay (``agent.async_door``)."""
+        event loop; the same outcome, trace and replay (``agent.loop.async_door``)."""
         work = partial(self.ask, question, groups, caller=caller, timeout_s=timeout_s, history=history)
         return await self._door.run(work)
 
@@ -443,7 +444,7 @@ class Service:
         return scale
 
     def judge_gap(self) -> JudgeGap | None:
-        """Why the calibrated judge cannot decide on the current corpus (``agent.calibrate.judge_gap``),
+        """Why the calibrated judge cannot decide on the current corpus (``agent.loop.calibrate.judge_gap``),
         or None when it can."""
         snapshot = self.snapshot()
         return judge_gap(snapshot, self.scale(snapshot), self.controller)
@@ -499,7 +500,7 @@ class Service:
         source's documents the batch no longer holds (no longer answered, their versions kept).
         ``dry_run`` reports what the batch would do and writes nothing.
 
-        With a ``writer``, each document must be one it may write (``agent.write_access``), checked
+        With a ``writer``, each document must be one it may write (``agent.access.write_access``), checked
         inside the write's transaction; a refusal (WriteRefusedError) writes nothing of the batch.
         """
         if prune and source is None:

@@ -214,14 +214,14 @@ def report(settings: Settings) -> None:
 @dataclass(frozen=True, slots=True)
 class ServeWorker:
     """What ``evloop serve --workers N`` hands each uvicorn worker process, in its environment (the
-    ``EVLOOP_SERVE_*`` variables): resolved by the parent once, read back by ``agent.api.app.from_env``.
+    ``EVLOOP_SERVE_*`` variables): resolved by the parent once, read back by ``agent.doors.api.app.from_env``.
     Not settings a user sets (they are not in ``SETTINGS``): the parent writes every one of them."""
 
     index: str
     keys: str = ""  # the key file's path; empty: no keys
-    limits: str = "{}"  # agent.api.limits.Limits as JSON
+    limits: str = "{}"  # agent.doors.api.limits.Limits as JSON
     traces: str = ""  # a folder, empty for beside the index, or TRACES_OFF
-    hosts: str = "{}"  # agent.api.hosts.HostRules as JSON
+    hosts: str = "{}"  # agent.doors.api.hosts.HostRules as JSON
     when_traces_fail: str = "refuse"
     policy: str = ""  # the policy record (Policy.as_dict as JSON) the parent resolved
     log_level: str = "info"

@@ -34,14 +34,14 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 
-from evidence_loop.agent.api import create_app
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.doors.api import create_app
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 from evidence_loop.traces import TraceStore
-from evidence_loop.traces.feedback import FeedbackEntry
-from evidence_loop.traces.feedback_folder import FolderFeedback
-from evidence_loop.traces.manifest import MANIFEST_NAME
-from evidence_loop.traces.steps import DecidedStep, SlidStep
+from evidence_loop.traces.feedback.feedback import FeedbackEntry
+from evidence_loop.traces.feedback.feedback_folder import FolderFeedback
+from evidence_loop.traces.journal.manifest import MANIFEST_NAME
+from evidence_loop.traces.records.steps import DecidedStep, SlidStep
 
 QUESTION = "LM-S10 整机保修多久？"
 REFUSED = "LM-Z900 的整机保修期是多久？"

@@ -29,7 +29,7 @@ from common import EVAL_DIR, percentile, set_questions
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/pg_server.py
 os.environ.setdefault("EVLOOP_EMBEDDER", "none")
 
-from evidence_loop.agent.controller import Controller
+from evidence_loop.agent.loop.controller import Controller
 from evidence_loop.agent.service import Service
 from evidence_loop.policies.config import Policy
 from evidence_loop.tools.parse.sources import collect

@@ -35,8 +35,8 @@ from pathlib import Path
 
 from common import EVAL_DIR, Question, ratio, summaries, time_interleaved, usable_sets
 
-from evidence_loop.agent.controller import Controller
-from evidence_loop.agent.runtime import freeze_heap
+from evidence_loop.agent.loop.controller import Controller
+from evidence_loop.agent.loop.runtime import freeze_heap
 from evidence_loop.agent.service import Service
 from evidence_loop.policies.question.followup import Turn, resolve
 from evidence_loop.tools.parse.sources import collect

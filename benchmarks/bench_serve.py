@@ -36,14 +36,14 @@ BUILD = """
 import sys
 from pathlib import Path
 from evidence_loop.agent.service import Service
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.tools.parse.sources import read_corpus_jsonl
 docs = read_corpus_jsonl(Path(sys.argv[2])) if sys.argv[2] else load_sample_kb()
 service = Service.open(Path(sys.argv[1]), create=True)
 service.ingest(docs)
 service.close()
 """
-IMPORT = "import evidence_loop.agent.cli, evidence_loop.agent.api.app"
+IMPORT = "import evidence_loop.agent.doors.cli.app, evidence_loop.agent.doors.api.app"
 OPEN = """
 import sys, time
 from pathlib import Path
@@ -85,7 +85,7 @@ def serve_seconds(root: Path, index: Path, workers: int, log: Path) -> tuple[flo
     command = [
         sys.executable,
         "-m",
-        "evidence_loop.agent.cli",
+        "evidence_loop.agent.doors.cli.app",
         "serve",
         "--index",
         str(index),

@@ -31,7 +31,7 @@ QUESTION = "How long is the LM-S10 warranty?"
 
 
 def commands(index: Path) -> dict[str, list[str]]:
-    cli = ["-m", "evidence_loop.agent.cli"]
+    cli = ["-m", "evidence_loop.agent.doors.cli.app"]
     return {
         "evloop --help": [*cli, "--help"],
         "evloop docs": [*cli, "docs", "--index", str(index)],
@@ -64,7 +64,7 @@ def timed(tree: Path, args: list[str]) -> tuple[float, float]:
 
 def ingest_sample(tree: Path, index: Path) -> None:
     code = (
-        "from evidence_loop.agent.sample import load_sample_kb\n"
+        "from evidence_loop.agent.doors.cli.sample import load_sample_kb\n"
         "from evidence_loop.agent.service import Service\n"
         f"with Service.open({str(index)!r}, create=True, embedder=None, tracing_on=False) as s:\n"
         "    s.ingest(load_sample_kb())\n"

@@ -1,5 +1,5 @@
 """What the write rule costs an ingest: the same corpus through ``Service.ingest`` with and without a
-writer whose groups are checked inside the write's transaction (agent/write_access.py).
+writer whose groups are checked inside the write's transaction (agent/access/write_access.py).
 
     .venv/bin/python benchmarks/bench_write_guard.py [SET_DIR] [--batch 100] [--rounds 3]
 
@@ -23,8 +23,8 @@ from pathlib import Path
 
 from common import EVAL_DIR, Row, print_table
 
+from evidence_loop.agent.access.write_access import Writer, check
 from evidence_loop.agent.service import Service
-from evidence_loop.agent.write_access import Writer, check
 from evidence_loop.tools.parse.sources import collect
 from evidence_loop.tools.store.guard import target_of
 from evidence_loop.tools.store.schema import DB_NAME, connect

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from evidence_loop.agent.evaluate import read_questions
+from evidence_loop.agent.tuning.evaluate import read_questions
 
 # ../shared/eval beside the clone; EVLOOP_EVAL_DIR overrides
 EVAL_DIR = Path(os.environ.get("EVLOOP_EVAL_DIR") or Path(__file__).resolve().parents[2] / "shared" / "eval")

@@ -110,7 +110,7 @@ def against(
 
 
 def _module(tree: Path, name: str, before_wings: str = "") -> object:
-    """``agent.controller`` of the tree's layout: under ``evidence_loop`` or, before it, bare; in a
+    """``agent.loop.controller`` of the tree's layout: under ``evidence_loop`` or, before it, bare; in a
     tree before the wings of policies/ and tools/ (no ``tools/store/``), ``before_wings``."""
     prefix = "evidence_loop." if (tree / "evidence_loop").is_dir() else ""
     if before_wings and not (tree / "tools" / "store").is_dir():
@@ -120,8 +120,8 @@ def _module(tree: Path, name: str, before_wings: str = "") -> object:
 
 def serve(set_dir: Path, tree: Path) -> int:
     """The worker: a lexical store of the set, then one timed question per line of stdin."""
-    Controller = _module(tree, "agent.controller").Controller  # type: ignore[attr-defined]
-    freeze_heap = _module(tree, "agent.runtime").freeze_heap  # type: ignore[attr-defined]
+    Controller = _module(tree, "agent.loop.controller").Controller  # type: ignore[attr-defined]
+    freeze_heap = _module(tree, "agent.loop.runtime").freeze_heap  # type: ignore[attr-defined]
     Policy = _module(tree, "policies.config").Policy  # type: ignore[attr-defined]
     collect = _module(tree, "tools.parse.sources", before_wings="tools.sources").collect  # type: ignore[attr-defined]
     Store = _module(tree, "tools.store.folder", before_wings="tools.store").Store  # type: ignore[attr-defined]

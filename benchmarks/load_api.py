@@ -50,9 +50,9 @@ import httpx
 from common import percentile
 
 from evidence_loop.agent import settings
-from evidence_loop.agent.api.auth import ApiKey, hash_key, keys_file_json, new_key
-from evidence_loop.agent.evaluate import read_questions
+from evidence_loop.agent.access.keys import ApiKey, hash_key, keys_file_json, new_key
 from evidence_loop.agent.service import Service
+from evidence_loop.agent.tuning.evaluate import read_questions
 from evidence_loop.tools.models.embedder_config import EmbedConfig
 from evidence_loop.tools.parse.sources import read_corpus_jsonl
 from evidence_loop.tools.types import DocumentInput
@@ -154,7 +154,16 @@ def start_server(
 ) -> tuple[subprocess.Popen[bytes], str]:
     """``evloop serve`` on loopback; returns once /readyz answers (or raises after 300 s: a busy machine)."""
     port = free_port()
-    command = [sys.executable, "-m", "evidence_loop.agent.cli", "serve", *store, "--keys", str(keys), *extra]
+    command = [
+        sys.executable,
+        "-m",
+        "evidence_loop.agent.doors.cli.app",
+        "serve",
+        *store,
+        "--keys",
+        str(keys),
+        *extra,
+    ]
     command += ["--host", HOST, "--port", str(port), "--workers", str(workers), "--quiet"]
     with log.open("wb") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)

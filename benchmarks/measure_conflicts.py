@@ -20,7 +20,7 @@ from pathlib import Path
 
 import bm25s
 
-from evidence_loop.agent.evaluate import read_questions
+from evidence_loop.agent.tuning.evaluate import read_questions
 from evidence_loop.policies.conflicts.adjudication import adjudicate_by_rules, conflict_outcome
 from evidence_loop.policies.conflicts.candidates import find_candidates
 from evidence_loop.policies.question.analysis import analyse

@@ -15,8 +15,9 @@ For each set (default rgb_zh_reject, emanual_en_reject, tara_zh under EVLOOP_EVA
    stderr and its policy to WORK/SET/policy.json), then fit on the first 50, 100, 200, 400 and all
    reviews (posting order, as ``calibrate --feedback`` reads them) and score the held-out half with
    each fitted judge applied to the signals its runs recorded (nothing asked again; a run refused
-   for another missing piece stays refused, as ``agent.feedback_fit.decided`` says). Without
-   ``--answer-rate`` each fit takes the point ``calibrate --feedback`` would (``agent.feedback_choice``:
+   for another missing piece stays refused, as ``agent.tuning.feedback_fit.decided`` says). Without
+   ``--answer-rate`` each fit takes the point ``calibrate --feedback`` would
+   (``agent.tuning.feedback_choice``:
    the rate whose cross-validated gain holds up, else the current policy, shown as rate "kept").
 
 Prints one table: answer rate, refusal rate and correct outcomes of the held-out half under the
@@ -39,17 +40,17 @@ from typing import Any
 import httpx
 from load_api import free_port
 
-from evidence_loop.agent.evaluate import read_questions
-from evidence_loop.agent.feedback_choice import choose, curve
-from evidence_loop.agent.feedback_fit import ReviewedRun, decided, fit_feedback, judged
-from evidence_loop.agent.feedback_reviews import reviews
+from evidence_loop.agent.tuning.evaluate import read_questions
+from evidence_loop.agent.tuning.feedback_choice import choose, curve
+from evidence_loop.agent.tuning.feedback_fit import ReviewedRun, decided, fit_feedback, judged
+from evidence_loop.agent.tuning.feedback_reviews import reviews
 from evidence_loop.policies.judge_model import JudgeModel
 from evidence_loop.traces import TraceStore
 
 EVAL_DIR = Path(os.environ.get("EVLOOP_EVAL_DIR") or Path(__file__).resolve().parents[2] / "shared" / "eval")
 SETS = ("rgb_zh_reject", "emanual_en_reject", "tara_zh")
 HOST = "127.0.0.1"
-CLI = [sys.executable, "-m", "evidence_loop.agent.cli"]
+CLI = [sys.executable, "-m", "evidence_loop.agent.doors.cli.app"]
 REVIEW_COUNTS = (50, 100, 200, 400)
 EXPECTED = {"answer": "answered", "refuse": "insufficient_evidence", "conflict": "conflicting_evidence"}
 

@@ -33,9 +33,9 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from evidence_loop.agent.evaluate import set_corpus
 from evidence_loop.agent.outcome import Outcome
 from evidence_loop.agent.service import Service
+from evidence_loop.agent.tuning.evaluate import set_corpus
 from evidence_loop.policies.config import Policy
 from evidence_loop.tools.parse.sources import collect
 

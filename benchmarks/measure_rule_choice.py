@@ -23,10 +23,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evidence_loop.agent.calibrate import SAMPLES, ScaleKeeper, auc
-from evidence_loop.agent.commands.common import evaluation_embedder
-from evidence_loop.agent.controller import Controller
-from evidence_loop.agent.evaluate import (
+from evidence_loop.agent.doors.cli.common import evaluation_embedder
+from evidence_loop.agent.loop.calibrate import SAMPLES, ScaleKeeper, auc
+from evidence_loop.agent.loop.controller import Controller
+from evidence_loop.agent.tuning.evaluate import (
     Asker,
     answer_all,
     ingest_set,
@@ -39,7 +39,7 @@ from evidence_loop.policies.config import Policy
 from evidence_loop.policies.decision.pseudo import pseudo_questions
 from evidence_loop.tools.search.snapshot import Snapshot
 from evidence_loop.tools.store.calibration import CorpusScale
-from evidence_loop.traces.steps import CheckedStep, TraceStep
+from evidence_loop.traces.records.steps import CheckedStep, TraceStep
 
 
 class _Checked:

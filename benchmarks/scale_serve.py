@@ -44,7 +44,7 @@ def measure(index: Path, workers: int, questions: Sequence[str]) -> dict[str, fl
     name = "1" if workers == 1 else "N"
     port = _free_port()
     env = {**os.environ, "EVLOOP_EMBEDDER": "none"}
-    command = [sys.executable, "-m", "evidence_loop.agent.cli", "serve", "--index", str(index)]
+    command = [sys.executable, "-m", "evidence_loop.agent.doors.cli.app", "serve", "--index", str(index)]
     command += ["--port", str(port), "--workers", str(workers), "--no-trace"]
     with tempfile.TemporaryFile() as log:
         process = subprocess.Popen(command, env=env, stdout=log, stderr=log)

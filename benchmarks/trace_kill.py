@@ -44,7 +44,7 @@ from typing import Any
 import httpx
 from load_api import DEFAULT_SET, _with_descendants, questions, split_corpus, start_server
 
-from evidence_loop.agent.api.auth import ApiKey, hash_key, keys_file_json, new_key
+from evidence_loop.agent.access.keys import ApiKey, hash_key, keys_file_json, new_key
 from evidence_loop.agent.service import Service
 from evidence_loop.traces import TraceStore
 

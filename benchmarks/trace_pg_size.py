@@ -27,8 +27,8 @@ from common import EVAL_DIR, set_questions
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.parse.sources import collect
 from evidence_loop.tools.store.folder import Store
-from evidence_loop.traces.pg_rows import read_records
-from evidence_loop.traces.pg_store import PgTraceStore
+from evidence_loop.traces.stores.pg_rows import read_records
+from evidence_loop.traces.stores.pg_store import PgTraceStore
 from tests.pg_server import PgServer
 
 TABLES = ("trace_runs", "trace_records", "trace_documents")

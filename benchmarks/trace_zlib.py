@@ -4,8 +4,10 @@
 
 Asks the set's questions (default: tara_zh in ../shared/eval beside the clone, or in EVLOOP_EVAL_DIR)
 through ``Service.ask`` with a folder trace store writing plain frames (no sync), keeps each run's records
-as written (``TraceStore.raw``), then builds each run's frame (``traces.journal.pack``) plain and at zlib
-levels 1, 6 and 9, and reads it back (``traces.journal.scan``: base64, inflate, the checks), the variants
+as written (``TraceStore.raw``), then builds each run's frame (``traces.journal.journal.pack``) plain and at
+zlib
+levels 1, 6 and 9, and reads it back (``traces.journal.journal.scan``: base64, inflate, the checks), the
+variants
 interleaved run by run, ``--repeats`` times each. It prints the bytes a frame takes on disk and the
 microseconds of building and of reading one (median over the repeats, then p50 / mean over the runs),
 and checks that every frame reads back to its records.
@@ -28,7 +30,7 @@ from evidence_loop.agent.service import Service
 from evidence_loop.tools.parse.sources import collect
 from evidence_loop.tools.store.folder import Store
 from evidence_loop.traces import TraceStore
-from evidence_loop.traces.journal import Frame, pack, scan
+from evidence_loop.traces.journal.journal import Frame, pack, scan
 
 LEVELS: dict[str, int | None] = {"plain": None, "zlib 1": 1, "zlib 6": 6, "zlib 9": 9}
 

@@ -15,6 +15,8 @@ import warnings
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from evidence_loop.agent.access.write_access import Writer
+    from evidence_loop.agent.loop.replay import ReplayReport
     from evidence_loop.agent.outcome import (
         Answer,
         Citation,
@@ -31,9 +33,7 @@ if TYPE_CHECKING:
         Suspicious,
         TraceRef,
     )
-    from evidence_loop.agent.replay import ReplayReport
     from evidence_loop.agent.service import Service
-    from evidence_loop.agent.write_access import Writer
     from evidence_loop.policies.config import Policy, load_policy_file
     from evidence_loop.policies.types import MissingKind, Status
     from evidence_loop.tools.errors import (
@@ -83,9 +83,9 @@ _FRONT_DOOR: dict[str, str] = {
     "Signals": "evidence_loop.agent.outcome",
     "Suspicious": "evidence_loop.agent.outcome",
     "TraceRef": "evidence_loop.agent.outcome",
-    "ReplayReport": "evidence_loop.agent.replay",
+    "ReplayReport": "evidence_loop.agent.loop.replay",
     "Service": "evidence_loop.agent.service",
-    "Writer": "evidence_loop.agent.write_access",
+    "Writer": "evidence_loop.agent.access.write_access",
     "Policy": "evidence_loop.policies.config",
     "load_policy_file": "evidence_loop.policies.config",
     "MissingKind": "evidence_loop.policies.types",

@@ -27,7 +27,7 @@ class Preset:
     regrows_runners_up: (
         bool  # windows after the lead ones regrown from their seeds (policies.evidence.selection)
     )
-    checks_conflicts: bool  # the conflict check reads the evidence (agent.conflict_check)
+    checks_conflicts: bool  # the conflict check reads the evidence (agent.loop.conflict_check)
     reads_shape: bool = False  # the evidence read as the question's shape needs (policies.evidence.reading)
 
 

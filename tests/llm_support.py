@@ -10,7 +10,7 @@ from typing import Any, cast
 from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from evidence_loop.agent.conflict_check import Adjudication
+from evidence_loop.agent.loop.conflict_check import Adjudication
 from evidence_loop.policies.types import ConflictCandidate, EvidenceView, ValueMention
 from evidence_loop.tools.models.llm_config import ConflictLLMConfig
 from evidence_loop.tools.types import DocumentInput

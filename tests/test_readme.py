@@ -120,7 +120,7 @@ class Block(importlib.abc.MetaPathFinder):
         if name.split(".")[0] in BLOCKED:
             raise ImportError(f"{name} comes with [dev] only")
 sys.meta_path.insert(0, Block())
-from evidence_loop.agent.cli import main
+from evidence_loop.agent.doors.cli.app import main
 sys.exit(main(["demo", "--index", sys.argv[2]]))
 """
 

@@ -151,7 +151,7 @@ def test_the_mcp_extra_is_all_evloop_mcp_needs(wheel: Path) -> None:
     """Every package the MCP server's modules import comes with the core or the ``mcp`` extra."""
     provided = _closure(_requirements(wheel), {"mcp"})
     owners = importlib.metadata.packages_distributions()
-    modules = ("agent/mcp_server.py", "agent/commands/mcp.py", "agent/toolkit.py")
+    modules = ("agent/doors/api/mcp_server.py", "agent/doors/commands/mcp.py", "agent/doors/api/toolkit.py")
     needed: set[str] = set()
     for path in modules:
         tree = ast.parse((ROOT / path).read_text(encoding="utf-8"))
@@ -191,8 +191,8 @@ FRAMEWORK_MODULES = {"mcp", "mcp_types", "langchain_core", "langchain", "llama_i
 def test_the_core_runs_without_any_framework_installed(tmp_path: Path) -> None:
     """Ingest, ask, tool-schema and every command's --help work with no extra installed."""
     code = (
-        "from evidence_loop.agent.cli import main\n"
-        "from evidence_loop.agent.sample import load_sample_kb\n"
+        "from evidence_loop.agent.doors.cli.app import main\n"
+        "from evidence_loop.agent.doors.cli.sample import load_sample_kb\n"
         "from evidence_loop import Service\n"
         "with Service.open('ix', create=True) as s:\n"
         "    s.ingest(load_sample_kb())\n"
@@ -207,7 +207,10 @@ def test_the_core_runs_without_any_framework_installed(tmp_path: Path) -> None:
 
 
 def test_evloop_mcp_without_the_extra_says_how_to_install_it(tmp_path: Path) -> None:
-    code = "from evidence_loop.agent.cli import main\nraise SystemExit(main(['mcp', '--index', 'ix']))\n"
+    code = (
+        "from evidence_loop.agent.doors.cli.app import main\n"
+        "raise SystemExit(main(['mcp', '--index', 'ix']))\n"
+    )
     done = _without({"mcp", "mcp_types"}, code, tmp_path)
     assert done.returncode == 2
     assert "pip install 'evidence-loop[mcp]'" in done.stderr and "Traceback" not in done.stderr

@@ -14,14 +14,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from evidence_loop.traces import TraceStore
-from evidence_loop.traces.journal import Frame, pack, scan
+from evidence_loop.traces.journal.journal import Frame, pack, scan
 
 Lines = list[bytes]
 
 
 def edit_run(store: TraceStore, run_id: str, edit: Callable[[Lines], Lines]) -> None:
     """Replace the records of ``run_id`` (header first, one line each, newlines kept) by ``edit``'s."""
-    from evidence_loop.traces.pg_store import PgTraceStore
+    from evidence_loop.traces.stores.pg_store import PgTraceStore
 
     if isinstance(store, PgTraceStore):
         edit_row(store.url, run_id, edit)

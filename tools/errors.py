@@ -101,7 +101,7 @@ class NotFoundError(EvidenceLoopError):
 class WriteRefusedError(EvidenceLoopError):
     """A write (create, replace, update, delete) that the caller's groups or scopes do not allow;
     nothing of its batch was written. Its message never shows a document's text. ``rule`` names the
-    rule that refused it, ``allowed_by`` the key that would be allowed (agent/write_access.py)."""
+    rule that refused it, ``allowed_by`` the key that would be allowed (agent/access/write_access.py)."""
 
     def __init__(self, message: str, *, rule: str = "", allowed_by: str = "") -> None:
         super().__init__(message)

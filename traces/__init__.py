@@ -29,13 +29,12 @@ Where things are:
 This package imports neither ``agent`` nor ``policies``.
 """
 
-from evidence_loop.traces.diff import ABSENT, DEFAULT_VOLATILE, Divergence, first_divergence
-from evidence_loop.traces.hashing import canonical_json, digest, event_hash, record_hash
-from evidence_loop.traces.manifest import MANIFEST_NAME, FinishedRun, read_manifest
-from evidence_loop.traces.reader import parse_trace, read_trace
-from evidence_loop.traces.render import render_list, render_timeline
-from evidence_loop.traces.retention import PruneReport, prune
-from evidence_loop.traces.schema import (
+from evidence_loop.traces.journal.manifest import MANIFEST_NAME, FinishedRun, read_manifest
+from evidence_loop.traces.reading.diff import ABSENT, DEFAULT_VOLATILE, Divergence, first_divergence
+from evidence_loop.traces.reading.render import render_list, render_timeline
+from evidence_loop.traces.records.hashing import canonical_json, digest, event_hash, record_hash
+from evidence_loop.traces.records.reader import parse_trace, read_trace
+from evidence_loop.traces.records.schema import (
     SCHEMA_VERSION,
     CorpusInfo,
     Trace,
@@ -45,10 +44,11 @@ from evidence_loop.traces.schema import (
     TraceSummary,
     utc_timestamp,
 )
-from evidence_loop.traces.steps import STEP_KINDS, TraceStep, parse_step
-from evidence_loop.traces.store import RunWriter, TraceStore
-from evidence_loop.traces.verify import HEADER_SEQ, VerifyResult, verify
-from evidence_loop.traces.writer import TraceWriter
+from evidence_loop.traces.records.steps import STEP_KINDS, TraceStep, parse_step
+from evidence_loop.traces.records.writer import TraceWriter
+from evidence_loop.traces.stores.retention import PruneReport, prune
+from evidence_loop.traces.stores.store import RunWriter, TraceStore
+from evidence_loop.traces.verification.verify import HEADER_SEQ, VerifyResult, verify
 
 __all__ = [
     "ABSENT",

@@ -31,9 +31,9 @@ from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.response_synthesizers import BaseSynthesizer
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
+from evidence_loop.agent.doors.api.toolkit import outcome_text
 from evidence_loop.agent.outcome import Outcome
 from evidence_loop.agent.service import Service
-from evidence_loop.agent.toolkit import outcome_text
 from evidence_loop.integrations.source import (
     Asker,
     Earlier,

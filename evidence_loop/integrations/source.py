@@ -19,7 +19,7 @@ from typing import Any, Generic, TypeVar
 
 import httpx2
 
-from evidence_loop.agent.history import HistoryItem
+from evidence_loop.agent.loop.history import HistoryItem
 from evidence_loop.agent.outcome import Evidence, Outcome
 from evidence_loop.agent.service import Service
 from evidence_loop.policies.question.followup import Turn

@@ -1,4 +1,4 @@
-"""Pseudo-questions drawn from a corpus's own units, for self-calibration (``agent.calibrate``).
+"""Pseudo-questions drawn from a corpus's own units, for self-calibration (``agent.loop.calibrate``).
 
 A help-centre question is usually about as long as a title and opens where an article opens: "智能人事
 高级版如何开通" beside "智能人事高级版申请开通需满足…". So a pseudo-question is the opening of one

@@ -3,7 +3,8 @@
 0. python score_sets.py subsets --sets tara_zh,emanual_en_reject  (120 answer + 120 refuse questions
    per set, seed 25, beside a link to the set's corpus, in /tmp/reader/sets/SET)
 1. Results per set come from the loop (project venv, niced, once per set):
-     OMP_NUM_THREADS=1 PYTHONPATH=$PWD nice -n 15 /work/main/.venv/bin/python -m evidence_loop.agent.cli \
+     OMP_NUM_THREADS=1 PYTHONPATH=$PWD nice -n 15 /work/main/.venv/bin/python -m
+     evidence_loop.agent.doors.cli.app \
          eval /tmp/reader/sets/SET --out-dir /tmp/reader/eval/SET --no-progress
 2. Reader scores (research venv):
      cd research/reader && nice -n 15 /tmp/reader/venv/bin/python score_sets.py score \

@@ -9,9 +9,9 @@ from typing import Any, Protocol
 
 from fastapi.testclient import TestClient
 
-from evidence_loop.agent.api import Keyring, Limits, create_app
-from evidence_loop.agent.api.auth import ApiKey, Scope, hash_key
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.access.keys import ApiKey, Scope, hash_key
+from evidence_loop.agent.doors.api import Keyring, Limits, create_app
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.types import DocumentInput
 

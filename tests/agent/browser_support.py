@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import uvicorn
 
-from evidence_loop.agent.api import Limits, create_app
+from evidence_loop.agent.doors.api import Limits, create_app
 from evidence_loop.agent.service import Service
 from tests.agent.api_support import Key, keyring
 from tests.agent.test_api_hostile_input import free_port

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import uvicorn
 
-from evidence_loop.agent.api import Limits, create_app
-from evidence_loop.agent.api.auth import Keyring
+from evidence_loop.agent.access.keys import Keyring
+from evidence_loop.agent.doors.api import Limits, create_app
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.store.postgres import PgStore
 from tests.damage_support import kill_at

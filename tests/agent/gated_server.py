@@ -25,8 +25,8 @@ from typing import Any
 import uvicorn
 from fastapi import FastAPI
 
-from evidence_loop.agent.api import Limits, create_app
-from evidence_loop.agent.api.auth import Keyring
+from evidence_loop.agent.access.keys import Keyring
+from evidence_loop.agent.doors.api import Limits, create_app
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.store.folder import Checkpoint, IngestReport, Store
 from evidence_loop.tools.store.pg import is_url

@@ -11,8 +11,8 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
-from evidence_loop.agent.runtime import Deps
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
+from evidence_loop.agent.loop.runtime import Deps
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.store.folder import Store
 from evidence_loop.tools.types import DocumentInput

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from evidence_loop.agent.api.auth import Caller
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.access.keys import Caller
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.tools.parse import parse_document
 from evidence_loop.tools.types import DocumentInput
 from tests.agent.api_support import Key, api_client, open_sample

@@ -9,9 +9,9 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from evidence_loop.agent.api import Limits
+from evidence_loop.agent.doors.api import Limits
+from evidence_loop.agent.loop.runtime import ConflictReport, Recorder
 from evidence_loop.agent.outcome import Citation, Conflict, ConflictSide, Outcome
-from evidence_loop.agent.runtime import ConflictReport, Recorder
 from evidence_loop.agent.service import Service
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.question.analysis import Question

@@ -7,7 +7,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from evidence_loop.agent.api import Limits
+from evidence_loop.agent.doors.api import Limits
 from evidence_loop.agent.service import Service
 from tests.agent.api_support import (
     ADMIN,

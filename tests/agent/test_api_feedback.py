@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.store.location import Location
-from evidence_loop.traces.feedback import latest
-from evidence_loop.traces.feedback_chain import check_chain
+from evidence_loop.traces.feedback.feedback import latest
+from evidence_loop.traces.feedback.feedback_chain import check_chain
 from tests.agent.api_support import ALL_KEYS, AUDIT_STAFF, PUBLIC, STAFF, Key, api_client
 
 WARRANTY_ZH = "LM-S10 整机保修多久？"

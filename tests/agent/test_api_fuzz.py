@@ -24,7 +24,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from evidence_loop.agent.api import Limits, create_app
+from evidence_loop.agent.doors.api import Limits, create_app
 from evidence_loop.agent.service import Service
 from tests.agent.api_support import ALL_KEYS, STAFF, Key, keyring, open_sample
 

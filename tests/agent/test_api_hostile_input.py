@@ -20,8 +20,8 @@ import pytest
 import uvicorn
 from fastapi.testclient import TestClient
 
-from evidence_loop.agent.api import Limits, create_app
-from evidence_loop.agent.api.problems import problem_response
+from evidence_loop.agent.doors.api import Limits, create_app
+from evidence_loop.agent.doors.api.problems import problem_response
 from evidence_loop.agent.outcome import Outcome
 from evidence_loop.agent.service import Service
 from tests.agent.api_support import ADMIN, STAFF, Key, keyring, open_sample

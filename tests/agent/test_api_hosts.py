@@ -9,8 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from evidence_loop.agent.api.hosts import HostRules
-from evidence_loop.agent.cli import main
+from evidence_loop.agent.doors.api.hosts import HostRules
+from evidence_loop.agent.doors.cli.app import main
 from tests.agent.test_api_server import Server, add_key, start
 
 pytestmark = pytest.mark.processes  # real server processes

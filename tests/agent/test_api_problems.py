@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import evidence_loop
-from evidence_loop.agent.api import problems
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.doors.api import problems
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.errors import EmbedderUnavailableError, EvidenceLoopError
 from evidence_loop.tools.models.embedder import build_embedder

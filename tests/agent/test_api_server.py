@@ -20,9 +20,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from evidence_loop.agent.api.auth import Keyring, hash_key
-from evidence_loop.agent.cli import main
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.access.keys import Keyring, hash_key
+from evidence_loop.agent.doors.cli.app import main
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 
 pytestmark = pytest.mark.processes  # real uvicorn servers, some with worker processes
@@ -60,7 +60,7 @@ def start(
     key: str = "",
     workers: int = 1,
     env: dict[str, str] | None = None,
-    program: Sequence[str] = ("-m", "evidence_loop.agent.cli", "serve"),
+    program: Sequence[str] = ("-m", "evidence_loop.agent.doors.cli.app", "serve"),
 ) -> Iterator[Server]:
     """Run ``evloop serve`` (or ``program``) with ``args`` until the test ends; wait until every
     worker is ready."""
@@ -313,7 +313,7 @@ def test_a_worker_imports_no_llm_library_while_no_model_is_configured(tmp_path: 
     # What a worker imports (the CLI is its __main__) and does before it serves; pydantic-ai and
     # openai alone were most of a worker's start-up, for a conflict adjudicator it did not use.
     start_worker = (
-        "import sys, pathlib, evidence_loop.agent.cli, evidence_loop.agent.api.app\n"
+        "import sys, pathlib, evidence_loop.agent.doors.cli.app, evidence_loop.agent.doors.api.app\n"
         "from agent.service import Service\n"
         "Service.open(pathlib.Path(sys.argv[1]), create=True).settle()\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'pydantic_ai', 'openai'}))\n"

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.store.location import Location
 from tests.agent.api_support import ADMIN, INGEST_STAFF, PUBLIC, Key, api_client

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from evidence_loop.agent.api.app import from_env
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.doors.api.app import from_env
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.agent.settings import SERVE_ENV, TRACES_OFF
 from evidence_loop.tools.store.folder import Store
 

@@ -13,11 +13,11 @@ import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models.function import AgentInfo
 
-from evidence_loop.agent.async_door import AsyncDoor
-from evidence_loop.agent.conflict_check import ConflictChecker
-from evidence_loop.agent.llm_adjudicator import LLMAdjudicator
-from evidence_loop.agent.runtime import Deps
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
+from evidence_loop.agent.loop.async_door import AsyncDoor
+from evidence_loop.agent.loop.conflict_check import ConflictChecker
+from evidence_loop.agent.loop.llm_adjudicator import LLMAdjudicator
+from evidence_loop.agent.loop.runtime import Deps
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.store.folder import Store
 from evidence_loop.traces import TraceStore

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from evidence_loop.agent.attribution import attribute, cause, merged_texts, table
+from evidence_loop.agent.tuning.attribution import attribute, cause, merged_texts, table
 
 TEXT = "Returns are free within 30 days. Refunds take five business days."
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 from tests.agent.api_support import Key
 from tests.agent.browser_support import NEEDS_CHROMIUM, chromium, listed, serving, wait_for

@@ -17,14 +17,14 @@ from typing import Any
 
 import pytest
 
-from evidence_loop.agent.cli import main
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.doors.cli.app import main
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 from evidence_loop.traces import Trace
-from evidence_loop.traces.feedback import FeedbackEntry, Verdict, latest
-from evidence_loop.traces.manifest import read_manifest
-from evidence_loop.traces.schema import utc_timestamp
-from evidence_loop.traces.steps import DecidedStep
+from evidence_loop.traces.feedback.feedback import FeedbackEntry, Verdict, latest
+from evidence_loop.traces.journal.manifest import read_manifest
+from evidence_loop.traces.records.schema import utc_timestamp
+from evidence_loop.traces.records.steps import DecidedStep
 from tests.agent.api_support import Key
 from tests.agent.browser_support import NEEDS_CHROMIUM, WAIT_S, chromium, listed, serving, sign_in, wait_for
 

@@ -2,7 +2,8 @@
 dropped, read from the trace's ``conflict_scan`` step (candidates set aside before any adjudicator)
 and its ``conflict`` steps (candidates given a verdict).
 
-The ``conflict_scan`` step is the conflicts branch's (traces/steps.py there); until it is merged, these
+The ``conflict_scan`` step is the conflicts branch's (traces/records/steps.py there); until it is merged,
+these
 traces are built by hand with a stand-in of that step's shape, and with the real step once it exists.
 """
 
@@ -13,17 +14,17 @@ from typing import Any, Literal
 import pytest
 from pydantic import Field
 
-from evidence_loop.agent.api import audit_render
-from evidence_loop.agent.api.audit_conflicts import conflict_check
-from evidence_loop.agent.api.audit_page import review_views, run_view
-from evidence_loop.agent.api.auth import LOCAL
-from evidence_loop.agent.api.schemas import DOC_ID_CHARS
+from evidence_loop.agent.access.keys import LOCAL
+from evidence_loop.agent.doors.api import audit_render
+from evidence_loop.agent.doors.api.audit_conflicts import conflict_check
+from evidence_loop.agent.doors.api.audit_page import review_views, run_view
+from evidence_loop.agent.doors.api.schemas import DOC_ID_CHARS
 from evidence_loop.agent.service import Service
 from evidence_loop.traces import Trace, VerifyResult
-from evidence_loop.traces import steps as trace_steps
-from evidence_loop.traces.feedback import NOTE_CHARS, VERDICTS, FeedbackRecord
-from evidence_loop.traces.schema import CorpusInfo, TraceEvent, TraceFooter, TraceHeader
-from evidence_loop.traces.steps import ConflictStep, DecidedStep, StepModel, ValueRecord
+from evidence_loop.traces.feedback.feedback import NOTE_CHARS, VERDICTS, FeedbackRecord
+from evidence_loop.traces.records import steps as trace_steps
+from evidence_loop.traces.records.schema import CorpusInfo, TraceEvent, TraceFooter, TraceHeader
+from evidence_loop.traces.records.steps import ConflictStep, DecidedStep, StepModel, ValueRecord
 from tests.agent.api_support import AUDIT_PUBLIC, api_client
 
 

@@ -7,11 +7,11 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
-from evidence_loop.agent.api.routes_audit import COOKIE, csrf_token
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.doors.api.routes_audit import COOKIE, csrf_token
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.agent.service import Service
-from evidence_loop.traces.listing import lister_for
-from evidence_loop.traces.pg_store import PgTraceStore
+from evidence_loop.traces.reading.listing import lister_for
+from evidence_loop.traces.stores.pg_store import PgTraceStore
 from tests.agent.api_support import ALL_KEYS, AUDIT_PUBLIC, PUBLIC, Key, api_client
 
 REVIEWER = Key("public-reviewer", "pk-review", (), ("audit", "review"))

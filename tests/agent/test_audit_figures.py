@@ -6,9 +6,9 @@ from datetime import date
 
 import pytest
 
-from evidence_loop.agent.api.audit_figures import day_range, figures, nearest_rank
-from evidence_loop.traces.feedback import FeedbackRecord, Verdict
-from evidence_loop.traces.run_rows import RunRow
+from evidence_loop.agent.doors.api.audit_figures import day_range, figures, nearest_rank
+from evidence_loop.traces.feedback.feedback import FeedbackRecord, Verdict
+from evidence_loop.traces.reading.run_rows import RunRow
 
 DAY = date(2025, 3, 1)
 

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from evidence_loop.agent.api.routes_audit import CONSOLE_HEADERS
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.doors.api.routes_audit import CONSOLE_HEADERS
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.store.location import Location
 from evidence_loop.tools.types import DocumentInput
-from evidence_loop.traces.feedback import NOTE_CHARS
+from evidence_loop.traces.feedback.feedback import NOTE_CHARS
 from tests.agent.api_support import ALL_KEYS, AUDIT_PUBLIC, PUBLIC, Key, api_client
 
 REVIEWER = Key("public-reviewer", "pk-review", (), ("audit", "review"))

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.agent.api.audit_list import ListFilters, StandingReviews, grouped, keeper
-from evidence_loop.agent.api.auth import LOCAL, Caller
-from evidence_loop.traces.feedback import FeedbackEntry, FeedbackRecord, Verdict, latest
-from evidence_loop.traces.feedback_folder import FolderFeedback
-from evidence_loop.traces.run_rows import RunRow
+from evidence_loop.agent.access.keys import LOCAL, Caller
+from evidence_loop.agent.doors.api.audit_list import ListFilters, StandingReviews, grouped, keeper
+from evidence_loop.traces.feedback.feedback import FeedbackEntry, FeedbackRecord, Verdict, latest
+from evidence_loop.traces.feedback.feedback_folder import FolderFeedback
+from evidence_loop.traces.reading.run_rows import RunRow
 
 
 def run(run_id: str, at: str = "08:00", **fields: object) -> RunRow:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evidence_loop.agent.api.audit_marks import Part, evidence_view, marked_parts
+from evidence_loop.agent.doors.api.audit_marks import Part, evidence_view, marked_parts
 
 DOCUMENT = (
     "Intro line.\nThe LM-S10 is covered for 3 years. Batteries for 1 year. Chargers for 3 months.\nEnd."

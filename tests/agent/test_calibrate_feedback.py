@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.agent.calibrate import ANSWER_RATES
-from evidence_loop.agent.cli import main
-from evidence_loop.agent.feedback_fit import MIN_PER_KIND, label_of
-from evidence_loop.agent.feedback_reviews import reviews
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.doors.cli.app import main
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
+from evidence_loop.agent.loop.calibrate import ANSWER_RATES
 from evidence_loop.agent.service import Service
+from evidence_loop.agent.tuning.feedback_fit import MIN_PER_KIND, label_of
+from evidence_loop.agent.tuning.feedback_reviews import reviews
 from evidence_loop.policies.config import Policy, load_policy_file
-from evidence_loop.traces.feedback import FeedbackEntry, Verdict
-from evidence_loop.traces.schema import utc_timestamp
+from evidence_loop.traces.feedback.feedback import FeedbackEntry, Verdict
+from evidence_loop.traces.records.schema import utc_timestamp
 from tests.fake_embedder import FakeEmbedder
 
 ANSWERABLE = [

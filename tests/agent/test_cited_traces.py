@@ -11,15 +11,15 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from evidence_loop.agent.api.app import create_app
-from evidence_loop.agent.cli import main
+from evidence_loop.agent.doors.api.app import create_app
+from evidence_loop.agent.doors.cli.app import main
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.agent.outcome import Outcome
-from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.store.folder import Store
 from evidence_loop.traces import SCHEMA_VERSION, Trace, TraceStore
-from evidence_loop.traces.citations import check_citations, resolve, text_sha256, with_citations
-from evidence_loop.traces.verify import verify
+from evidence_loop.traces.verification.citations import check_citations, resolve, text_sha256, with_citations
+from evidence_loop.traces.verification.verify import verify
 
 Capture = pytest.CaptureFixture[str]
 QUESTION = "LM-S10 的整机保修期是多久？"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.agent.cli import main
+from evidence_loop.agent.doors.cli.app import main
 from evidence_loop.agent.service import Service
 from tests.agent.api_support import PUBLIC, api_client
 from tests.damage_support import flip_byte, flip_units_page
@@ -103,7 +103,7 @@ def test_a_flipped_byte_in_the_database_prints_no_traceback_from_the_real_comman
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
 
     done = subprocess.run(
-        [sys.executable, "-m", "evidence_loop.agent.cli", "search", "保修", "--index", str(index)],
+        [sys.executable, "-m", "evidence_loop.agent.doors.cli.app", "search", "保修", "--index", str(index)],
         capture_output=True,
         text=True,
         env=env,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.agent.cli import main
+from evidence_loop.agent.doors.cli.app import main
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.printable import CONTROL_AND_BIDI
 from evidence_loop.tools.types import DocumentInput

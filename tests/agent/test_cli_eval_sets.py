@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from evidence_loop.agent.cli import main
-from evidence_loop.agent.eval_kinds import answer_hit, by_kind
+from evidence_loop.agent.doors.cli.app import main
+from evidence_loop.agent.tuning.eval_kinds import answer_hit, by_kind
 
 Capture = pytest.CaptureFixture[str]
 

@@ -3,7 +3,7 @@
 Each example writes a generated file (JSON records holding lone surrogates, control and bidi
 characters, oversize text, too many history turns; JSON nested past the limit; bytes that are not
 UTF-8; truncations and plain garbage) where one command reads it, runs the command in-process
-through ``agent.cli.main`` with stdout as a strict UTF-8 terminal, and holds it to the issue's
+through ``agent.doors.cli.app.main`` with stdout as a strict UTF-8 terminal, and holds it to the issue's
 rule: no traceback and no exception escaping, exit 0 or exit 2 with one ``evloop: error:`` line
 (``trace verify`` may say a file FAILED, exit 1), no partial output file left, and nothing on stdout
 a terminal would obey (a control or bidi character of stored text is printed as its escape). The
@@ -32,8 +32,8 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 from evidence_loop.agent import settings as evloop_settings
-from evidence_loop.agent.cli import main
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.doors.cli.app import main
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.tools.inputs import MAX_JSON_DEPTH
 from evidence_loop.tools.printable import CONTROL_AND_BIDI
 from evidence_loop.tools.store.folder import Store

@@ -3,7 +3,7 @@
 Every command and action is found by walking the parser itself; each example is an argv of that
 command's options, the paths of a small workspace (an index, corpus and question files, a symlink
 loop, a file whose name is not UTF-8) and hostile text (bytes that are not UTF-8, as Python decodes
-them from argv, controls, huge and odd numbers). Each runs in-process through ``agent.cli.main``
+them from argv, controls, huge and odd numbers). Each runs in-process through ``agent.doors.cli.app.main``
 with stdout as strict UTF-8 (as under a UTF-8 locale) and must exit 0, 1 or 2 with no traceback.
 ``serve`` and ``mcp`` are parsed only: running them would listen until interrupted.
 
@@ -29,8 +29,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
-from evidence_loop.agent.cli import build_parser, main
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.doors.cli.app import build_parser, main
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.tools.store.folder import Store
 
 EXAMPLES = int(os.environ.get("EVLOOP_CLI_FUZZ_EXAMPLES", "120"))

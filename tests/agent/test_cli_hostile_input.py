@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.agent.cli import _report, main
+from evidence_loop.agent.doors.cli.app import _report, main
 from evidence_loop.tools.errors import IndexStateError, StoreStateError
 
 Capture = pytest.CaptureFixture[str]

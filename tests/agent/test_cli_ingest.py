@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.agent.cli import COMMANDS, main
-from evidence_loop.agent.commands.common import parse_groups, resolve_index
+from evidence_loop.agent.doors.cli.app import COMMANDS, main
+from evidence_loop.agent.doors.cli.common import parse_groups, resolve_index
 
 Capture = pytest.CaptureFixture[str]
 

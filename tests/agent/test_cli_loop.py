@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.agent.cli import main
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.doors.cli.app import main
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
 
 Capture = pytest.CaptureFixture[str]
 

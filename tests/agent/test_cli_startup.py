@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from evidence_loop.agent.cli import COMMANDS, build_parser
+from evidence_loop.agent.doors.cli.app import COMMANDS, build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 # What a support team's process pays for only when it serves HTTP, or asks an LLM to adjudicate.
@@ -50,16 +50,16 @@ def test_a_front_door_name_is_imported_when_first_read() -> None:
 
 
 def test_the_top_level_help_imports_no_command() -> None:
-    code = "from evidence_loop.agent.cli import main\nimport contextlib, io\n"
+    code = "from evidence_loop.agent.doors.cli.app import main\nimport contextlib, io\n"
     code += "with contextlib.redirect_stdout(io.StringIO()):\n    main(['--help'])"
     loaded = modules_after(code)
 
-    assert not any(name.startswith("evidence_loop.agent.commands") for name in loaded)
+    assert not any(name.startswith("evidence_loop.agent.doors.commands") for name in loaded)
     assert {name.split(".")[0] for name in loaded}.isdisjoint(HEAVY)
 
 
 def test_listing_the_documents_imports_no_web_framework_and_no_llm_client(tmp_path: Path) -> None:
-    code = "from evidence_loop.agent.cli import main\n"
+    code = "from evidence_loop.agent.doors.cli.app import main\n"
     code += f"main(['docs', '--index', {str(tmp_path / 'none')!r}])"
 
     assert imported_after(code).isdisjoint(HEAVY)
@@ -69,10 +69,10 @@ def test_listing_the_documents_of_an_index_folder_imports_neither_the_search_sta
     tmp_path: Path,
 ) -> None:
     index = tmp_path / "kb"
-    ingest = "from evidence_loop.agent.cli import main\n"
+    ingest = "from evidence_loop.agent.doors.cli.app import main\n"
     ingest += f"main(['ingest', 'evidence_loop/agent/sample_kb', '--index', {str(index)!r}])"
     subprocess.run([sys.executable, "-c", ingest], cwd=ROOT, capture_output=True, timeout=240, check=True)
-    code = "from evidence_loop.agent.cli import main\nimport contextlib, io\n"
+    code = "from evidence_loop.agent.doors.cli.app import main\nimport contextlib, io\n"
     code += "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
     code += f"    assert main(['docs', '--index', {str(index)!r}]) == 0\n"
     code += "assert 'care-premium-en' in out.getvalue()"
@@ -90,4 +90,4 @@ def test_the_top_level_help_shows_the_summary_each_command_registers() -> None:
 
 
 def test_managing_keys_reads_the_key_file_without_importing_the_web_app() -> None:
-    assert imported_after("import evidence_loop.agent.commands.keys").isdisjoint(HEAVY)
+    assert imported_after("import evidence_loop.agent.doors.commands.keys").isdisjoint(HEAVY)

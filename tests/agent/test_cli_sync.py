@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from evidence_loop.agent.cli import main
+from evidence_loop.agent.doors.cli.app import main
 from evidence_loop.tools.parse import parse_document
 from evidence_loop.tools.store.location import Location
 from evidence_loop.tools.types import DocumentInput

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.agent.cli import main
+from evidence_loop.agent.doors.cli.app import main
 from evidence_loop.tools.store.folder import Store
 from evidence_loop.traces import TraceStore
 from tests.agent.golden_runs import GOLDEN, RUNS, recorded_sample_kb

@@ -8,16 +8,16 @@ from collections.abc import Iterator
 
 import pytest
 
-from evidence_loop.agent.controller import Controller
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
+from evidence_loop.agent.loop.controller import Controller
+from evidence_loop.agent.loop.render import render_outcome
+from evidence_loop.agent.loop.runtime import Deps
 from evidence_loop.agent.outcome import Outcome
-from evidence_loop.agent.render import render_outcome
-from evidence_loop.agent.runtime import Deps
-from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 from evidence_loop.policies.config import Policy
 from evidence_loop.tools.search.snapshot import Snapshot
 from evidence_loop.tools.store.folder import Store
-from evidence_loop.traces.steps import CheckedStep, DecidedStep
+from evidence_loop.traces.records.steps import CheckedStep, DecidedStep
 from tests.fake_embedder import FakeEmbedder
 
 PLANS_EN = ("care-essential-en", "care-premium-en")

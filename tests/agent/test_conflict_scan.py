@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evidence_loop.agent.conflict_check import ConflictChecker
-from evidence_loop.agent.llm_adjudicator import LLMAdjudicator
+from evidence_loop.agent.loop.conflict_check import ConflictChecker
+from evidence_loop.agent.loop.llm_adjudicator import LLMAdjudicator
 from evidence_loop.agent.service import Service
 from evidence_loop.policies.config import Policy
 from evidence_loop.tools.store.folder import Store
 from evidence_loop.tools.types import DocumentInput
 from evidence_loop.traces import TraceStore
-from evidence_loop.traces.steps import ConflictScanStep
+from evidence_loop.traces.records.steps import ConflictScanStep
 from tests.llm_support import Script, answer, config, read
 
 RETENTION = DocumentInput(

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.agent.api import Limits
-from evidence_loop.agent.controller import Controller
-from evidence_loop.agent.runtime import Deps
+from evidence_loop.agent.doors.api import Limits
+from evidence_loop.agent.loop.controller import Controller
+from evidence_loop.agent.loop.runtime import Deps
 from evidence_loop.agent.service import Service
 from evidence_loop.policies.config import Policy
 from evidence_loop.tools.errors import DeadlineExceeded, InputError
 from evidence_loop.tools.search.snapshot import Snapshot
 from evidence_loop.tools.store.folder import Store
-from evidence_loop.traces.steps import AbortedStep
+from evidence_loop.traces.records.steps import AbortedStep
 from tests.agent.api_support import PUBLIC, api_client, open_sample
 
 RESCHEDULE_ZH = "我的常规班已经开课了，还能免费改期一次吗？"

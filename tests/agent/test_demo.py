@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.agent.cli import main
-from evidence_loop.agent.commands.demo import DEMO_QUESTIONS
+from evidence_loop.agent.doors.cli.app import main
+from evidence_loop.agent.doors.commands.demo import DEMO_QUESTIONS
 
 Capture = pytest.CaptureFixture[str]
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.agent.controller import Controller
-from evidence_loop.agent.events import decided
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
+from evidence_loop.agent.loop.controller import Controller
+from evidence_loop.agent.loop.events import decided
+from evidence_loop.agent.loop.render import render_outcome
 from evidence_loop.agent.outcome import Outcome, Signals
-from evidence_loop.agent.render import render_outcome
-from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.policies.config import ADDED_LATER, Policy
 from evidence_loop.tools.search.snapshot import Snapshot
 from evidence_loop.tools.store.folder import Store

@@ -1,5 +1,5 @@
 """Every door refuses the same hostile input in the same words: ``Service`` in Python, the HTTP API,
-the MCP tools, and the CLI's files (``tools.inputs``, ``agent.history``). Each kind of input (a lone
+the MCP tools, and the CLI's files (``tools.inputs``, ``agent.loop.history``). Each kind of input (a lone
 surrogate in a question, a history turn or a group; a history over the limit; a question over the
 limit) is sent through each door, and the refusal must carry the one message."""
 
@@ -17,13 +17,13 @@ from fastapi.testclient import TestClient
 from mcp import Client
 from mcp.types import TextContent
 
-from evidence_loop.agent.cli import main
-from evidence_loop.agent.history import MAX_HISTORY_TURNS
-from evidence_loop.agent.mcp_server import build_server, fixed
+from evidence_loop.agent.doors.api.mcp_server import build_server, fixed
+from evidence_loop.agent.doors.api.toolkit import PUBLIC
+from evidence_loop.agent.doors.cli.app import main
+from evidence_loop.agent.loop.history import MAX_HISTORY_TURNS
 from evidence_loop.agent.service import Service
-from evidence_loop.agent.toolkit import PUBLIC
 from evidence_loop.tools.errors import InputError
-from evidence_loop.traces.steps import ResolvedStep
+from evidence_loop.traces.records.steps import ResolvedStep
 from tests.agent.api_support import STAFF, api_client, open_sample
 
 SURROGATE = "LM-S10 \ud800 保修多久？"

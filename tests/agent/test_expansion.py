@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from evidence_loop.agent.controller import Controller
-from evidence_loop.agent.evaluate import Asker
-from evidence_loop.agent.expansion import BINS, Growth, bin_of, profile
+from evidence_loop.agent.loop.controller import Controller
+from evidence_loop.agent.tuning.evaluate import Asker
+from evidence_loop.agent.tuning.expansion import BINS, Growth, bin_of, profile
 from evidence_loop.policies.config import Policy
 from evidence_loop.tools.search.snapshot import Snapshot
 

@@ -6,9 +6,9 @@ import random
 
 import pytest
 
-from evidence_loop.agent.calibrate import ANSWER_RATES, FEATURES
-from evidence_loop.agent.feedback_choice import choose, curve, wilson
-from evidence_loop.agent.feedback_fit import ReviewedRun
+from evidence_loop.agent.loop.calibrate import ANSWER_RATES, FEATURES
+from evidence_loop.agent.tuning.feedback_choice import choose, curve, wilson
+from evidence_loop.agent.tuning.feedback_fit import ReviewedRun
 
 
 def runs_of(recorded: list[tuple[bool, str]], seed: int = 7) -> list[ReviewedRun]:

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.agent.feedback_reviews import DISAGREE, MOVED_ON, NO_JUDGE, TAMPERED, reviews
+from evidence_loop.agent.tuning.feedback_reviews import DISAGREE, MOVED_ON, NO_JUDGE, TAMPERED, reviews
 from evidence_loop.tools.errors import InputError
 from evidence_loop.traces import TraceStore
-from evidence_loop.traces.feedback import FeedbackEntry, Verdict
-from evidence_loop.traces.pg_store import PgTraceStore
-from evidence_loop.traces.schema import CorpusInfo, TraceHeader
+from evidence_loop.traces.feedback.feedback import FeedbackEntry, Verdict
+from evidence_loop.traces.records.schema import CorpusInfo, TraceHeader
+from evidence_loop.traces.stores.pg_store import PgTraceStore
 from tests.traces.conftest import SAMPLE_STEPS
 
 DAY = "2026-03-01T08:00:00Z"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from evidence_loop.agent.calibrate import FEATURES, Row, fit_judge
+from evidence_loop.agent.loop.calibrate import FEATURES, Row, fit_judge
 
 
 def _rows(seed: int, flag_on_answerable: float, flag_on_unanswerable: float) -> list[Row]:

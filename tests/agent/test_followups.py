@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from evidence_loop.agent.cli import main
-from evidence_loop.agent.evaluate import answer_all, read_questions
+from evidence_loop.agent.doors.cli.app import main
 from evidence_loop.agent.service import Service
+from evidence_loop.agent.tuning.evaluate import answer_all, read_questions
 from evidence_loop.tools.errors import NotFoundError
 from evidence_loop.tools.parse.sources import collect
 from evidence_loop.tools.types import DocumentInput
-from evidence_loop.traces.render import render_timeline
-from evidence_loop.traces.steps import ResolvedStep
+from evidence_loop.traces.reading.render import render_timeline
+from evidence_loop.traces.records.steps import ResolvedStep
 from tests.agent.api_support import PUBLIC, STAFF, api_client
 
 CONVERSATIONS = Path(__file__).resolve().parent.parent / "data" / "conversations"
@@ -303,7 +303,7 @@ def test_chat_keeps_the_turns_on_a_terminal_and_ends_on_ctrl_d(tmp_path: Path) -
         [
             sys.executable,
             "-m",
-            "evidence_loop.agent.cli",
+            "evidence_loop.agent.doors.cli.app",
             "chat",
             "--index",
             str(tmp_path / "index"),

@@ -6,9 +6,9 @@ import gc
 import json
 from pathlib import Path
 
-from evidence_loop.agent.cli import main
-from evidence_loop.agent.runtime import freeze_heap
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.doors.cli.app import main
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
+from evidence_loop.agent.loop.runtime import freeze_heap
 from evidence_loop.tools.store.folder import Store
 
 

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from evidence_loop.agent.controller import Controller
-from evidence_loop.agent.growth import Grower
+from evidence_loop.agent.loop.controller import Controller
+from evidence_loop.agent.loop.growth import Grower
 from evidence_loop.agent.outcome import Evidence, Outcome
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.presets import Mode
@@ -16,7 +16,7 @@ from evidence_loop.tools.search.snapshot import Snapshot
 from evidence_loop.tools.store.folder import Store
 from evidence_loop.tools.types import DocumentInput, Hit, ParsedDocument
 from evidence_loop.tools.windows import Step, Window, char_count, section_ordinals, seed_window
-from evidence_loop.traces.steps import SlidStep, TraceStep
+from evidence_loop.traces.records.steps import SlidStep, TraceStep
 
 REFUND_ZH = """# 退款政策
 

@@ -9,9 +9,9 @@ from dataclasses import asdict
 
 import pytest
 
-from evidence_loop.agent.controller import Controller
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
+from evidence_loop.agent.loop.controller import Controller
 from evidence_loop.agent.outcome import Outcome
-from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.policies.config import ADDED_LATER, Policy
 from evidence_loop.tools.search.snapshot import Snapshot
 from evidence_loop.tools.store.folder import Store

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 from tests.agent.test_api_server import Server, free_port, start
 
@@ -61,7 +61,8 @@ def keyed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
         service.ingest(load_sample_kb())
     keys = folder / "keys.json"
     added = subprocess.run(
-        [sys.executable, "-m", "evidence_loop.agent.cli", "keys", "add", "matrix", "--file", str(keys),
+        [sys.executable, "-m", "evidence_loop.agent.doors.cli.app", "keys", "add", "matrix", "--file",
+        str(keys),
          "--scopes", "ask,audit"],
         capture_output=True, text=True, check=True, timeout=300,
     )  # fmt: skip
@@ -86,7 +87,8 @@ def mcp_served(keyed: tuple[Path, Path, str], tmp_path_factory: pytest.TempPathF
             "--port", str(port), *ALLOWED]  # fmt: skip
     with log.open("wb") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "evidence_loop.agent.cli", *argv], stdout=out, stderr=subprocess.STDOUT,
+            [sys.executable, "-m", "evidence_loop.agent.doors.cli.app", *argv], stdout=out,
+            stderr=subprocess.STDOUT,
             env=dict(os.environ),
         )  # fmt: skip
     server = Server(f"http://127.0.0.1:{port}", key, process, log)

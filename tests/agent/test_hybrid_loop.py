@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.agent.calibrate import self_calibrate
-from evidence_loop.agent.controller import Controller
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
+from evidence_loop.agent.loop.calibrate import self_calibrate
+from evidence_loop.agent.loop.controller import Controller
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.store.folder import Store
-from evidence_loop.traces.steps import CheckedStep, EmbeddedStep, RecalledStep
+from evidence_loop.traces.records.steps import CheckedStep, EmbeddedStep, RecalledStep
 from tests.fake_embedder import FakeEmbedder
 
 QUESTIONS = [

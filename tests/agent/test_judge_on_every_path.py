@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.agent.cli import main
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.doors.cli.app import main
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.models.embedder import build_embedder
 from evidence_loop.tools.models.embedder_config import EmbedConfig

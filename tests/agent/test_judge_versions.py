@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.judge_model import DEFAULT_JUDGE, JudgeModel

@@ -13,9 +13,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from evidence_loop.agent.api import auth
-from evidence_loop.agent.api.auth import Keyring
-from evidence_loop.agent.cli import main
+from evidence_loop.agent.access import keys as auth
+from evidence_loop.agent.access.keys import Keyring
+from evidence_loop.agent.doors.cli.app import main
 from tests.agent.test_api_server import Server, add_key, start
 from tests.agent.test_mcp import start_http
 
@@ -170,7 +170,7 @@ def test_a_key_added_and_revoked_while_mcp_http_runs_is_let_in_and_kept_out(
 
 @pytest.fixture
 def index(tmp_path: Path) -> Path:
-    from evidence_loop.agent.sample import load_sample_kb
+    from evidence_loop.agent.doors.cli.sample import load_sample_kb
     from evidence_loop.agent.service import Service
 
     folder = tmp_path / "index"

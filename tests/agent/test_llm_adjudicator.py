@@ -12,8 +12,8 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from evidence_loop.agent.conflict_check import rules_adjudicator
-from evidence_loop.agent.llm_adjudicator import SYSTEM_PROMPT, LLMAdjudicator, build_adjudicator
+from evidence_loop.agent.loop.conflict_check import rules_adjudicator
+from evidence_loop.agent.loop.llm_adjudicator import SYSTEM_PROMPT, LLMAdjudicator, build_adjudicator
 from evidence_loop.policies.types import ConflictVerdict, EvidenceView
 from evidence_loop.tools.models.llm_client import replay_model
 from tests.llm_support import (

@@ -16,8 +16,8 @@ from collections.abc import Iterator
 import pytest
 from pydantic_ai.models import override_allow_model_requests
 
-from evidence_loop.agent.conflict_check import Adjudication
-from evidence_loop.agent.llm_adjudicator import LLMAdjudicator
+from evidence_loop.agent.loop.conflict_check import Adjudication
+from evidence_loop.agent.loop.llm_adjudicator import LLMAdjudicator
 from evidence_loop.tools.models.llm_client import build_model
 from evidence_loop.tools.models.llm_config import ConflictLLMConfig
 from evidence_loop.tools.models.llm_recording import LLMRecorder

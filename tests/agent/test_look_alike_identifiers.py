@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import pytest
 
-from evidence_loop.agent.controller import Controller
+from evidence_loop.agent.loop.controller import Controller
 from evidence_loop.tools.search.snapshot import Snapshot
 from evidence_loop.tools.store.folder import Store
 from evidence_loop.tools.types import DocumentInput

@@ -21,8 +21,8 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
 
-from evidence_loop.agent.api.auth import hash_key
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.access.keys import hash_key
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.errors import InputError
 from evidence_loop.tools.types import DocumentInput
@@ -34,7 +34,7 @@ ANSWERED = "LM-S10 整机保修多久？"
 REFUSED = "LM-Z900 的整机保修期是多久？"
 STAFF_QUESTION = "员工购机优惠是多少？"
 STARTUP_SECONDS = 240
-CLI = ("-m", "evidence_loop.agent.cli", "mcp")
+CLI = ("-m", "evidence_loop.agent.doors.cli.app", "mcp")
 STAFF_KEY, PUBLIC_KEY = "mk-staff", "mk-public"
 
 
@@ -221,8 +221,8 @@ def test_over_http_the_key_bounds_the_groups_and_a_request_without_one_is_refuse
 
 def test_the_ask_tool_reads_a_follow_up_with_its_history(tmp_path: Path) -> None:
     """The tool's history reaches the loop: "and for X?" keeps the asked attribute and swaps the entity."""
-    from evidence_loop.agent import toolkit
-    from evidence_loop.agent.api.auth import LOCAL
+    from evidence_loop.agent.access.keys import LOCAL
+    from evidence_loop.agent.doors.api import toolkit
 
     with Service.open(tmp_path / "ix", create=True) as service:
         service.ingest(
@@ -237,8 +237,8 @@ def test_the_ask_tool_reads_a_follow_up_with_its_history(tmp_path: Path) -> None
 
 
 def test_a_stdio_session_runs_as_the_caller_its_environment_names(keys_file: Path) -> None:
-    from evidence_loop.agent.api.auth import Keyring
-    from evidence_loop.agent.mcp_server import stdio_caller
+    from evidence_loop.agent.access.keys import Keyring
+    from evidence_loop.agent.doors.api.mcp_server import stdio_caller
 
     keyring = Keyring.load(keys_file)
     assert stdio_caller({}, None).groups == frozenset()  # the public documents, never every group

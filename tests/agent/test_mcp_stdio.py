@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from evidence_loop.agent.mcp_stdio import refusal
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.doors.api.mcp_stdio import refusal
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 
 REPLY_SECONDS = 240
@@ -71,7 +71,7 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[subprocess.Pop
     with Service.open(index, create=True) as service:
         service.ingest(load_sample_kb())
     process = subprocess.Popen(
-        [sys.executable, "-m", "evidence_loop.agent.cli", "mcp", "--index", str(index)],
+        [sys.executable, "-m", "evidence_loop.agent.doors.cli.app", "mcp", "--index", str(index)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=dict(os.environ),
     )  # fmt: skip
     init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}

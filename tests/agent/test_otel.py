@@ -25,10 +25,10 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from evidence_loop.agent import settings
-from evidence_loop.agent import spans as view
-from evidence_loop.agent.cli import main
-from evidence_loop.agent.runtime import Deps
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.doors.cli.app import main
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
+from evidence_loop.agent.loop import spans as view
+from evidence_loop.agent.loop.runtime import Deps
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.errors import DeadlineExceeded, InputError
 from evidence_loop.tools.store.folder import Store

@@ -19,7 +19,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.errors import TraceStoreUnavailableError
 from tests.pg_server import PgServer, missing_reason

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from evidence_loop.agent.cli import main
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.doors.cli.app import main
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.agent.service import Service
-from evidence_loop.traces.pg_store import PgTraceStore
+from evidence_loop.traces.stores.pg_store import PgTraceStore
 from tests.agent.api_support import AUDIT_PUBLIC, PUBLIC, STAFF, api_client
 
 WARRANTY_ZH = "LM-S10 整机保修多久？"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from evidence_loop.agent import settings
-from evidence_loop.agent.cli import main
+from evidence_loop.agent.doors.cli.app import main
 from evidence_loop.policies.config import Policy, load_policy_file
 from evidence_loop.tools.errors import PolicyError
 

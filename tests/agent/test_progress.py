@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.agent.commands.progress import Progress, status_line
+from evidence_loop.agent.doors.commands.progress import Progress, status_line
 from tests.damage_support import ROOT
 from tests.fake_embedding_server import FakeEmbeddingServer
 
@@ -105,7 +105,7 @@ def test_an_ingest_of_5000_units_without_a_terminal_prints_progress_at_least_eve
     command = [
         sys.executable,
         "-m",
-        "evidence_loop.agent.cli",
+        "evidence_loop.agent.doors.cli.app",
         "ingest",
         str(corpus),
         "--index",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.agent.controller import Controller
+from evidence_loop.agent.loop.controller import Controller
 from evidence_loop.agent.outcome import Outcome
 from evidence_loop.agent.service import Service
 from evidence_loop.policies.config import ADDED_LATER, Policy

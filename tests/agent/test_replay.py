@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from evidence_loop.agent.replay import replay
-from evidence_loop.agent.runtime import ConflictReport, Recorder
+from evidence_loop.agent.loop.replay import replay
+from evidence_loop.agent.loop.runtime import ConflictReport, Recorder
 from evidence_loop.agent.service import Service
 from evidence_loop.policies.question.analysis import Question
 from evidence_loop.policies.types import EvidenceView

@@ -85,7 +85,7 @@ def replicas(
     keys: tuple[Path, str],
     count: int,
     file_traces: tuple[int, ...] = (),
-    program: tuple[str, ...] = ("-m", "evidence_loop.agent.cli", "serve"),
+    program: tuple[str, ...] = ("-m", "evidence_loop.agent.doors.cli.app", "serve"),
 ) -> Iterator[list[Server]]:
     """``count`` replicas of `evloop serve --store URL` (or ``program``); those in ``file_traces``
     keep their traces in a folder of their own, the others in the store."""

@@ -11,18 +11,18 @@ from typing import Any
 
 import pytest
 
-from evidence_loop.agent.controller import Controller
-from evidence_loop.agent.runtime import Deps
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
+from evidence_loop.agent.loop.controller import Controller
+from evidence_loop.agent.loop.runtime import Deps
+from evidence_loop.agent.loop.tracing import ListRecorder
 from evidence_loop.agent.service import Service
-from evidence_loop.agent.tracing import ListRecorder
 from evidence_loop.policies.config import Policy
 from evidence_loop.tools.errors import RerankerError
 from evidence_loop.tools.models.reranker import HTTPReranker
 from evidence_loop.tools.models.reranker_config import RerankConfig
 from evidence_loop.tools.store.folder import Store
 from evidence_loop.traces import TraceStep, TraceStore
-from evidence_loop.traces.steps import AbortedStep, CheckedStep, RerankReplyStep, RerankRequestStep
+from evidence_loop.traces.records.steps import AbortedStep, CheckedStep, RerankReplyStep, RerankRequestStep
 from tests.fake_embedder import FakeEmbedder
 from tests.fake_rerank_server import FakeRerankServer
 

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from evidence_loop.agent.cli import main
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.doors.cli.app import main
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.agent.service import Service
-from evidence_loop.traces.feedback import FeedbackEntry, Verdict
-from evidence_loop.traces.schema import utc_timestamp
+from evidence_loop.traces.feedback.feedback import FeedbackEntry, Verdict
+from evidence_loop.traces.records.schema import utc_timestamp
 
 
 @dataclass

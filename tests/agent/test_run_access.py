@@ -1,13 +1,13 @@
-"""Who may see a run is one rule (agent.run_access), and every door keeps it: the HTTP trace routes,
+"""Who may see a run is one rule (agent.access.run_access), and every door keeps it: the HTTP trace routes,
 the MCP tools, the audit console's list and the earlier turns a question reads back."""
 
 from __future__ import annotations
 
 import pytest
 
-from evidence_loop.agent import toolkit
-from evidence_loop.agent.api.auth import Caller
-from evidence_loop.agent.run_access import may_see, visible_trace
+from evidence_loop.agent.access.keys import Caller
+from evidence_loop.agent.access.run_access import may_see, visible_trace
+from evidence_loop.agent.doors.api import toolkit
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.errors import NotFoundError
 

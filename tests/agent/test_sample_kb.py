@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.agent.sample import SampleEntry, load_sample_kb, sample_kb_dir, sample_manifest
+from evidence_loop.agent.doors.cli.sample import SampleEntry, load_sample_kb, sample_kb_dir, sample_manifest
 from evidence_loop.tools.parse import parse_document
 from evidence_loop.tools.store.folder import Store
 from evidence_loop.tools.types import DocumentInput

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from evidence_loop.agent.api.app import from_env
-from evidence_loop.agent.cli import build_parser
-from evidence_loop.agent.commands.session import policy_from_args
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.doors.api.app import from_env
+from evidence_loop.agent.doors.cli.app import build_parser
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
+from evidence_loop.agent.doors.commands.session import policy_from_args
 from evidence_loop.agent.service import Service
 from evidence_loop.agent.settings import SERVE_ENV
 from evidence_loop.policies.config import Policy
@@ -26,7 +26,7 @@ WARRANTY_ZH = "LM-S10 整机保修多久？"
 
 @pytest.fixture(autouse=True)
 def _earlier_garbage_collected() -> None:
-    """from_env freezes the heap after a full collection (agent.runtime.freeze_heap): garbage an
+    """from_env freezes the heap after a full collection (agent.loop.runtime.freeze_heap): garbage an
     earlier test left for the collector (an event loop's socket pair) is collected here first, so
     its ResourceWarning is not charged to this test."""
     with warnings.catch_warnings():

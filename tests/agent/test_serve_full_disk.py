@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.tools.store.folder import Store
 from tests.agent.test_api_server import Server
 from tests.agent.test_api_server import start as start_server

@@ -22,7 +22,7 @@ SEED_ONLY = {"policy": {"mode": "seed"}}
 
 @pytest.fixture(scope="module")
 def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from evidence_loop.agent.sample import load_sample_kb
+    from evidence_loop.agent.doors.cli.sample import load_sample_kb
 
     folder = tmp_path_factory.mktemp("serve-policy") / "index"
     with Service.open(folder, create=True) as service:
@@ -78,6 +78,6 @@ def test_a_policy_override_reaches_the_server(tmp_path: Path, index: Path) -> No
 
 
 def test_serve_refuses_a_policy_that_does_not_validate(tmp_path: Path, index: Path) -> None:
-    from evidence_loop.agent.cli import main
+    from evidence_loop.agent.doors.cli.app import main
 
     assert main(["serve", "--index", str(index), "--policy", "compare_sides=flase"]) == 2

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.agent import toolkit
+from evidence_loop.agent.doors.api import toolkit
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.errors import EmbedderError, InputError
 from evidence_loop.tools.store.folder import Store

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from evidence_loop.agent import settings
-from evidence_loop.agent.cli import main
+from evidence_loop.agent.doors.cli.app import main
 from evidence_loop.agent.service import trace_sync_within
 from evidence_loop.tools.errors import InputError
 from evidence_loop.tools.models.embedder_config import EmbedConfig

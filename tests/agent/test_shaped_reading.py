@@ -11,10 +11,10 @@ from dataclasses import replace
 
 import pytest
 
-from evidence_loop.agent.controller import Controller
+from evidence_loop.agent.doors.cli.sample import sample_kb_dir
+from evidence_loop.agent.loop.controller import Controller
+from evidence_loop.agent.loop.tracing import ListRecorder
 from evidence_loop.agent.outcome import Outcome
-from evidence_loop.agent.sample import sample_kb_dir
-from evidence_loop.agent.tracing import ListRecorder
 from evidence_loop.policies.config import Policy
 from evidence_loop.tools.search.snapshot import Snapshot
 

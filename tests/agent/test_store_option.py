@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.agent.commands.common import DEFAULT_INDEX, resolve_location
+from evidence_loop.agent.doors.cli.common import DEFAULT_INDEX, resolve_location
 from evidence_loop.tools.errors import InputError
 
 URL = "postgresql://evloop@db.internal/kb"

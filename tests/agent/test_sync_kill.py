@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.agent.cli import main
+from evidence_loop.agent.doors.cli.app import main
 from evidence_loop.tools.store.location import Location, open_store
 from tests.damage_support import ROOT
 from tests.fake_embedding_server import FakeEmbeddingServer
@@ -24,8 +24,8 @@ pytestmark = pytest.mark.processes
 # The CLI's own code, with the store it opens killing its process when the write reaches a stage.
 KILLED_SYNC = """
 import sys
-from evidence_loop.agent.cli import main
-from evidence_loop.agent.commands import ingest
+from evidence_loop.agent.doors.cli.app import main
+from evidence_loop.agent.doors.commands import ingest
 from evidence_loop.tools.store.location import open_store
 from tests.damage_support import kill_at
 
@@ -114,7 +114,7 @@ def test_a_sync_killed_from_outside_while_it_embeds_leaves_the_state_before_it(
     command = [
         sys.executable,
         "-m",
-        "evidence_loop.agent.cli",
+        "evidence_loop.agent.doors.cli.app",
         "ingest",
         str(kb),
         "--prune",

@@ -15,10 +15,10 @@ from typing import Any
 import openai
 import pytest
 
-from evidence_loop.agent.cli import main
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.doors.api.toolkit import PUBLIC, AskArguments, ask_tool_schema, run_ask_tool
+from evidence_loop.agent.doors.cli.app import main
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.agent.service import Service
-from evidence_loop.agent.toolkit import PUBLIC, AskArguments, ask_tool_schema, run_ask_tool
 from evidence_loop.tools.errors import InputError
 from tests.fake_openai_server import FakeOpenAIServer, text_reply, tool_calls_reply
 
@@ -106,7 +106,7 @@ def run_loop(workdir: Path, server: FakeOpenAIServer, question: str, reply: str)
 
 def subprocess_schema(*flags: str) -> str:
     done = subprocess.run(
-        [sys.executable, "-m", "evidence_loop.agent.cli", "tool-schema", *flags],
+        [sys.executable, "-m", "evidence_loop.agent.doors.cli.app", "tool-schema", *flags],
         capture_output=True,
         text=True,
         timeout=300,

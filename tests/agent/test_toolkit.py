@@ -1,12 +1,12 @@
-"""The tools a model calls (agent.toolkit), on the sample help centre: what each shows a caller,
+"""The tools a model calls (agent.doors.api.toolkit), on the sample help centre: what each shows a caller,
 and the text a model reads for each of the three outcomes."""
 
 from __future__ import annotations
 
 import pytest
 
-from evidence_loop.agent import toolkit
-from evidence_loop.agent.api.auth import LOCAL_CALLER, Caller
+from evidence_loop.agent.access.keys import LOCAL_CALLER, Caller
+from evidence_loop.agent.doors.api import toolkit
 from evidence_loop.agent.outcome import Citation, Conflict, ConflictSide, Missing, Outcome, Signals
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.errors import InputError, NotFoundError

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.agent.cli import main
+from evidence_loop.agent.doors.cli.app import main
 from evidence_loop.traces import TraceStore
-from evidence_loop.traces.pg_store import PgTraceStore
-from evidence_loop.traces.schema import CorpusInfo, TraceHeader
+from evidence_loop.traces.records.schema import CorpusInfo, TraceHeader
+from evidence_loop.traces.stores.pg_store import PgTraceStore
 from tests.trace_support import edit_run
 from tests.traces.conftest import SAMPLE_STEPS
 

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.agent.commands.demo import DEMO_QUESTIONS
-from evidence_loop.agent.controller import Controller
-from evidence_loop.agent.runtime import Deps, PlainRecorder
-from evidence_loop.agent.tracing import ListRecorder, TraceRecorder, header
+from evidence_loop.agent.doors.commands.demo import DEMO_QUESTIONS
+from evidence_loop.agent.loop.controller import Controller
+from evidence_loop.agent.loop.runtime import Deps, PlainRecorder
+from evidence_loop.agent.loop.tracing import ListRecorder, TraceRecorder, header
 from evidence_loop.policies.config import Policy
 from evidence_loop.tools.search.snapshot import Snapshot
 from evidence_loop.traces import TraceStep, TraceWriter, parse_trace
-from evidence_loop.traces.steps import AnyStep, Made
+from evidence_loop.traces.records.steps import AnyStep, Made
 
 
 class Both:

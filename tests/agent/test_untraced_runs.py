@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.agent.conflict_check import ConflictChecker
-from evidence_loop.agent.llm_adjudicator import LLMAdjudicator
+from evidence_loop.agent.loop.conflict_check import ConflictChecker
+from evidence_loop.agent.loop.llm_adjudicator import LLMAdjudicator
 from evidence_loop.agent.outcome import NotTraced
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.errors import TraceStoreUnavailableError
 from evidence_loop.tools.store.folder import Store
 from evidence_loop.traces import TraceStore
-from evidence_loop.traces.batch import BatchWriter
-from evidence_loop.traces.writer import TraceWriter
+from evidence_loop.traces.records.batch import BatchWriter
+from evidence_loop.traces.records.writer import TraceWriter
 from tests.llm_support import REFUND_DOCS, REFUND_QUESTION, Script, answer, config, read, refund_verdict
 
 

@@ -8,8 +8,8 @@ import re
 
 from fastapi.testclient import TestClient
 
-from evidence_loop.agent import toolkit
-from evidence_loop.agent.render import render_outcome
+from evidence_loop.agent.doors.api import toolkit
+from evidence_loop.agent.loop.render import render_outcome
 from evidence_loop.agent.service import Service
 from tests.agent.api_support import PUBLIC
 

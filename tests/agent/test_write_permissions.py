@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from evidence_loop.agent.api.auth import Keyring
-from evidence_loop.agent.cli import main
+from evidence_loop.agent.access.keys import Keyring
+from evidence_loop.agent.access.write_access import Writer
+from evidence_loop.agent.doors.cli.app import main
 from evidence_loop.agent.service import Service
-from evidence_loop.agent.write_access import Writer
 from evidence_loop.tools.errors import DocIdNotWritableError, InputError, NotFoundError, WriteRefusedError
 from evidence_loop.tools.store.location import Location
 from evidence_loop.tools.types import DocumentInput

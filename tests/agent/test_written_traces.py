@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.agent.replay import replay
+from evidence_loop.agent.loop.replay import replay
 from evidence_loop.tools.store.folder import Store
 from evidence_loop.traces import STEP_KINDS, canonical_json, read_trace, verify
 from tests.agent.golden_runs import GOLDEN

@@ -19,9 +19,9 @@ from pathlib import Path
 
 from pydantic_ai.models import override_allow_model_requests
 
-from evidence_loop.agent.conflict_check import ConflictChecker
-from evidence_loop.agent.llm_adjudicator import LLMAdjudicator
-from evidence_loop.agent.runtime import Deps
+from evidence_loop.agent.loop.conflict_check import ConflictChecker
+from evidence_loop.agent.loop.llm_adjudicator import LLMAdjudicator
+from evidence_loop.agent.loop.runtime import Deps
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.errors import DeadlineExceeded
 from evidence_loop.tools.models.llm_client import build_model

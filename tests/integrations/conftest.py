@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.agent.api.auth import hash_key
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.access.keys import hash_key
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 from tests.agent.test_api_server import Server, start
 

@@ -14,8 +14,8 @@ from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import Runnable, RunnableLambda, RunnablePassthrough
 
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.agent.outcome import Outcome
-from evidence_loop.agent.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 from evidence_loop.integrations import refusal_message
 from evidence_loop.integrations.langchain import EvidenceLoopRetriever

@@ -12,9 +12,9 @@ from llama_index.core.llms.mock import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import MetadataMode, NodeWithScore, TextNode
 
+from evidence_loop.agent.doors.api.toolkit import outcome_text
 from evidence_loop.agent.outcome import Outcome
 from evidence_loop.agent.service import Service
-from evidence_loop.agent.toolkit import outcome_text
 from evidence_loop.integrations import refusal_message
 from evidence_loop.integrations.llamaindex import EvidenceLoopRetriever, query_engine
 from evidence_loop.integrations.source import Retrieved

@@ -8,7 +8,7 @@ import pytest
 
 from evidence_loop.policies.question.analysis import analyse
 from evidence_loop.policies.question.shape import SHAPES, Shape, classify, shape_of
-from evidence_loop.traces.steps import ShapeName
+from evidence_loop.traces.records.steps import ShapeName
 
 ENGLISH: list[tuple[str, Shape]] = [
     ("How do I pair the remote?", "procedure"),

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from evidence_loop.agent.api.app import create_app
-from evidence_loop.agent.cli import main
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.doors.api.app import create_app
+from evidence_loop.agent.doors.cli.app import main
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.store.folder import Store
 from evidence_loop.tools.store.generation import BM25_DIR

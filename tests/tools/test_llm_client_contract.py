@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from pydantic_ai.models import override_allow_model_requests
 
-from evidence_loop.agent.conflict_check import Adjudication, rules_adjudicator
-from evidence_loop.agent.llm_adjudicator import SYSTEM_PROMPT, LLMAdjudicator
+from evidence_loop.agent.loop.conflict_check import Adjudication, rules_adjudicator
+from evidence_loop.agent.loop.llm_adjudicator import SYSTEM_PROMPT, LLMAdjudicator
 from evidence_loop.tools.models.llm_client import build_model, replay_model
 from evidence_loop.tools.models.llm_recording import LLMRecorder
 from tests.fake_openai_server import FakeOpenAIServer, error_body, text_reply, tool_calls_reply

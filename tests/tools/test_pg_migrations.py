@@ -6,7 +6,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from evidence_loop.agent.cli import main
+from evidence_loop.agent.doors.cli.app import main
 from evidence_loop.tools.store.pg_schema import LATEST, MIGRATIONS
 from evidence_loop.tools.store.postgres import PgStore
 from evidence_loop.tools.types import DocumentInput

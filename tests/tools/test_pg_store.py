@@ -15,8 +15,8 @@ import numpy as np
 import psycopg
 import pytest
 
-from evidence_loop.agent.cli import main
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.doors.cli.app import main
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.tools.errors import EmbedderError, IndexStateError
 from evidence_loop.tools.store.folder import Store
 from evidence_loop.tools.store.pg import redact

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evidence_loop.agent.sample import load_sample_kb
+from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.tools.parse import parse_document
 from evidence_loop.tools.search.index import RecallIndex, Rows
 from evidence_loop.tools.search.snapshot import Snapshot

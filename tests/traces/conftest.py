@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from evidence_loop.traces.schema import CorpusInfo, TraceHeader
-from evidence_loop.traces.steps import (
+from evidence_loop.traces.records.schema import CorpusInfo, TraceHeader
+from evidence_loop.traces.records.steps import (
     AbortedStep,
     CheckedStep,
     CohereRerankBody,
@@ -32,7 +32,7 @@ from evidence_loop.traces.steps import (
     ValueRecord,
     WindowRecord,
 )
-from evidence_loop.traces.store import TraceStore
+from evidence_loop.traces.stores.store import TraceStore
 
 HeaderFactory = Callable[..., TraceHeader]
 RunWriter = Callable[..., Path]

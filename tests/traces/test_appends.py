@@ -15,8 +15,8 @@ import pytest
 
 from evidence_loop.tools.errors import InputError
 from evidence_loop.traces import MANIFEST_NAME, TraceStore, read_manifest
-from evidence_loop.traces.manifest import FinishedRun, append_finished
-from evidence_loop.traces.schema import TraceHeader
+from evidence_loop.traces.journal.manifest import FinishedRun, append_finished
+from evidence_loop.traces.records.schema import TraceHeader
 from tests.traces.conftest import SAMPLE_STEPS
 
 HeaderFactory = Callable[..., TraceHeader]
@@ -119,7 +119,7 @@ def test_lines_of_runs_finished_before_a_kill_are_on_disk(tmp_path: Path) -> Non
 import os, signal
 from pathlib import Path
 from evidence_loop.traces import TraceStore
-from evidence_loop.traces.schema import CorpusInfo, TraceHeader
+from evidence_loop.traces.records.schema import CorpusInfo, TraceHeader
 from tests.traces.conftest import SAMPLE_STEPS
 store = TraceStore(Path({str(root)!r}))
 for n in range(5):

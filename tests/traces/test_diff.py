@@ -6,8 +6,8 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from evidence_loop.traces.diff import ABSENT, DEFAULT_VOLATILE, Divergence, first_divergence
-from evidence_loop.traces.steps import DecidedStep, RecalledStep, TraceStep, parse_step
+from evidence_loop.traces.reading.diff import ABSENT, DEFAULT_VOLATILE, Divergence, first_divergence
+from evidence_loop.traces.records.steps import DecidedStep, RecalledStep, TraceStep, parse_step
 from tests.traces.conftest import EXAMPLES
 
 Data = dict[str, Any]

@@ -10,12 +10,12 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from evidence_loop.agent.cli import main
-from evidence_loop.traces.hashing import digest
-from evidence_loop.traces.pg_store import PgTraceStore
-from evidence_loop.traces.reader import read_trace
-from evidence_loop.traces.store import TraceStore
-from evidence_loop.traces.verify import HEADER_SEQ
+from evidence_loop.agent.doors.cli.app import main
+from evidence_loop.traces.records.hashing import digest
+from evidence_loop.traces.records.reader import read_trace
+from evidence_loop.traces.stores.pg_store import PgTraceStore
+from evidence_loop.traces.stores.store import TraceStore
+from evidence_loop.traces.verification.verify import HEADER_SEQ
 from tests.pg_server import PgServer
 from tests.traces.conftest import SAMPLE_STEPS, HeaderFactory
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.traces.hashing import compact_canonical
-from evidence_loop.traces.reader import read_trace
-from evidence_loop.traces.steps import CheckedStep, SlidStep
-from evidence_loop.traces.store import TraceStore
-from evidence_loop.traces.verify import verify
+from evidence_loop.traces.records.hashing import compact_canonical
+from evidence_loop.traces.records.reader import read_trace
+from evidence_loop.traces.records.steps import CheckedStep, SlidStep
+from evidence_loop.traces.stores.store import TraceStore
+from evidence_loop.traces.verification.verify import verify
 from tests.traces.conftest import SAMPLE_STEPS, HeaderFactory
 
 TINY = SlidStep(

@@ -12,16 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.traces.feedback import FeedbackEntry, FeedbackLog, latest
-from evidence_loop.traces.feedback_chain import check_chain, check_log
-from evidence_loop.traces.feedback_folder import FolderFeedback
-from evidence_loop.traces.feedback_pg import PgFeedback
+from evidence_loop.traces.feedback.feedback import FeedbackEntry, FeedbackLog, latest
+from evidence_loop.traces.feedback.feedback_chain import check_chain, check_log
+from evidence_loop.traces.feedback.feedback_folder import FolderFeedback
+from evidence_loop.traces.feedback.feedback_pg import PgFeedback
 
 ROOT = Path(__file__).resolve().parents[2]
 APPEND = """
 import sys
-from evidence_loop.traces.feedback import FeedbackEntry
-from evidence_loop.traces.feedback_folder import FolderFeedback
+from evidence_loop.traces.feedback.feedback import FeedbackEntry
+from evidence_loop.traces.feedback.feedback_folder import FolderFeedback
 log = FolderFeedback(sys.argv[1])
 for n in range(int(sys.argv[2])):
     log.append(FeedbackEntry(f"run-{sys.argv[3]}-{n}", "h" * 64, "correct", "2026-03-01T08:00:00Z"))
@@ -148,7 +148,7 @@ def test_a_record_that_no_longer_reads_is_reported_not_skipped_in_silence(
     unreadable = rows[1][1].replace('"verdict":"correct"', '"verdict":"lgtm"')
     backend.put([rows[0], (rows[1][0], unreadable), *rows[2:]])
 
-    with evloop_caplog.at_level(logging.WARNING, logger="evidence_loop.traces.feedback"):
+    with evloop_caplog.at_level(logging.WARNING, logger="evidence_loop.traces.feedback.feedback"):
         records = backend.log.records()
     chain = check_log(backend.log.read_log())
 

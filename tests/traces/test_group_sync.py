@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from evidence_loop.tools.errors import InputError
-from evidence_loop.traces.group_sync import GroupSync
-from evidence_loop.traces.store import TraceStore
-from evidence_loop.traces.writer import TraceWriter
+from evidence_loop.traces.journal.group_sync import GroupSync
+from evidence_loop.traces.records.writer import TraceWriter
+from evidence_loop.traces.stores.store import TraceStore
 from tests.trace_support import run_killed_writer
 from tests.traces.conftest import SAMPLE_STEPS, HeaderFactory
 
@@ -112,7 +112,7 @@ def test_two_runs_given_one_id_at_once_leave_one_trace(tmp_path: Path, make_head
 
 CRASHING_WRITER = """
 import os, sys, threading
-from evidence_loop.traces.store import TraceStore
+from evidence_loop.traces.stores.store import TraceStore
 from tests.traces.conftest import SAMPLE_STEPS
 from tests.traces.test_group_sync import header
 

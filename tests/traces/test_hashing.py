@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from evidence_loop.traces.hashing import canonical_json, digest, event_hash, record_hash
+from evidence_loop.traces.records.hashing import canonical_json, digest, event_hash, record_hash
 
 
 def test_canonical_json_sorts_keys_drops_spaces_and_keeps_unicode() -> None:

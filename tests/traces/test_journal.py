@@ -18,9 +18,9 @@ import pytest
 
 from evidence_loop.tools.errors import InputError, TraceStoreUnavailableError
 from evidence_loop.traces import MANIFEST_NAME, prune, read_manifest
-from evidence_loop.traces.journal import JOURNAL_SUFFIX, frame_index
-from evidence_loop.traces.listing import RunLister
-from evidence_loop.traces.store import TraceStore
+from evidence_loop.traces.journal.journal import JOURNAL_SUFFIX, frame_index
+from evidence_loop.traces.reading.listing import RunLister
+from evidence_loop.traces.stores.store import TraceStore
 from tests.disk_support import small_disk
 from tests.traces.conftest import SAMPLE_STEPS, HeaderFactory
 

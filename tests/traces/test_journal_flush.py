@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from evidence_loop.traces import read_manifest
-from evidence_loop.traces.journal import frame_index
-from evidence_loop.traces.store import TraceStore
+from evidence_loop.traces.journal.journal import frame_index
+from evidence_loop.traces.stores.store import TraceStore
 from tests.trace_support import run_killed_writer
 from tests.traces.conftest import HeaderFactory
 from tests.traces.test_journal import DAY, WAIT_S, journals, write
@@ -110,7 +110,7 @@ def test_a_failed_sync_of_the_journal_thread_is_logged_with_its_runs_and_the_nex
 
 KILLED_AFTER_ITS_RUN = """
 import os, signal, sys
-from evidence_loop.traces.store import TraceStore
+from evidence_loop.traces.stores.store import TraceStore
 from tests.traces.conftest import SAMPLE_STEPS
 from tests.traces.test_group_sync import header
 

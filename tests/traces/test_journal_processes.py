@@ -12,15 +12,15 @@ from pathlib import Path
 import pytest
 
 from evidence_loop.traces import read_manifest
-from evidence_loop.traces.listing import RunLister
-from evidence_loop.traces.store import TraceStore
+from evidence_loop.traces.reading.listing import RunLister
+from evidence_loop.traces.stores.store import TraceStore
 from tests.trace_support import run_killed_writer
 from tests.traces.conftest import HeaderFactory
 from tests.traces.test_journal import DAY, WAIT_S, journals, write
 
 TWO_WRITERS = """
 import sys, threading
-from evidence_loop.traces.store import TraceStore
+from evidence_loop.traces.stores.store import TraceStore
 from tests.traces.conftest import SAMPLE_STEPS
 from tests.traces.test_group_sync import header
 
@@ -66,7 +66,7 @@ def test_two_writer_processes_on_one_folder_lose_no_run(tmp_path: Path) -> None:
 
 CRASHING_WRITER = """
 import os, stat, sys, threading
-from evidence_loop.traces.store import TraceStore
+from evidence_loop.traces.stores.store import TraceStore
 from tests.traces.conftest import SAMPLE_STEPS
 from tests.traces.test_group_sync import header
 
@@ -117,7 +117,7 @@ def test_a_kill_mid_group_leaves_every_returned_run_complete_and_nothing_failing
 
 APPENDING_WRITER = """
 import sys
-from evidence_loop.traces.store import TraceStore
+from evidence_loop.traces.stores.store import TraceStore
 from tests.traces.conftest import SAMPLE_STEPS
 from tests.traces.test_group_sync import header
 

@@ -14,8 +14,8 @@ import pytest
 
 from evidence_loop.tools.errors import TraceError
 from evidence_loop.traces import MANIFEST_NAME, read_manifest
-from evidence_loop.traces.journal import JOURNAL_SUFFIX
-from evidence_loop.traces.store import TraceStore
+from evidence_loop.traces.journal.journal import JOURNAL_SUFFIX
+from evidence_loop.traces.stores.store import TraceStore
 from tests.traces.conftest import SAMPLE_STEPS, HeaderFactory
 from tests.traces.test_journal import _bytes_read
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from evidence_loop.tools.errors import InputError
-from evidence_loop.traces.store import TraceStore
+from evidence_loop.traces.stores.store import TraceStore
 
 
 def _ids(store: TraceStore, since: datetime | None = None, status: str | None = None) -> list[str]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import date
 
-from evidence_loop.traces.listing import Cursor, RunLister, RunRow
-from evidence_loop.traces.store import TraceStore
+from evidence_loop.traces.reading.listing import Cursor, RunLister, RunRow
+from evidence_loop.traces.stores.store import TraceStore
 from tests.traces.conftest import RunWriter
 
 

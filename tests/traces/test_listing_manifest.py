@@ -6,10 +6,10 @@ from datetime import date
 
 import pytest
 
-from evidence_loop.traces import listing
-from evidence_loop.traces.listing import Cursor, RunLister, RunRow
-from evidence_loop.traces.manifest import MANIFEST_NAME, FinishedRun, parse_line, record_lines
-from evidence_loop.traces.store import TraceStore
+from evidence_loop.traces.journal.manifest import MANIFEST_NAME, FinishedRun, parse_line, record_lines
+from evidence_loop.traces.reading import listing
+from evidence_loop.traces.reading.listing import Cursor, RunLister, RunRow
+from evidence_loop.traces.stores.store import TraceStore
 from tests.traces.conftest import RunWriter
 
 DAY = ("2025", "03", "01")

@@ -14,10 +14,10 @@ import pytest
 
 from evidence_loop.tools.errors import TraceStoreUnavailableError
 from evidence_loop.traces import MANIFEST_NAME, FinishedRun, TraceStore, read_manifest
-from evidence_loop.traces.hashing import record_hash
-from evidence_loop.traces.manifest import append_finished
-from evidence_loop.traces.schema import TraceHeader
-from evidence_loop.traces.verify import HEADER_SEQ
+from evidence_loop.traces.journal.manifest import append_finished
+from evidence_loop.traces.records.hashing import record_hash
+from evidence_loop.traces.records.schema import TraceHeader
+from evidence_loop.traces.verification.verify import HEADER_SEQ
 
 RunWriter = Callable[..., Path]
 

@@ -8,8 +8,8 @@ from datetime import date
 
 import psycopg
 
-from evidence_loop.agent.cli import main
-from evidence_loop.traces.pg_store import PgTraceStore
+from evidence_loop.agent.doors.cli.app import main
+from evidence_loop.traces.stores.pg_store import PgTraceStore
 from tests.trace_support import edit_row
 from tests.traces.conftest import SAMPLE_STEPS, HeaderFactory
 

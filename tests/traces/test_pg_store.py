@@ -13,9 +13,9 @@ import psycopg
 import pytest
 
 from evidence_loop.tools.errors import InputError, NotFoundError
-from evidence_loop.traces.pg_store import PgTraceStore
-from evidence_loop.traces.store import TraceStore
-from evidence_loop.traces.writer import TraceWriter
+from evidence_loop.traces.records.writer import TraceWriter
+from evidence_loop.traces.stores.pg_store import PgTraceStore
+from evidence_loop.traces.stores.store import TraceStore
 from tests.trace_support import edit_run
 from tests.traces.conftest import EXAMPLES, SAMPLE_STEPS, HeaderFactory
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from evidence_loop.tools.errors import NotFoundError, TraceError
-from evidence_loop.traces.hashing import event_hash
-from evidence_loop.traces.reader import parse_trace, read_trace
-from evidence_loop.traces.steps import DecidedStep
-from evidence_loop.traces.store import TraceStore
-from evidence_loop.traces.verify import verify
+from evidence_loop.traces.records.hashing import event_hash
+from evidence_loop.traces.records.reader import parse_trace, read_trace
+from evidence_loop.traces.records.steps import DecidedStep
+from evidence_loop.traces.stores.store import TraceStore
+from evidence_loop.traces.verification.verify import verify
 
 TORN = b'{"type":"event","seq":8,"step":"decided","data":{"sta'
 

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.traces.render import render_event, render_list, render_timeline
-from evidence_loop.traces.schema import CHAINED_SCHEMA, TraceEvent
-from evidence_loop.traces.steps import STEP_KINDS, TraceStep
-from evidence_loop.traces.store import TraceStore
+from evidence_loop.traces.reading.render import render_event, render_list, render_timeline
+from evidence_loop.traces.records.schema import CHAINED_SCHEMA, TraceEvent
+from evidence_loop.traces.records.steps import STEP_KINDS, TraceStep
+from evidence_loop.traces.stores.store import TraceStore
 from tests.traces.conftest import EXAMPLES, SAMPLE_STEPS
 
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.agent.cli import main
+from evidence_loop.agent.doors.cli.app import main
 from evidence_loop.traces import MANIFEST_NAME, prune
-from evidence_loop.traces.journal import JOURNAL_SUFFIX, Frame, scan
-from evidence_loop.traces.store import TraceStore
+from evidence_loop.traces.journal.journal import JOURNAL_SUFFIX, Frame, scan
+from evidence_loop.traces.stores.store import TraceStore
 from tests.traces.conftest import SAMPLE_STEPS, HeaderFactory
 
 DAY = "2025-03-01"

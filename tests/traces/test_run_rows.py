@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from evidence_loop.traces.listing import RunLister
-from evidence_loop.traces.run_rows import ANSWER_CHARS, RunRow
-from evidence_loop.traces.steps import DecidedStep, ResolvedStep, TraceStep
-from evidence_loop.traces.store import TraceStore
+from evidence_loop.traces.reading.listing import RunLister
+from evidence_loop.traces.reading.run_rows import ANSWER_CHARS, RunRow
+from evidence_loop.traces.records.steps import DecidedStep, ResolvedStep, TraceStep
+from evidence_loop.traces.stores.store import TraceStore
 from tests.traces.conftest import EXAMPLES, HeaderFactory
 
 REFUSED = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evidence_loop.traces.steps import STEP_KINDS, CheckedStep, TraceStep, parse_step
+from evidence_loop.traces.records.steps import STEP_KINDS, CheckedStep, TraceStep, parse_step
 from tests.traces.conftest import EXAMPLES
 
 SIGNALS = {"coverage": 0.75, "score": 0.61}

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from evidence_loop.tools.errors import InputError, NotFoundError, TraceError, TraceStoreUnavailableError
-from evidence_loop.traces.schema import CHAINED_SCHEMA, SCHEMA_VERSION, TraceEvent, TraceHeader
-from evidence_loop.traces.steps import AbortedStep, TraceStep
-from evidence_loop.traces.store import TraceStore
+from evidence_loop.traces.records.schema import CHAINED_SCHEMA, SCHEMA_VERSION, TraceEvent, TraceHeader
+from evidence_loop.traces.records.steps import AbortedStep, TraceStep
+from evidence_loop.traces.stores.store import TraceStore
 from tests.traces.conftest import EXAMPLES
 
 Steps = list[TraceStep]

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.agent.cli import main
+from evidence_loop.agent.doors.cli.app import main
 from evidence_loop.tools.errors import TraceStoreUnavailableError
 from evidence_loop.traces import TraceStore
-from evidence_loop.traces.retention import prune
-from evidence_loop.traces.schema import TraceHeader
+from evidence_loop.traces.records.schema import TraceHeader
+from evidence_loop.traces.stores.retention import prune
 from tests.disk_support import SmallDisk, small_disk
 
 HeaderFactory = Callable[..., TraceHeader]

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from evidence_loop.traces.hashing import event_hash, record_hash
-from evidence_loop.traces.reader import read_trace
-from evidence_loop.traces.schema import Trace, TraceHeader
-from evidence_loop.traces.store import TraceStore
-from evidence_loop.traces.verify import HEADER_SEQ, verify
-from evidence_loop.traces.writer import TraceWriter
+from evidence_loop.traces.records.hashing import event_hash, record_hash
+from evidence_loop.traces.records.reader import read_trace
+from evidence_loop.traces.records.schema import Trace, TraceHeader
+from evidence_loop.traces.records.writer import TraceWriter
+from evidence_loop.traces.stores.store import TraceStore
+from evidence_loop.traces.verification.verify import HEADER_SEQ, verify
 
 Tamper = Callable[[Path, int, bytes, bytes], None]
 

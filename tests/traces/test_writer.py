@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from evidence_loop.tools.errors import TraceError, TraceStoreUnavailableError
-from evidence_loop.traces.hashing import canonical_json
-from evidence_loop.traces.schema import TraceHeader
-from evidence_loop.traces.steps import CheckedStep, TraceStep
-from evidence_loop.traces.store import TraceStore
-from evidence_loop.traces.writer import TraceWriter
+from evidence_loop.traces.records.hashing import canonical_json
+from evidence_loop.traces.records.schema import TraceHeader
+from evidence_loop.traces.records.steps import CheckedStep, TraceStep
+from evidence_loop.traces.records.writer import TraceWriter
+from evidence_loop.traces.stores.store import TraceStore
 from tests.traces.conftest import EXAMPLES
 
 RECALLED, CHECKED = EXAMPLES["recalled"], EXAMPLES["checked"]

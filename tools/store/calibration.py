@@ -1,13 +1,13 @@
 """A corpus's own scale for the sufficiency judge's signals, from self-calibration.
 
     CorpusScale      per signal: mean and spread over pseudo-questions whose document was held out
-    ScaleMeter       what measures it (agent.calibrate.ScaleKeeper): every write of a store calls it
+    ScaleMeter       what measures it (agent.loop.calibrate.ScaleKeeper): every write of a store calls it
     read_scale(conn) / write_scale(conn, scale)   kept in the store's meta table
 
 Scores are not comparable across knowledge bases or languages (e5 cosines sit higher in Chinese
 than in English, a corpus of near-duplicates scores higher than one of distinct articles). What
 is comparable is how far a question's evidence stands above what the same corpus gives a question
-whose answer is not in it. ``agent.calibrate`` measures that without labels, the way the shared
+whose answer is not in it. ``agent.loop.calibrate`` measures that without labels, the way the shared
 refusal sets were built: it draws pseudo-questions from the corpus's own units, hides each one's
 document, and records the signals of the evidence the loop still finds.
 """

@@ -1,6 +1,6 @@
 """What a write would change, as its own transaction reads it: the target a ``WriteGuard`` is shown.
 
-Who may write what is the caller's decision (agent/write_access.py); the store shows the guard each
+Who may write what is the caller's decision (agent/access/write_access.py); the store shows the guard each
 document's ``WriteTarget`` inside the write transaction, before anything of the document is written,
 so that no write of another process can land between the check and the write.
 """

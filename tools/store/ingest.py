@@ -34,7 +34,7 @@ source (before clean text) is unchanged by that source and names none; replace=T
 
 A version that stops being current keeps its rows: it stays readable for replay.
 
-A ``WriteGuard`` (who may write what is the caller's decision, agent/write_access.py) is shown each
+A ``WriteGuard`` (who may write what is the caller's decision, agent/access/write_access.py) is shown each
 document's ``WriteTarget`` (tools/store/guard.py) as this transaction reads it, before anything of
 the document is written: the check and the write are one transaction, so no write of another
 process can land between them.

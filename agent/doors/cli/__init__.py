@@ -1,0 +1,1 @@
+"""``evloop``: the entry that assembles the commands, their shared options, the sample."""

@@ -1,0 +1,1 @@
+"""One question's trip: the controller, its steps, conversation, trace and replay."""

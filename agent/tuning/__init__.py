@@ -1,0 +1,1 @@
+"""Evaluation sets scored and attributed, and the judge fitted from reviewers' feedback."""

@@ -1,0 +1,1 @@
+"""Reviewers' verdicts on runs, chained, in a folder or PostgreSQL."""

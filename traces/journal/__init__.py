@@ -1,0 +1,1 @@
+"""The day's files: journals of frames, manifest, index, the run chain's links."""

@@ -1,0 +1,1 @@
+"""Runs listed, shown and compared."""

@@ -1,0 +1,1 @@
+"""A run's records: their steps and schema, encoded, hashed, read and written."""

@@ -1,0 +1,1 @@
+"""The trace stores (a folder, PostgreSQL) and what they keep."""
