@@ -16,6 +16,17 @@ The rules, which this file states and checks (it is their one home):
   ``conflicts`` and ``decision`` read both; in ``tools``, ``search`` reads ``models`` and ``store``
   reads ``search``, ``models`` and ``parse``; the top of each reads no wing. A wing of ``policies``
   is at most five floors deep;
+- ``agent`` and ``traces`` have wings too (``WINGS``). In ``agent``: ``loop`` (one question's trip,
+  its trace and replay) and ``access`` (keys, who may write) read only the top; ``tuning`` reads
+  ``loop``; the doors read what is below them: ``doors.cli`` (the ``evloop`` entry and its shared
+  options) only the top, ``doors.api`` (HTTP and MCP) ``cli``, and ``doors.commands`` both. At the
+  top, ``outcome``, ``settings`` and ``logs`` read no wing and ``service`` reads ``loop`` and
+  ``access`` (``TOP_READS``); ``tuning`` and the doors stand above it. In ``traces``: ``records``
+  at the bottom; ``journal`` and ``feedback`` read it; ``verification`` reads ``journal``;
+  ``stores`` reads those four; ``reading`` reads ``stores`` and below; the package's face
+  (``traces/__init__.py``) hands on names from any wing;
+- seen from the top of ``agent`` and ``traces``, each wing one room: no circle between rooms (no
+  arrow runs back up) and at most six floors;
 - no import circle anywhere in the four packages, counting every import (``TYPE_CHECKING`` and
   imports inside functions too): a circle is a knot that no layer or wing rule sees;
 - nothing imports a package by its bare folder name (``import agent``), only as
@@ -63,12 +74,39 @@ WINGS: dict[str, set[str]] = {
     "tools.models": set(),
     "tools.search": {"tools.models"},
     "tools.store": {"tools.search", "tools.models", "tools.parse"},
+    "agent.loop": set(),
+    "agent.access": set(),
+    "agent.tuning": {"agent.loop"},
+    "agent.doors": set(),
+    "agent.doors.cli": set(),
+    "agent.doors.api": {"agent.doors.cli", "agent.access", "agent.loop", "agent.tuning"},
+    "agent.doors.commands": {
+        "agent.doors.cli",
+        "agent.doors.api",
+        "agent.access",
+        "agent.loop",
+        "agent.tuning",
+    },
+    "traces.records": set(),
+    "traces.journal": {"traces.records"},
+    "traces.feedback": {"traces.records"},
+    "traces.verification": {"traces.records", "traces.journal"},
+    "traces.stores": {"traces.records", "traces.journal", "traces.feedback", "traces.verification"},
+    "traces.reading": {"traces.records", "traces.journal", "traces.stores"},
 }
 TOPS: dict[str, set[str]] = {
     "policies": {"config", "presets", "lexicon", "types", "judge_model"},
     "tools": {"types", "errors", "tokenize", "windows", "settings_file", "disk", "inputs", "printable"},
+    "agent": {"service", "outcome", "settings", "logs"},
+    "traces": set(),  # only the package's face, __init__.py
+}
+# The modules at the top that read wings below them (every other top module reads none).
+TOP_READS: dict[str, set[str]] = {
+    "agent.service": {"agent.loop", "agent.access"},
+    "traces": {wing for wing in WINGS if wing.startswith("traces.")},
 }
 WING_FLOORS = 5  # the deepest chain of imports inside one wing of policies, in modules
+TOP_FLOORS = 6  # the deepest chain of rooms at the top of agent and of traces (a wing is one room)
 
 
 def _sources() -> list[Path]:
@@ -159,9 +197,29 @@ def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def _wing(module: str) -> str | None:
     """``policies.evidence.selection`` (or the package ``policies.evidence``) -> ``policies.evidence``;
-    None at the top of a package."""
-    wing = ".".join(module.split(".")[:2])
-    return wing if wing in WINGS else None
+    the innermost wing (``agent.doors.cli.app`` -> ``agent.doors.cli``); None at the top of a package."""
+    parts = module.split(".")
+    wings = [".".join(parts[:end]) for end in range(len(parts), 1, -1) if ".".join(parts[:end]) in WINGS]
+    return wings[0] if wings else None
+
+
+def _room(module: str) -> str:
+    """The room a module is seen as from the top of its package: its outermost wing, or itself."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if len(parts) > 1 and ".".join(parts[:2]) in WINGS else module
+
+
+def _rooms(package: str) -> dict[str, set[str]]:
+    """The top of ``package`` as rooms (each wing one room) and the rooms each imports."""
+    rooms: dict[str, set[str]] = {}
+    for module, deps in _graph().items():
+        if module.split(".")[0] != package or module == package:
+            continue
+        room = _room(module)
+        rooms.setdefault(room, set()).update(
+            _room(dep) for dep in deps if dep.split(".")[0] == package and dep != package
+        )
+    return {room: deps - {room} for room, deps in rooms.items()}
 
 
 def _layer(module: str) -> str | None:
@@ -242,7 +300,7 @@ def test_no_import_circle_anywhere() -> None:
     assert _circles(_graph()) == []
 
 
-def test_every_module_of_policies_and_tools_is_in_a_wing_or_named_at_the_top() -> None:
+def test_every_module_of_a_package_with_wings_is_in_a_wing_or_named_at_the_top() -> None:
     """A new module lands in the wing of its concept (or is added to the top on purpose)."""
     wrong = [
         module
@@ -263,7 +321,7 @@ def test_the_arrows_between_wings_point_one_way() -> None:
         if package not in TOPS:
             continue
         wing = _wing(module)
-        allowed = WINGS.get(wing, set()) if wing else set()
+        allowed = WINGS.get(wing, set()) if wing else TOP_READS.get(module, set())
         for dep in sorted(deps):
             other = _wing(dep)
             if dep.split(".")[0] == package and other is not None and other != wing and other not in allowed:
@@ -283,6 +341,26 @@ def test_no_wing_of_policies_is_deeper_than_five_floors() -> None:
 
     deep = {m: floor(m) for m in graph if m.startswith("policies.") and _wing(m) in WINGS}
     assert {m: n for m, n in deep.items() if n > WING_FLOORS} == {}
+
+
+@pytest.mark.parametrize("package", ["agent", "traces"])
+def test_the_rooms_at_the_top_of_agent_and_traces_form_no_circle(package: str) -> None:
+    """A circle between rooms is an arrow that runs back up: a wing that reads a wing above it."""
+    assert _circles(_rooms(package)) == []
+
+
+@pytest.mark.parametrize("package", ["agent", "traces"])
+def test_agent_and_traces_stand_at_most_six_floors_high_at_their_top(package: str) -> None:
+    rooms = _rooms(package)
+    floors: dict[str, int] = {}
+
+    def floor(room: str, seen: frozenset[str] = frozenset()) -> int:
+        if room not in floors:
+            below = [floor(dep, seen | {room}) for dep in rooms.get(room, set()) if dep not in seen]
+            floors[room] = 1 + max(below, default=0)
+        return floors[room]
+
+    assert {room: n for room in rooms if (n := floor(room)) > TOP_FLOORS} == {}
 
 
 def test_the_circle_finder_finds_a_circle() -> None:
