@@ -111,10 +111,13 @@ def against(
 
 def _module(tree: Path, name: str, before_wings: str = "") -> object:
     """``agent.loop.controller`` of the tree's layout: under ``evidence_loop`` or, before it, bare; in a
-    tree before the wings of policies/ and tools/ (no ``tools/store/``), ``before_wings``."""
+    tree before the wings of policies/ and tools/ (no ``tools/store/``), ``before_wings``; in a tree
+    before the sub-packages of agent/ (no ``agent/loop/``), the module by its old flat name."""
     prefix = "evidence_loop." if (tree / "evidence_loop").is_dir() else ""
     if before_wings and not (tree / "tools" / "store").is_dir():
         name = before_wings
+    if name.startswith("agent.loop.") and not (tree / "agent" / "loop").is_dir():
+        name = "agent." + name.removeprefix("agent.loop.")
     return importlib.import_module(prefix + name)
 
 

@@ -38,10 +38,15 @@ DAY = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 
 def make_day(folder: Path, set_dir: Path, runs: int, docs: int) -> None:
     """The child: an index of ``docs`` documents and ``runs`` traced runs on one day, under ``folder``."""
-    from evidence_loop.agent.loop.runtime import Deps
     from evidence_loop.agent.service import Service
-    from evidence_loop.agent.tuning.evaluate import read_questions
     from evidence_loop.traces import TraceStore
+
+    try:
+        from evidence_loop.agent.loop.runtime import Deps
+        from evidence_loop.agent.tuning.evaluate import read_questions
+    except ModuleNotFoundError:  # a tree from before the sub-packages of agent/ (issue 36)
+        from evidence_loop.agent.evaluate import read_questions  # type: ignore[no-redef]
+        from evidence_loop.agent.runtime import Deps  # type: ignore[no-redef]
 
     try:
         from evidence_loop.tools.parse.sources import read_corpus_jsonl
@@ -68,7 +73,12 @@ def _env(tree: Path) -> dict[str, str]:
 
 def verify_all(tree: Path, folder: Path, commands: list[str]) -> tuple[float, float, str]:
     """(wall seconds, CPU seconds, the verdict line) of one ``trace verify --all`` of ``tree``."""
-    command = [sys.executable, "-m", "evidence_loop.agent.doors.cli.app", "trace", "verify", "--all"]
+    cli = (
+        "evidence_loop.agent.doors.cli.app"
+        if (tree / "agent" / "doors").is_dir()
+        else "evidence_loop.agent.cli"
+    )
+    command = [sys.executable, "-m", cli, "trace", "verify", "--all"]
     command += ["--index", str(folder / "index"), "--traces", str(folder / "traces")]
     line = f"PYTHONPATH={tree} {shlex.join(command)}"
     if line not in commands:
