@@ -105,8 +105,6 @@ ADDED_LATER: dict[str, object] = {
     "deferring_references": False,
     "reference_defer_share": 1.0,
     "value_signal": False,
-    "scope_signal": False,
-    "name_refusals": False,
 }
 
 
@@ -193,7 +191,7 @@ class Policy:
     # decision: with vectors and a corpus scale the judge decides (policies.decision.judge), else the coverage
     # rule
     judge: JudgeModel | None = DEFAULT_JUDGE
-    answer_rate: float = 0.96  # the operating point: this share of answerable questions answered when fitted
+    answer_rate: float = 0.97  # the operating point: this share of answerable questions answered when fitted
     refusal_bias: float = 0.0  # added to the judge's threshold (log-odds): > 0 refuses more
     min_coverage: float = 0.5
     # a cross-reference the corpus lacks refuses only when the unit that answers defers to it
@@ -205,13 +203,6 @@ class Policy:
     # the judge also reads whether the evidence states a value of the kind the question asks for
     # (a duration for "how long", an amount for "how much") beside the question's subject
     value_signal: bool = True
-    # ... and whether the lead windows are about a neighbour of what it names: another model, place,
-    # plan or customer group than the one asked, and not the asked one (policies.decision.other_scope)
-    scope_signal: bool = True
-    # a judge refusal names, besides the things no document names, the neighbour the evidence is about
-    # (with scope_signal) and the kind of value asked that the lead windows do not state (with
-    # value_signal): "the passages found are about the C200 Pro, not the H10"
-    name_refusals: bool = True
     # a question with no content word in either language ("?", "the") is refused with a missing piece
     # that asks for the subject (policies.question.analysis.contentless), never answered
     refuse_contentless: bool = True

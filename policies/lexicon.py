@@ -690,13 +690,3 @@ PHYSICAL_MEASURES: dict[str, tuple[tuple[str, ...], str]] = {
         r"(?:mm|cm|m|inch(?:es)?|毫米|厘米|公分|米|英寸)(?![a-z])",
     ),
 }
-
-# The kind of value a question asks for, as a refusal's message names it (en, zh): "Our help articles
-# don't state the price or amount you asked about." (policies.decision.messages)
-ASKED_VALUE_WORDS: dict[str, tuple[str, str]] = {
-    "duration": ("time or duration", "时长"),
-    "amount": ("price or amount", "金额"),
-    "date": ("date", "日期"),
-    "count": ("number", "数量"),
-    "percentage": ("percentage", "比例"),
-}

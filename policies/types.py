@@ -50,10 +50,8 @@ class MissingPiece:
     detail: str
     value: str | None = None
     # for an uncovered slot: what kind of slot it is, "side" for a side of a comparison, "thing" for
-    # a thing the question asks about that no readable document names (policies.question.named),
-    # "scope" for the model, place, plan or group asked when the evidence is about a neighbour, and
-    # "attribute" for the kind of value asked that the evidence does not state (its value: the kind)
-    slot_kind: SlotKind | Literal["side", "thing", "scope", "attribute"] | None = None
+    # a thing the question asks about that no readable document names (policies.question.named)
+    slot_kind: SlotKind | Literal["side", "thing"] | None = None
     doc_id: str | None = None
     version: str | None = None
     start: int | None = None

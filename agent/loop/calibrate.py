@@ -40,7 +40,7 @@ MIN_SAMPLES = 20  # fewer readable sentences than this: no scale, the lexical ru
 DRIFT = 0.25  # measure again once the corpus has grown or shrunk by this share of its units
 FEATURES = ("semantic_top", "semantic_window", "coverage", "score", "slot_coverage")
 # signals a policy may add, fitted on when every question of the fit has them (policies.decision.judge)
-LATER_FEATURES = ("absent", "unstated", "other_scope")
+LATER_FEATURES = ("absent", "unstated")
 ANSWER_RATES = (0.80, 0.85, 0.90, 0.93, 0.95, 0.97, 0.99)
 
 Row = tuple[dict[str, float], bool]
@@ -215,23 +215,10 @@ def _logistic(
 def fit_judge(rows_by_set: Mapping[str, Sequence[Row]], l2: float = 1.0) -> JudgeModel:
     """A judge fitted on labelled sets, each set weighing the same however many questions it has.
 
-    The later signals each say the evidence lacks something (``LATER_FEATURES``): one that comes out
-    weighing for answering says nothing the others do not (its flag is noise on these sets), so it
-    is left out and the rest fitted again. The operating points are the thresholds that answer each of
-    ``ANSWER_RATES`` of the answerable questions, every set again weighing the same.
+    The operating points are the thresholds that answer each of ``ANSWER_RATES`` of the answerable
+    questions, every set again weighing the same.
     """
     features = fitted_features(rows_by_set)
-    while True:
-        model = _fit(rows_by_set, features, l2)
-        wrong = [
-            f for f, w in zip(model.features, model.weights, strict=True) if f in LATER_FEATURES and w > 0
-        ]
-        if not wrong:
-            return model
-        features = tuple(f for f in features if f not in wrong)
-
-
-def _fit(rows_by_set: Mapping[str, Sequence[Row]], features: tuple[str, ...], l2: float) -> JudgeModel:
     xs, ys, ws = [], [], []
     for rows in rows_by_set.values():
         for z, label in rows:

@@ -37,7 +37,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from evidence_loop.policies.config import Policy
-from evidence_loop.policies.decision.other_scope import other_scope
 from evidence_loop.policies.evidence.checked import Checked
 from evidence_loop.policies.evidence.coverage import covered_terms
 from evidence_loop.policies.question.analysis import Question
@@ -60,7 +59,7 @@ class JudgeVerdict:
     answer: bool
 
 
-RAW_SIGNALS = ("absent", "unstated", "other_scope")
+RAW_SIGNALS = ("absent", "unstated")
 
 
 def judge_signals(
@@ -92,8 +91,6 @@ def judge_signals(
         signals["absent"] = 1.0 if question.absent else 0.0
     if policy is not None and policy.value_signal:
         signals["unstated"] = 0.0 if states_asked(question, selected[: policy.lead_windows]) else 1.0
-    if policy is not None and policy.scope_signal:
-        signals["other_scope"] = 1.0 if other_scope(question, selected[0]) else 0.0
     return signals
 
 

@@ -15,7 +15,6 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
-from evidence_loop.policies.lexicon import ASKED_VALUE_WORDS
 from evidence_loop.policies.types import MissingKind, MissingPiece
 from evidence_loop.tools.tokenize import CJK_CHARS
 
@@ -101,16 +100,6 @@ CONFLICT_MESSAGES: Mapping[Lang, str] = {
     "Please contact support to confirm.",
     "zh": "帮助文档的说法不一致：一处写的是“{left}”，另一处写的是“{right}”。请联系客服确认。",
 }
-# the model, place, plan or group asked, when the evidence is about a neighbour (slot kind "scope")
-SCOPE_MESSAGES: Mapping[Lang, str] = {
-    "en": "I couldn't find this for {value} in our help articles; what I found is about something else.",
-    "zh": "帮助文档里没有找到“{value}”的这项信息，找到的内容说的是其他型号或范围。",
-}
-# the kind of value asked that the evidence does not state (slot kind "attribute"; lexicon words)
-ATTRIBUTE_MESSAGES: Mapping[Lang, str] = {
-    "en": "Our help articles don't state the {value} you asked about.",
-    "zh": "帮助文档里没有写明您问的{value}。",
-}
 _OR: Mapping[Lang, str] = {"en": " or ", "zh": "还是"}
 _LIST: Mapping[Lang, str] = {"en": ", ", "zh": "、"}
 
@@ -123,11 +112,6 @@ def missing_message(piece: MissingPiece, lang: Lang, names: Sequence[str] = ()) 
         value = _either(names, lang)
     if piece.kind == "uncovered_slot" and piece.slot_kind == "side" and value:
         return SIDE_MESSAGES[lang].format(value=value)
-    if piece.kind == "uncovered_slot" and piece.slot_kind == "scope" and value:
-        return SCOPE_MESSAGES[lang].format(value=value)
-    if piece.kind == "uncovered_slot" and piece.slot_kind == "attribute" and value in ASKED_VALUE_WORDS:
-        en, zh = ASKED_VALUE_WORDS[value]
-        return ATTRIBUTE_MESSAGES[lang].format(value=zh if lang == "zh" else en)
     if value:
         return NAMED_MESSAGES[piece.kind][lang].format(value=value)
     return MISSING_MESSAGES[piece.kind][lang]

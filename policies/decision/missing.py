@@ -6,8 +6,7 @@ import math
 from collections.abc import Sequence
 
 from evidence_loop.policies.config import Policy
-from evidence_loop.policies.decision.judge import JudgeVerdict, states_asked
-from evidence_loop.policies.decision.other_scope import neighbour
+from evidence_loop.policies.decision.judge import JudgeVerdict
 from evidence_loop.policies.evidence.checked import Checked
 from evidence_loop.policies.evidence.comparison import side_query, sides_to_cover, uncovered_sides
 from evidence_loop.policies.evidence.coverage import covered_terms, uncovered_slots
@@ -48,7 +47,6 @@ def _relevance_pieces(
         )
         return [
             *_absent_pieces(question, policy),
-            *_named_refusal_pieces(question, items, policy),
             MissingPiece("no_relevant_evidence", detail, value=" ".join(lacking) or None),
         ]
     if max(c.check.coverage for c in items) >= policy.min_coverage:
@@ -80,28 +78,6 @@ def _absent_pieces(question: Question, policy: Policy, names_only: bool = False)
         )
         for thing in things
     ]
-
-
-def _named_refusal_pieces(question: Question, items: Sequence[Checked], policy: Policy) -> list[MissingPiece]:
-    """What a judge refusal names besides absent things (``Policy.name_refusals``): the model, place,
-    plan or group asked when the lead window is about a neighbour, and the kind of value asked that no
-    lead window states beside its subject."""
-    if not policy.name_refusals:
-        return []
-    pieces = []
-    other = neighbour(question, items[0]) if policy.scope_signal else None
-    if other is not None:
-        about = ", ".join(other.about)
-        detail = f"the passages found are about {about}, not the {other.kind} '{other.asked}' asked"
-        pieces.append(MissingPiece("uncovered_slot", detail, value=other.asked, slot_kind="scope"))
-    asks = question.measures  # the one measure its words name ("how long", "多少钱"), not a guess
-    lead = items[: policy.lead_windows]
-    one_kind = question.physical is None and len(asks) == 1
-    if policy.value_signal and one_kind and not states_asked(question, lead):
-        kind = next(iter(asks))
-        detail = f"no passage found states the {kind} asked for beside the question's subject"
-        pieces.append(MissingPiece("uncovered_slot", detail, value=kind, slot_kind="attribute"))
-    return pieces
 
 
 def _measure_pieces(question: Question, lead: Sequence[Checked], policy: Policy) -> list[MissingPiece]:

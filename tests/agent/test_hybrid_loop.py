@@ -62,7 +62,6 @@ def test_a_hybrid_run_records_its_vector_first_and_its_embedder_and_scale_in_the
         "slot_coverage",
         "absent",
         "unstated",
-        "other_scope",
     }
 
 

@@ -73,5 +73,5 @@ def test_a_judge_refusal_names_the_absent_thing_first() -> None:
     assert pieces[-1].kind == "no_relevant_evidence"
 
 
-def test_the_absent_unstated_and_other_scope_signals_enter_the_judge_unscaled() -> None:
-    assert set(RAW_SIGNALS) == {"absent", "unstated", "other_scope"}
+def test_the_absent_and_unstated_signals_enter_the_judge_unscaled() -> None:
+    assert set(RAW_SIGNALS) == {"absent", "unstated"}
