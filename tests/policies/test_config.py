@@ -55,7 +55,7 @@ RULES_ADDED_SINCE: dict[str, object] = {
     "value_signal": True,
     "quote_procedure_chars": 4000,
     "quote_skip_datelines": True,
-    "conflict_meaning": True,
+    "conflict_meaning": False,
     "conflict_meaning_closeness": 0.7,
     "conflict_meaning_best": 0.8,
     "conflict_meaning_pair": 0.82,
