@@ -82,6 +82,8 @@ ADDED_LATER: dict[str, object] = {
     "conflict_meaning_pair": 0.82,
     "conflict_meaning_ratio": 30.0,
     "conflict_numbered": False,
+    "conflict_wider_k": 0,
+    "conflict_wider_closeness": 0.7,
     "quote_stating": False,
     "quote_semantic_weight": 0.5,
     "quote_place_weight": 0.5,
@@ -311,6 +313,12 @@ class Policy:
     # different tiers of one product ("Shield Basic" / "Shield Plus") are about different subjects, and
     # a thing's own number is no value of it (policies.conflicts.numbered)
     conflict_numbered: bool = True
+    # once a statement answers (a quoted unit stating a value of the asked kind), a second, wider
+    # lookup with its own words and e5 vector finds this many units of other documents the caller may
+    # read; those close to it (its cosine on its own scale, as conflict_meaning reads a question's)
+    # stating a value of that kind are paired with it for the screen (policies.conflicts.wider; 0: off)
+    conflict_wider_k: int = 4
+    conflict_wider_closeness: float = 0.6
 
     def __post_init__(self) -> None:
         for name, kind in _KINDS.items():
@@ -416,6 +424,7 @@ FIELD_RANGES: dict[str, tuple[float, float]] = {
             "conflict_min_sentence_similarity",
             "conflict_meaning_closeness",
             "conflict_meaning_best",
+            "conflict_wider_closeness",
             "conflict_meaning_pair",
             "context_weight",
             "reference_defer_share",

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from evidence_loop.agent.loop.runtime import ConflictReport, Recorder
 from evidence_loop.agent.outcome import Citation, Conflict, ConflictSide
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.conflicts.adjudication import adjudicate_by_rules, conflict_outcome
 from evidence_loop.policies.conflicts.candidates import CandidateScan, ConflictRules, find_candidates
+from evidence_loop.policies.conflicts.wider import Anchor, anchored_candidates
 from evidence_loop.policies.question.analysis import Question
 from evidence_loop.policies.types import ConflictCandidate, ConflictVerdict, EvidenceView, ValueMention
 from evidence_loop.traces.records.steps import (
@@ -125,9 +127,15 @@ class ConflictChecker:
         return ConflictChecker(self.adjudicator, ConflictRules.of(policy))
 
     def __call__(
-        self, question: Question, views: Sequence[EvidenceView], recorder: Recorder
+        self,
+        question: Question,
+        views: Sequence[EvidenceView],
+        recorder: Recorder,
+        anchor: Anchor | None = None,
     ) -> ConflictReport:
-        scan = find_candidates(question, views, self.rules)
+        """``anchor``: the statement that answers, for the wider lookup's pairs (``agent.loop.wider``)."""
+        anchored = None if anchor is None else partial(anchored_candidates, anchor=anchor)
+        scan = find_candidates(question, views, self.rules, anchored)
         adjudication = (
             self.adjudicator(question.text, scan.candidates, views) if scan.candidates else Adjudication(())
         )

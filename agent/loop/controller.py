@@ -30,6 +30,7 @@ from evidence_loop.agent.loop.runtime import (
     Recorder,
     no_conflict_check,
 )
+from evidence_loop.agent.loop.wider import wider_lookup
 from evidence_loop.agent.outcome import Evidence, Outcome
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.decision.answer import answer_units, unquotable
@@ -348,6 +349,9 @@ class Controller:
         """Check the evidence and other windows close to it for disagreements; cited ones join it."""
         evidence = assemble.evidence_items(selected)
         others = conflict_extras(on_subject(run.question, run.items, self.policy), selected, self.policy)
+        question, policy = run.question, self.policy
+        wider, anchor = wider_lookup(snapshot, question, run.shape, run.groups, selected, others, policy)
+        others = [*others, *wider]
         extras = assemble.evidence_items(others, first_id=len(evidence) + 1)
 
         def focus(e: Evidence) -> tuple[int, int] | None:
@@ -366,7 +370,11 @@ class Controller:
         said = scope if self.policy.conflict_scopes else None
         unit_spans = held if self.policy.conflict_meaning and run.question.cosines is not None else None
         views = events.views([*evidence, *extras], snapshot.current_versions(), focus, said, unit_spans)
-        report = self.conflict_check(run.question, views, run.recorder)
+        check = self.conflict_check
+        if anchor is not None and isinstance(check, ConflictChecker):
+            report = check(run.question, views, run.recorder, anchor)
+        else:
+            report = check(run.question, views, run.recorder)
         cited = {side.citation.evidence_id for c in report.conflicts for side in c.values}
         return [*evidence, *(e for e in extras if e.evidence_id in cited)], report
 

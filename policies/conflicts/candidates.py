@@ -30,7 +30,7 @@ later (``policies.conflicts.settle``). Every other pair found is a candidate for
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
 
 from evidence_loop.policies.config import Policy
@@ -57,6 +57,10 @@ from evidence_loop.tools.tokenize import is_cjk
 
 _MAX_WIDEN = 3  # characters a name may grow by at either end to reach a word edge
 _SWITCHES = frozenset({"rival_ids", "slot_values", "attribute_values", "scopes", "meaning", "numbered"})
+
+
+# more candidates read from the prepared windows (policies.conflicts.wider's, bound to its anchor)
+Anchored = Callable[[Question, Sequence[Text]], Iterable[ConflictCandidate]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,10 +120,14 @@ class CandidateScan:
 
 
 def find_candidates(
-    question: Question, views: Sequence[EvidenceView], rules: ConflictRules | None = None
+    question: Question,
+    views: Sequence[EvidenceView],
+    rules: ConflictRules | None = None,
+    anchored: Anchored | None = None,
 ) -> CandidateScan:
     """Pairs of windows stating different values for what the question asks; pairs a rule settles
-    apart. ``rules``: the shipped policy's when not given."""
+    apart. ``rules``: the shipped policy's when not given; ``anchored``: the pairs of the statement
+    that answers with other documents' statements close to it (``policies.conflicts.wider``)."""
     rules = rules or ConflictRules.of(Policy())
     if not question.kinds:
         return CandidateScan((), ())  # a how-to question asks for no value: no two values can disagree
@@ -153,6 +161,8 @@ def find_candidates(
         near = Closeness(rules.meaning_closeness, rules.meaning_best, rules.meaning_pair, rules.meaning_ratio)
         more = meaning_candidates(question, texts, near)
         _add_slot_candidates(question, texts, found, more, every_pair=True)
+    if anchored is not None:
+        _add_slot_candidates(question, texts, found, anchored(question, texts), every_pair=True)
     if rules.scopes:
         kept, dropped = screened(found.values(), question.text, question.subject_terms, rules.numbered)
         return _settle(kept, dated=True, dropped=dropped)

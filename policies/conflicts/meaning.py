@@ -63,7 +63,7 @@ _NUMBER_RE = re.compile(
 
 
 @dataclass(frozen=True, slots=True)
-class _Said:
+class Said:
     """One value a close statement gives: its kind, the measure it is read in, its size there
     (None for a date: its spellings compare), its spellings, the question terms of its statement."""
 
@@ -103,8 +103,9 @@ def meaning_candidates(
         return
     asked = frozenset((n.kind, n.key) for n in scope_names(question.text))
     own = frozenset(form for s in question.slots for form in (s.norm, *s.alternatives))
+    subject = question.subject_terms
     said = {
-        text.view.evidence_id: _said(text.view, cosines, closeness.side, kinds, own, question.subject_terms)
+        text.view.evidence_id: said_values(text.view, cosines, closeness.side, kinds, own, subject)
         for text in texts
     }
     top: dict[str, float] = {}
@@ -138,7 +139,7 @@ def asked_kinds(text: str) -> frozenset[str]:
     return kinds | {"percentage"} if "amount" in kinds else kinds
 
 
-def _pairs(ours: Sequence[_Said], theirs: Sequence[_Said], scan: _Scan) -> Iterator[ConflictCandidate]:
+def _pairs(ours: Sequence[Said], theirs: Sequence[Said], scan: _Scan) -> Iterator[ConflictCandidate]:
     """The values of two windows that differ in one measure, when none of that measure agrees."""
     given = 0
     for a in ours:
@@ -148,7 +149,7 @@ def _pairs(ours: Sequence[_Said], theirs: Sequence[_Said], scan: _Scan) -> Itera
             if not _one_attribute(a, b, scan) or not _mutual(a, b, ours, theirs, scan.cosines):
                 continue
             same = [(x, y) for x in ours for y in theirs if x.measure == a.measure and y.measure == a.measure]
-            if any(not _differ(x, y) for x, y in same):
+            if any(not differ(x, y) for x, y in same):
                 continue  # agreeing windows
             given += 1
             label = " ".join(sorted(a.terms & b.terms))
@@ -168,7 +169,7 @@ def _asked_above(view: EvidenceView, at: int) -> str:
     return line if ASKS_BACK_RE.search(line) else ""
 
 
-def _scoped_alone(a: _Said, b: _Said, asked: frozenset[tuple[str, str]]) -> bool:
+def scoped_alone(a: Said, b: Said, asked: frozenset[tuple[str, str]]) -> bool:
     """One side's page names a place, plan, model or group the question does not ask of and the
     other side's page does not name: a rule for that scope beside another rule (returns in the EU
     beside the warranty's own mail-back time)."""
@@ -176,53 +177,53 @@ def _scoped_alone(a: _Said, b: _Said, asked: frozenset[tuple[str, str]]) -> bool
     return bool(ours - b.scopes) != bool(theirs - a.scopes)
 
 
-def _one_attribute(a: _Said, b: _Said, scan: _Scan) -> bool:
+def _one_attribute(a: Said, b: Said, scan: _Scan) -> bool:
     """Two statements of one attribute: one of them is the closest to the question of its measure
     (the answer) and close enough, their own vectors are close, they share a word of the question
     besides the value's unit, their pages are scoped alike, and their sizes are of one order."""
     near, closeness = max(a.closeness, b.closeness), scan.closeness
     if near < closeness.best or near < scan.top[a.measure] or a.terms.isdisjoint(b.terms):
         return False
-    if _scoped_alone(a, b, scan.asked):
+    if scoped_alone(a, b, scan.asked):
         return False
     pair = scan.cosines.between(a.unit, b.unit)
-    return pair is not None and pair >= closeness.pair and not _apart(a, b, closeness.ratio)
+    return pair is not None and pair >= closeness.pair and not apart(a, b, closeness.ratio)
 
 
-def _mutual(a: _Said, b: _Said, ours: Sequence[_Said], theirs: Sequence[_Said], cosines: UnitCosines) -> bool:
+def _mutual(a: Said, b: Said, ours: Sequence[Said], theirs: Sequence[Said], cosines: UnitCosines) -> bool:
     """Each is the other's closest statement of that measure in its window: a recycle bin's 15 days
     answers the other page's recycle bin's 7 days, not its plan's 30."""
 
-    def best(one: _Said, among: Sequence[_Said]) -> _Said:
+    def best(one: Said, among: Sequence[Said]) -> Said:
         found = [(cosines.between(one.unit, x.unit) or 0.0, -i, x) for i, x in enumerate(among)]
         return max((f for f in found if f[2].measure == one.measure), key=lambda f: f[:2])[2]
 
     return best(b, ours) is a and best(a, theirs) is b
 
 
-def _apart(a: _Said, b: _Said, ratio: float) -> bool:
+def apart(a: Said, b: Said, ratio: float) -> bool:
     """Two sizes too far apart to measure one thing."""
     if a.size is None or b.size is None or min(a.size, b.size) <= 0:
         return False
     return max(a.size, b.size) > ratio * min(a.size, b.size)
 
 
-def _differ(a: _Said, b: _Said) -> bool:
+def differ(a: Said, b: Said) -> bool:
     if a.size is None or b.size is None:
         return a.forms.isdisjoint(b.forms)
     return abs(a.size - b.size) > _SAME * max(abs(a.size), abs(b.size))
 
 
-def _said(
+def said_values(
     view: EvidenceView,
     cosines: UnitCosines,
     closeness: float,
     kinds: frozenset[str],
     own: frozenset[str],
     subject: frozenset[str],
-) -> list[_Said]:
+) -> list[Said]:
     """The values the view's units close to the question give: one of a kind and measure per unit."""
-    out: list[_Said] = []
+    out: list[Said] = []
     page = unwritten(headings(view), subject)
     for ordinal, start, end in view.units:
         at = max(start, view.start) - view.start
@@ -231,7 +232,7 @@ def _said(
         if near < closeness:
             continue
         text = view.text[at : min(end, view.end) - view.start]
-        found = list(_values(text, kinds, own, subject))
+        found = list(values_in(text, kinds, own, subject))
         said = "\n".join((above, text, *view.section, view.title))
         terms = terms_in([a.norm for a in atoms(said)], subject) - ATTRIBUTE_GLUE_WORDS
         for kind, measure, size, forms, span in found:
@@ -246,14 +247,14 @@ def _said(
                 context_start=view.start + at, context_end=view.start + at + len(text),
             )  # fmt: skip
             unit_id = (view.doc_id, view.version, ordinal)
-            out.append(_Said(kind, measure, size, forms, terms, mention, near, page, unit_id))
+            out.append(Said(kind, measure, size, forms, terms, mention, near, page, unit_id))
     return out
 
 
 _Value = tuple[str, str, float | None, frozenset[str], tuple[int, int]]
 
 
-def _values(
+def values_in(
     text: str, kinds: frozenset[str], own: frozenset[str], subject: frozenset[str]
 ) -> Iterator[_Value]:
     """The values of the asked kinds a statement gives: kind, measure, size, spellings, span."""

@@ -61,6 +61,8 @@ RULES_ADDED_SINCE: dict[str, object] = {
     "conflict_meaning_pair": 0.82,
     "conflict_meaning_ratio": 30.0,
     "conflict_numbered": True,
+    "conflict_wider_k": 4,
+    "conflict_wider_closeness": 0.6,
 }
 RECORDED_HASHES = {
     "adaptive": "4db54ea529f9741b6ad441ad76c64279f4e977d99ce75bada2ee591de57b0ab1",
