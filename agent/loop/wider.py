@@ -30,11 +30,15 @@ def _quiet(window: Window, step: Step) -> None:
 
 
 def answering_unit(question: Question, selected: list[Checked], policy: Policy, shape: Shape) -> Unit | None:
-    """The first unit the answer quotes that states a value of the asked kind."""
-    for _, unit in answer_units(question, selected, policy, shape):
-        if states_asked(question, unit.text):
-            return unit
-    return None
+    """Of the units the answer quotes that state a value of the asked kind, the one closest to the
+    question in meaning (the first of equals): an answer may quote a neighbouring rule beside it."""
+    cosines = question.cosines
+    quoted = answer_units(question, selected, policy, shape)
+    stating = [u for _, u in quoted if states_asked(question, u.text)]
+    if cosines is None or not stating:
+        return None
+    near = [cosines.of(u.doc_id, u.version, u.ordinal) for u in stating]
+    return max(zip(stating, near, strict=True), key=lambda un: -2.0 if un[1] is None else un[1])[0]
 
 
 def wider_lookup(

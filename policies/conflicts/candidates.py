@@ -60,7 +60,8 @@ _SWITCHES = frozenset({"rival_ids", "slot_values", "attribute_values", "scopes",
 
 
 # more candidates read from the prepared windows (policies.conflicts.wider's, bound to its anchor)
-Anchored = Callable[[Question, Sequence[Text]], Iterable[ConflictCandidate]]
+# (a reason when the pair is set aside already, else None)
+Anchored = Callable[[Question, Sequence[Text]], Iterable[tuple[ConflictCandidate, str | None]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,12 +162,15 @@ def find_candidates(
         near = Closeness(rules.meaning_closeness, rules.meaning_best, rules.meaning_pair, rules.meaning_ratio)
         more = meaning_candidates(question, texts, near)
         _add_slot_candidates(question, texts, found, more, every_pair=True)
+    aside: list[tuple[ConflictCandidate, str]] = []
     if anchored is not None:
-        _add_slot_candidates(question, texts, found, anchored(question, texts), every_pair=True)
+        pairs = list(anchored(question, texts))
+        aside = [(candidate, reason) for candidate, reason in pairs if reason is not None]
+        _add_slot_candidates(question, texts, found, (c for c, r in pairs if r is None), every_pair=True)
     if rules.scopes:
         kept, dropped = screened(found.values(), question.text, question.subject_terms, rules.numbered)
-        return _settle(kept, dated=True, dropped=dropped)
-    return _settle(found.values())
+        return _settle(kept, dated=True, dropped=[*aside, *dropped])
+    return _settle(found.values(), dropped=aside)
 
 
 def _about_other_side(candidate: ConflictCandidate, left: Text, right: Text, named: Sequence[Slot]) -> bool:

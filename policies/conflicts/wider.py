@@ -68,8 +68,9 @@ def states_asked(question: Question, text: str) -> bool:
 
 def anchored_candidates(
     question: Question, texts: Sequence[Text], anchor: Anchor
-) -> Iterator[ConflictCandidate]:
-    """Pairs of the answering statement's value with a close statement's of another document."""
+) -> Iterator[tuple[ConflictCandidate, str | None]]:
+    """Pairs of the answering statement's value with a close statement's of another document, each
+    with None when it is a candidate for the screen, or why it was set aside."""
     kinds = asked_kinds(question.text)
     holder = _holder(texts, anchor.unit)
     if not kinds or holder is None:
@@ -83,26 +84,37 @@ def anchored_candidates(
         if (view.doc_id, view.version) == anchor.unit[:2]:
             continue  # one document's two values are two scopes of it
         theirs = said_values(view, anchor.cosines, anchor.closeness, kinds, own, words)
-        for a, b in _pairs(ours, theirs, asked, anchor.ratio):
+        for a, b, reason in _pairs(ours, theirs, asked, anchor.ratio):
             if given >= _PER_ANSWER:
                 return
             given += 1
             label = " ".join(sorted(a.terms & b.terms))
-            yield ConflictCandidate(f"{label}: {a.kind}", a.kind, a.mention, b.mention)
+            yield ConflictCandidate(f"{label}: {a.kind}", a.kind, a.mention, b.mention), reason
 
 
 def _pairs(
     ours: Sequence[Said], theirs: Sequence[Said], asked: frozenset[tuple[str, str]], ratio: float
-) -> Iterator[tuple[Said, Said]]:
-    """The answer's values and another window's that differ in one measure, none of it agreeing."""
+) -> Iterator[tuple[Said, Said, str | None]]:
+    """The answer's values and another window's that differ in one measure, none of it agreeing,
+    with why a pair is no disagreement (None: it may be one)."""
     for a in ours:
         same = [b for b in theirs if b.kind == a.kind and b.measure == a.measure]
         if not same or any(not differ(a, b) for b in same):
             continue
-        for b in same:
-            if a.terms & b.terms and not scoped_alone(a, b, asked) and not apart(a, b, ratio):
-                yield a, b
-                break
+        b = same[0]
+        yield a, b, _apart_reason(a, b, asked, ratio)
+
+
+def _apart_reason(a: Said, b: Said, asked: frozenset[tuple[str, str]], ratio: float) -> str | None:
+    """Why the answering statement and a close one state no one attribute, or None."""
+    if a.terms.isdisjoint(b.terms):
+        return "the close statement shares no word of the answering one: another attribute"
+    if scoped_alone(a, b, asked):
+        names = sorted(f"{kind} '{key}'" for kind, key in (a.scopes ^ b.scopes) - asked)
+        return f"one page is scoped to {', '.join(names)} and the other is not: two rules"
+    if apart(a, b, ratio):
+        return f"the sizes are more than {ratio:g} times apart: two things measured"
+    return None
 
 
 def _holder(texts: Sequence[Text], unit: tuple[str, str, int]) -> EvidenceView | None:
