@@ -368,7 +368,8 @@ class Controller:
             return tuple((u.ordinal, u.start, u.end) for u in found)
 
         said = scope if self.policy.conflict_scopes else None
-        unit_spans = held if self.policy.conflict_meaning and run.question.cosines is not None else None
+        reads_units = self.policy.conflict_meaning or anchor is not None  # by meaning, or the wider pairs
+        unit_spans = held if reads_units and run.question.cosines is not None else None
         views = events.views([*evidence, *extras], snapshot.current_versions(), focus, said, unit_spans)
         check = self.conflict_check
         if anchor is not None and isinstance(check, ConflictChecker):
