@@ -33,6 +33,7 @@ from evidence_loop.agent.loop.runtime import (
 from evidence_loop.agent.loop.wider import wider_lookup
 from evidence_loop.agent.outcome import Evidence, Outcome
 from evidence_loop.policies.config import Policy
+from evidence_loop.policies.conflicts.meaning import asked_kinds
 from evidence_loop.policies.decision.answer import answer_units, unquotable
 from evidence_loop.policies.decision.judge import JudgeVerdict, judge, judge_signals
 from evidence_loop.policies.decision.messages import language_of
@@ -110,6 +111,7 @@ class Run:
     inline_text: bool = False  # the steps copy the text they cite, as schema 1 traces did (a replay of one)
     # a follow-up (policies.question.followup): the question as asked, and how earlier turns completed it
     resolution: Resolution | None = None
+    quoted: list[tuple[int, Unit]] | None = None  # the answer's units, once read for the wider lookup
 
     def set_aside(self, found: Iterable[tuple[Unit, str]]) -> None:
         """Note sentences addressed to a model (with their families), once each, for the outcome."""
@@ -211,7 +213,7 @@ class Controller:
             self.recall(snapshot, run, widened_query(run.question, missing), self.policy.wider_k)
             selected, missing = self.check(run)
         run.on_time("the conflict check")
-        evidence, report = self.conflicts(snapshot, run, selected)
+        evidence, report = self.conflicts(snapshot, run, selected, answers=not missing)
         ambiguous = ambiguity(self.policy, snapshot, run.resolution, selected, run.groups)
         missing, blocking = asked_back(ambiguous, missing, report.blocking)  # "which one?" first
         report = ConflictReport(report.conflicts, blocking, report.llm_calls)
@@ -344,13 +346,17 @@ class Controller:
         return report
 
     def conflicts(
-        self, snapshot: Snapshot, run: Run, selected: list[Checked]
+        self, snapshot: Snapshot, run: Run, selected: list[Checked], answers: bool = True
     ) -> tuple[list[Evidence], ConflictReport]:
-        """Check the evidence and other windows close to it for disagreements; cited ones join it."""
+        """Check the evidence and other windows close to it for disagreements; cited ones join it.
+        ``answers``: nothing is missing, so the statement that answers is looked beyond (agent.loop.wider)."""
         evidence = assemble.evidence_items(selected)
         others = conflict_extras(on_subject(run.question, run.items, self.policy), selected, self.policy)
         question, policy = run.question, self.policy
-        wider, anchor = wider_lookup(snapshot, question, run.shape, run.groups, selected, others, policy)
+        if answers and policy.conflict_wider_k and asked_kinds(question.text):  # read once, quoted in decide
+            run.quoted = answer_units(question, selected, policy, run.shape)
+        read = [*selected, *others]
+        wider, anchor = wider_lookup(snapshot, question, run.groups, run.quoted or [], read, policy)
         others = [*others, *wider]
         extras = assemble.evidence_items(others, first_id=len(evidence) + 1)
 
@@ -439,7 +445,9 @@ class Controller:
         )
         answer = None
         if status == "answered":
-            units = answer_units(run.question, selected, self.policy, run.shape)
+            units = run.quoted
+            if units is None:
+                units = answer_units(run.question, selected, self.policy, run.shape)
             if unquoted := unquotable(units, self.policy):  # nothing states anything: no answer
                 missing, status = unquoted, status_of(unquoted, False)
             else:

@@ -16,10 +16,8 @@ from collections.abc import Sequence
 from evidence_loop.agent.loop.growth import Grower
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.conflicts.wider import Anchor, states_asked
-from evidence_loop.policies.decision.answer import answer_units
 from evidence_loop.policies.evidence.checked import Checked
 from evidence_loop.policies.question.analysis import Question
-from evidence_loop.policies.question.shape import Shape
 from evidence_loop.tools.search.snapshot import Snapshot
 from evidence_loop.tools.types import Unit
 from evidence_loop.tools.windows import Step, Window, seed_window
@@ -29,11 +27,10 @@ def _quiet(window: Window, step: Step) -> None:
     """Growing a window of the wider lookup is no step of the run."""
 
 
-def answering_unit(question: Question, selected: list[Checked], policy: Policy, shape: Shape) -> Unit | None:
+def answering_unit(question: Question, quoted: Sequence[tuple[int, Unit]]) -> Unit | None:
     """Of the units the answer quotes that state a value of the asked kind, the one closest to the
     question in meaning (the first of equals): an answer may quote a neighbouring rule beside it."""
     cosines = question.cosines
-    quoted = answer_units(question, selected, policy, shape)
     stating = [u for _, u in quoted if states_asked(question, u.text)]
     if cosines is None or not stating:
         return None
@@ -44,19 +41,19 @@ def answering_unit(question: Question, selected: list[Checked], policy: Policy, 
 def wider_lookup(
     snapshot: Snapshot,
     question: Question,
-    shape: Shape,
     groups: tuple[str, ...],
-    selected: list[Checked],
+    quoted: Sequence[tuple[int, Unit]],
     read: Sequence[Checked],
     policy: Policy,
 ) -> tuple[list[Checked], Anchor | None]:
     """Windows of other documents around the units closest to the answering statement, and the
-    anchor to pair them with; ([], None) when there is nothing to look up. ``read``: the windows the
-    conflict check reads already (their documents are not looked up again)."""
+    anchor to pair them with; ([], None) when there is nothing to look up. ``quoted``: the answer's
+    units (none when the run does not answer); ``read``: the windows the conflict check reads already
+    (their documents are not looked up again)."""
     dense = snapshot.dense_index
-    if not policy.conflict_wider_k or question.cosines is None or dense is None or not selected:
+    if not policy.conflict_wider_k or question.cosines is None or dense is None or not quoted:
         return [], None
-    unit = answering_unit(question, selected, policy, shape)
+    unit = answering_unit(question, quoted)
     position = None if unit is None else snapshot.position(unit.doc_id, unit.version, unit.ordinal)
     if unit is None or position is None:
         return [], None
@@ -71,7 +68,7 @@ def wider_lookup(
         similarities=cosines.similarities,
         **policy.recall_options(),
     )
-    held = {(c.window.doc_id, c.window.version) for c in (*selected, *read)}
+    held = {(c.window.doc_id, c.window.version) for c in read}
     best = max((h.score for h in hits), default=0.0)
     found: list[Checked] = []
     for hit in hits:
