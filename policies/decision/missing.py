@@ -69,6 +69,7 @@ def _absent_pieces(question: Question, policy: Policy, names_only: bool = False)
         t
         for t in question.absent
         if not names_only
+        or (t.place and policy.refuse_absent_places)
         or (t.proper and t.phrase.isascii() and not any(compact(t.phrase) in s for s in sides))
     ]
     return [
