@@ -124,11 +124,12 @@ def quoted_units(
     question: Question, shape: Shape, items: Sequence[Checked], policy: Policy
 ) -> list[tuple[int, Unit]]:
     """The units that state what is asked, as the question's shape wants them (the table above)."""
-    quotes = [q for q in candidates(question, items, policy) if q.relevance > 0]
+    found = candidates(question, items, policy)
+    if (placed := _place_answer(question, shape, found, policy)) is not None:
+        return [(placed.index, u) for u in placed.units]
+    quotes = [q for q in found if q.relevance > 0]
     if not quotes:
         return []
-    if (placed := _place_answer(question, shape, quotes, policy)) is not None:
-        return [(placed.index, u) for u in placed.units]
     if shape in PASSAGE_SHAPES or (shape == "fact" and question.kinds == ALL_KINDS):
         picked = _passage_units(question, shape, quotes, items, policy)
     else:
@@ -140,7 +141,8 @@ def quoted_units(
 def _place_answer(question: Question, shape: Shape, quotes: Sequence[Quote], policy: Policy) -> Quote | None:
     """For a yes/no question about a place, with ``quote_place_first``: the best quote naming every
     place asked, or a region holding it ("港澳台地区暂不支持配送" for "能寄到香港吗"), which answers
-    it alone; None otherwise."""
+    it alone (naming the place asked is what makes it relevant, whatever words it shares); None
+    otherwise."""
     if not policy.quote_place_first or shape != "yes_no":
         return None
     places = askable_places(question.text)
