@@ -75,6 +75,7 @@ def test_a_place_no_document_names_is_refused_by_its_name_in_any_case(
     outcome = ask(lexical, question)
     assert outcome.status == "insufficient_evidence"
     assert [(m.kind, m.value) for m in outcome.missing] == [("uncovered_slot", place)]
+    assert f"the place '{place}'" in outcome.missing[0].detail
     if message is not None:
         assert outcome.missing[0].message == message
 
