@@ -99,11 +99,14 @@ ADDED_LATER: dict[str, object] = {
     "quote_max_facts": 5,
     "quote_procedure_chars": 0,
     "quote_skip_datelines": False,
+    "quote_no_datelines": False,
+    "quote_place_first": False,
     "identifier_slots": False,
     "informative_terms": False,
     "context_weight": 1.0,
     "absent_things": False,
     "refuse_absent_names": False,
+    "refuse_absent_places": False,
     "deferring_references": False,
     "reference_defer_share": 1.0,
     "value_signal": False,
@@ -173,6 +176,9 @@ class Policy:
     # ... and a name among them (a capitalised or upper-case English word: "IFTTT", "Premium") refuses,
     # as a model number no evidence mentions does
     refuse_absent_names: bool = True
+    # ... and so does a place among them, in any case and either language ("canada", "加拿大"; the
+    # gazetteer lexicon.PLACES_EN / PLACES_ZH), the refusal naming it
+    refuse_absent_places: bool = True
 
     # ---- judge: scoring the grown windows, then answer or refuse
     # expand first, rerank after: with a rerank endpoint configured (tools.models.reranker_config), the
@@ -256,7 +262,11 @@ class Policy:
     # nothing to quote is a refusal. A procedure is quoted as the whole section its anchor sits in,
     # its subsections' steps too, in order, when the window holds it within quote_procedure_chars
     # (0: the anchor's own units only, as before). With quote_skip_datelines a page's dateline
-    # ("Last updated: 10 January 2026") is never quoted as the intro of a passage.
+    # ("Last updated: 10 January 2026") is never quoted as the intro of a passage; with
+    # quote_no_datelines never quoted at all (no candidate, no passage unit), unless the question
+    # asks when the page was updated (lexicon.UPDATE_ASKS). With quote_place_first a yes/no question
+    # about a place is answered by the unit naming the place or a region holding it
+    # (lexicon.PLACE_REGIONS: 香港 in 港澳台) alone.
     quote_stating: bool = True
     quote_semantic_weight: float = 0.5
     quote_place_weight: float = 0.5
@@ -272,6 +282,8 @@ class Policy:
     quote_max_facts: int = 5
     quote_procedure_chars: int = 4000
     quote_skip_datelines: bool = True
+    quote_no_datelines: bool = True
+    quote_place_first: bool = True
 
     # ---- conflicts: what the conflict check reads and what counts as a disagreement
     # windows close to the best are read too, so both sides of a disagreement are seen

@@ -255,6 +255,10 @@ PAGE_FURNITURE: tuple[str, ...] = (
 )  # fmt: skip
 # A dateline opens with one of these and holds a date ("Last updated: 10 January 2026", "更新于
 # 2025-09-18"): when the page was written, never an answer (``policies.decision.passage``).
+# words of a question asking when a page was written: only then is its dateline quoted
+UPDATE_ASKS: tuple[str, ...] = (
+    "updated", "last update", "modified", "published", "更新", "修改", "发布",
+)  # fmt: skip
 DATELINE_OPENINGS: tuple[str, ...] = (
     "last updated", "updated on", "updated:", "last modified", "published on", "published:", "posted on",
     "更新于", "更新时间", "最后更新", "发布于", "发布时间",
@@ -459,6 +463,24 @@ PLACE_ALIASES: dict[str, str] = {
     **dict.fromkeys(("canada", "加拿大"), "canada"),
     **dict.fromkeys(("海外", "境外", "国外"), "海外"),
 }
+# Regions a page may name in place of a place they hold ("港澳台地区暂不支持配送" answers "能寄到香港吗"):
+# the region's spelling -> the places (PLACE_ALIASES' names) it holds (policies.question.places.spellings)
+PLACE_REGIONS: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(
+        ("港澳台", "港澳台地区", "hong kong, macau and taiwan"), ("hong kong", "macau", "taiwan")
+    ),
+    **dict.fromkeys(("港澳", "港澳地区", "hong kong and macau"), ("hong kong", "macau")),
+    **dict.fromkeys(("欧盟", "eu", "european union", "欧洲", "europe"), (
+        "austria", "belgium", "denmark", "finland", "france", "germany", "ireland", "italy",
+        "netherlands", "poland", "portugal", "spain", "sweden",
+    )),
+    **dict.fromkeys(("北美", "north america"), ("us", "canada", "mexico")),
+}  # fmt: skip
+# Places a question names that say where it is asked from rather than a place a page must name
+# ("国内", "海外"): never refused as absent (policies.question.places.absent_places)
+PLACES_GENERIC: frozenset[str] = frozenset(
+    "国内 境内 内地 大陆 海外 境外 国外 abroad overseas domestic".split()
+)
 # What scopes a statement (policies.question.scopes): a plan, tier or edition ("the Starter plan",
 # "企业版", "专业版套餐"), a customer group ("business customers", "企业用户"), a model's variant
 # ("C200 Pro").

@@ -31,12 +31,13 @@ from collections.abc import Sequence
 
 from evidence_loop.policies.config import Policy
 from evidence_loop.policies.decision.passage import asks, best_list, best_passage, list_of, passage
-from evidence_loop.policies.decision.quotes import Quote, candidates, term_weight
+from evidence_loop.policies.decision.quotes import Quote, candidates, term_weight, unquotable_dateline
 from evidence_loop.policies.evidence.checked import Checked
 from evidence_loop.policies.evidence.comparison import sides_of, sides_to_cover
 from evidence_loop.policies.evidence.coverage import covered_terms, uncovered_slots
 from evidence_loop.policies.evidence.directives import addressed_to_model
 from evidence_loop.policies.question.analysis import Question
+from evidence_loop.policies.question.places import askable_places, names_place
 from evidence_loop.policies.question.shape import Shape
 from evidence_loop.policies.question.values import ALL_KINDS
 from evidence_loop.policies.types import MissingPiece
@@ -123,7 +124,10 @@ def quoted_units(
     question: Question, shape: Shape, items: Sequence[Checked], policy: Policy
 ) -> list[tuple[int, Unit]]:
     """The units that state what is asked, as the question's shape wants them (the table above)."""
-    quotes = [q for q in candidates(question, items, policy) if q.relevance > 0]
+    found = candidates(question, items, policy)
+    if (placed := _place_answer(question, shape, found, policy)) is not None:
+        return [(placed.index, u) for u in placed.units]
+    quotes = [q for q in found if q.relevance > 0]
     if not quotes:
         return []
     if shape in PASSAGE_SHAPES or (shape == "fact" and question.kinds == ALL_KINDS):
@@ -131,7 +135,22 @@ def quoted_units(
     else:
         picked = [(q.index, u) for q in _facts(question, quotes, policy) for u in q.units]
     picked += [(q.index, u) for q in _sides(question, items, quotes, picked, policy) for u in q.units]
-    return _in_reading_order(picked)
+    return _in_reading_order([(i, u) for i, u in picked if not unquotable_dateline(u, question, policy)])
+
+
+def _place_answer(question: Question, shape: Shape, quotes: Sequence[Quote], policy: Policy) -> Quote | None:
+    """For a yes/no question about a place, with ``quote_place_first``: the best quote naming every
+    place asked, or a region holding it ("港澳台地区暂不支持配送" for "能寄到香港吗"), which answers
+    it alone (naming the place asked is what makes it relevant, whatever words it shares); None
+    otherwise."""
+    if not policy.quote_place_first or shape != "yes_no":
+        return None
+    places = askable_places(question.text)
+    if not places:
+        return None
+    return next(
+        (q for q in quotes if all(names_place(" ".join(u.text for u in q.units), p) for p in places)), None
+    )
 
 
 def _passage_units(

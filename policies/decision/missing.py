@@ -12,7 +12,7 @@ from evidence_loop.policies.evidence.comparison import side_query, sides_to_cove
 from evidence_loop.policies.evidence.coverage import covered_terms, uncovered_slots
 from evidence_loop.policies.evidence.references import defers, referring_unit, unresolved_references
 from evidence_loop.policies.question.analysis import Question, contentless
-from evidence_loop.policies.question.named import states_measure
+from evidence_loop.policies.question.named import AbsentThing, states_measure
 from evidence_loop.policies.question.slots import compact
 from evidence_loop.policies.types import MissingPiece, Slot, SlotKind
 from evidence_loop.tools.windows import char_count, units_of, with_units
@@ -58,7 +58,8 @@ def _relevance_pieces(
 def _absent_pieces(question: Question, policy: Policy, names_only: bool = False) -> list[MissingPiece]:
     """The things the question asks about that no readable document names, when the policy looks
     for them (``policies.question.named``): what a refusal names first. ``names_only``: the names
-    among them (a capitalised or upper-case English word: "IFTTT", "Premium", "UK"), which refuse
+    among them (a capitalised or upper-case English word: "IFTTT", "Premium", "UK"; with
+    ``Policy.refuse_absent_places`` a place in any case or language: "canada", "加拿大"), which refuse
     whatever the judge says, as a model number does (``Policy.refuse_absent_names``)."""
     if not policy.absent_things:
         return []
@@ -67,17 +68,21 @@ def _absent_pieces(question: Question, policy: Policy, names_only: bool = False)
         t
         for t in question.absent
         if not names_only
+        or (t.place and policy.refuse_absent_places)
         or (t.proper and t.phrase.isascii() and not any(compact(t.phrase) in s for s in sides))
     ]
     return [
-        MissingPiece(
-            "uncovered_slot",
-            f"no readable document names '{thing.phrase}' (not found: {', '.join(thing.absent)})",
-            value=thing.phrase,
-            slot_kind="thing",
-        )
-        for thing in things
+        MissingPiece("uncovered_slot", _absent_detail(t), value=t.phrase, slot_kind="thing") for t in things
     ]
+
+
+def _absent_detail(thing: AbsentThing) -> str:
+    """The operator's line for a thing no readable document names."""
+    if thing.place:
+        return (
+            f"no readable document names the place '{thing.phrase}' in any spelling, nor a region holding it"
+        )
+    return f"no readable document names '{thing.phrase}' (not found: {', '.join(thing.absent)})"
 
 
 def _measure_pieces(question: Question, lead: Sequence[Checked], policy: Policy) -> list[MissingPiece]:

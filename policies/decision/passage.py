@@ -22,13 +22,11 @@ import re
 from collections.abc import Sequence
 
 from evidence_loop.policies.config import Policy
-from evidence_loop.policies.decision.quotes import Quote, furniture, heading_relevance
+from evidence_loop.policies.decision.quotes import Quote, dateline, furniture, heading_relevance
 from evidence_loop.policies.evidence.checked import Checked
 from evidence_loop.policies.evidence.reading import intros_above, list_root, whole_list
-from evidence_loop.policies.lexicon import DATELINE_OPENINGS
 from evidence_loop.policies.question.analysis import Question
 from evidence_loop.policies.question.shape import Shape
-from evidence_loop.tools.tokenize import normalize
 from evidence_loop.tools.types import ParsedDocument, Unit
 from evidence_loop.tools.windows import section_ordinals
 
@@ -107,13 +105,6 @@ def _procedure(item: Checked, anchor: Quote, limit: int) -> list[Unit]:
     doc = item.doc
     whole = entry(_kept(item, section_ordinals(doc, anchor.unit.section_id)), anchor.unit.ordinal)
     return whole if _chars(whole) <= limit else []
-
-
-def dateline(text: str) -> bool:
-    """A line saying when the page was written ("Last updated: 10 January 2026", "更新于
-    2025-09-18"): it opens with ``lexicon.DATELINE_OPENINGS`` and holds a digit."""
-    normal = normalize(text).strip()
-    return normal.startswith(DATELINE_OPENINGS) and any(c.isdigit() for c in normal)
 
 
 def passage(item: Checked, anchor: Quote, policy: Policy, shape: Shape = "fact") -> list[Unit]:

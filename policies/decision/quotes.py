@@ -33,7 +33,7 @@ from evidence_loop.policies.evidence.checked import Checked
 from evidence_loop.policies.evidence.coverage import covered_terms
 from evidence_loop.policies.evidence.directives import addressed_to_model
 from evidence_loop.policies.evidence.slot_scope import about_other
-from evidence_loop.policies.lexicon import MONTHS, PAGE_FURNITURE
+from evidence_loop.policies.lexicon import DATELINE_OPENINGS, MONTHS, PAGE_FURNITURE, UPDATE_ASKS
 from evidence_loop.policies.question.analysis import Question
 from evidence_loop.policies.question.slots import extract_slots
 from evidence_loop.policies.question.values import (
@@ -81,6 +81,22 @@ def furniture(unit: Unit, doc: ParsedDocument) -> bool:
     if not _WORDS.search(text) or any(phrase in text for phrase in PAGE_FURNITURE):
         return True
     return bool(title) and (text == title or text.startswith(title + " "))
+
+
+def dateline(text: str) -> bool:
+    """A line saying when the page was written ("Last updated: 10 January 2026", "更新于
+    2025-09-18"): it opens with ``lexicon.DATELINE_OPENINGS`` and holds a digit."""
+    normal = normalize(text).strip()
+    return normal.startswith(DATELINE_OPENINGS) and any(c.isdigit() for c in normal)
+
+
+def unquotable_dateline(unit: Unit, question: Question, policy: Policy) -> bool:
+    """A dateline, with ``quote_no_datelines``, when the question does not ask when the page was
+    updated (``lexicon.UPDATE_ASKS``): it states nothing a customer asked."""
+    if not policy.quote_no_datelines or not dateline(unit.text):
+        return False
+    asked = normalize(question.text)
+    return not any(word in asked for word in UPDATE_ASKS)
 
 
 @lru_cache(maxsize=100_000)
@@ -258,7 +274,7 @@ def candidates(question: Question, items: Sequence[Checked], policy: Policy) -> 
         doc = item.doc
         for ordinal in item.window.ordinals:
             unit = doc.units[ordinal]
-            if furniture(unit, doc):
+            if furniture(unit, doc) or unquotable_dateline(unit, question, policy):
                 continue
             if policy.screen_directives and addressed_to_model(unit.text, policy.screen_hidden):
                 continue

@@ -48,6 +48,7 @@ from evidence_loop.policies.lexicon import (
 from evidence_loop.policies.question.named import (
     AbsentThing,
     CorpusTerms,
+    absent_places,
     absent_things,
     asking_clause,
     identifier_slot,
@@ -111,6 +112,7 @@ class Reading:
     context_weight: float = 1.0
     absent: bool = False
     measures: bool = False
+    places: bool = False
 
 
 def _against(
@@ -134,6 +136,10 @@ def _against(
     clause = asking_clause(text)
     if reading.absent:
         absent = absent_things(clause, corpus, spell or (lambda found: found))
+    if reading.places:  # a place found here replaces the same word found as a thing
+        places = absent_places(clause, corpus, spell or (lambda found: found))
+        named = {p.phrase.lower() for p in places}
+        absent = (*(t for t in absent if t.phrase.lower() not in named), *places)
     if reading.informative and weights:
         spelled = dict(zip(written, spell(written), strict=True)) if spell is not None else {}
         asked = {spelled.get(t, t) for t in content_terms(clause)}
@@ -149,6 +155,7 @@ def reading_of(policy: Policy) -> Reading:
         policy.context_weight,
         policy.absent_things,
         policy.value_signal or policy.deferring_references,
+        policy.absent_things and policy.refuse_absent_places,
     )
 
 

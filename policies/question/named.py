@@ -39,6 +39,7 @@ from evidence_loop.policies.lexicon import (
     PRICE_ASKS_BEFORE_PERIOD,
     QUESTION_WORDS_EN,
 )
+from evidence_loop.policies.question.places import askable_places, spellings
 from evidence_loop.policies.question.values import stem
 from evidence_loop.policies.types import Slot
 from evidence_loop.tools.tokenize import (
@@ -225,6 +226,7 @@ class AbsentThing:
     phrase: str
     absent: tuple[str, ...]
     proper: bool = False
+    place: bool = False  # a place (a country, region or city of the gazetteer)
 
 
 _WORD_EN = re.compile(r"[A-Za-z][A-Za-z0-9'&+-]*|[0-9][A-Za-z0-9-]*")
@@ -263,6 +265,25 @@ def absent_things(
                 phrase = " ".join(w for _, w in run[j : j + 2]) if not proper else word
                 found.append(AbsentThing(phrase, (word,), proper))
     return tuple(found)
+
+
+def absent_places(
+    clause: str, corpus: CorpusTerms, spell: Callable[[Sequence[str]], Sequence[str]]
+) -> tuple[AbsentThing, ...]:
+    """The places the asking clause names, in any case and either language ("canada", "加拿大"),
+    that no readable passage names in any spelling, nor by a region holding them ("港澳台" holds
+    "香港"): a page about shipping that lists where it delivers does not speak for a place it omits."""
+
+    def named(spelling: str) -> bool:
+        tokens = list(spell(index_tokens(spelling)))
+        freqs = corpus.doc_freqs(tokens)
+        return bool(tokens) and all(held(t, freqs, corpus) for t in tokens)
+
+    return tuple(
+        AbsentThing(place, (place,), proper=True, place=True)
+        for place in askable_places(clause)
+        if not any(named(s) for s in spellings(place))
+    )
 
 
 def _runs_en(clause: str) -> list[list[tuple[int, str]]]:

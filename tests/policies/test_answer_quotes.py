@@ -204,7 +204,7 @@ def test_a_how_do_i_answer_does_not_lead_with_the_pages_dateline(text: str, ques
 
 def test_a_record_made_before_the_dateline_rule_quotes_it_as_it_did() -> None:
     doc = _doc("guide", GUIDE)
-    old = replace(Policy(), quote_skip_datelines=False)
+    old = replace(Policy(), quote_skip_datelines=False, quote_no_datelines=False)
     assert (
         _quoted("How do I restart the camera?", _whole(doc), policy=old)[0] == "Last updated: 10 January 2026"
     )
