@@ -60,7 +60,7 @@ def test_the_wheel_installs_evidence_loop_as_its_only_top_level_name(wheel: Path
         "static/audit/audit.js",
         "static/audit/audit.css",
     }
-    assert {f"evidence_loop/agent/api/{name}" for name in console} <= set(names)
+    assert {f"evidence_loop/agent/doors/api/{name}" for name in console} <= set(names)
 
     # installed, the package imports under its one name, and the bare folder names are gone
     target = tmp_path / "site"
