@@ -5,8 +5,11 @@ The question and the text of documents are shown with their control and bidi cha
 
 from __future__ import annotations
 
-from evidence_loop.agent.outcome import Evidence, NotTraced, Outcome, TraceRef
+from collections.abc import Sequence
+
+from evidence_loop.agent.outcome import Citation, Evidence, NotTraced, Outcome, TraceRef
 from evidence_loop.tools.printable import printable
+from evidence_loop.tools.tokenize import recall_tokens
 
 
 def _short(text: str, width: int = 120) -> str:
@@ -51,12 +54,13 @@ def render_outcome(outcome: Outcome, *, show_evidence: bool = True) -> str:
 
 def brief_outcome(outcome: Outcome, width: int = 100) -> list[str]:
     """An outcome in two or three lines: the question, the status with the answer's start (or what is
-    missing, or the conflict), and the first citation with its quote."""
+    missing, or the conflict), and the citation that tells what is asked (``telling_citation``) with
+    its quote."""
     lines = [outcome.question]
     if outcome.answer is not None:
         lines.append(f"answered: {_short(outcome.answer.text, width)}")
         if outcome.answer.citations:
-            c = outcome.answer.citations[0]
+            c = telling_citation(outcome.question, outcome.answer.citations)
             quote = _short(c.quote, width - 30)
             lines.append(f'cites {c.doc_id}@{c.version} [{c.start}:{c.end}] "{quote}"')
     elif outcome.conflicts:
@@ -70,6 +74,18 @@ def brief_outcome(outcome: Outcome, width: int = 100) -> list[str]:
         lines.append(f"{outcome.status}: {_short(missing, width)}")
     lines[-1 if len(lines) == 2 else 1] += f"  (run {outcome.run_id})"
     return lines
+
+
+def telling_citation(question: str, citations: Sequence[Citation]) -> Citation:
+    """The citation to show alone: the first that holds a code the question names (a token with a
+    digit: "LM-S10"), else the first that is no table header (a row of ``---`` under it), else the
+    first: the table row naming the asked model, not the header row the answer opens with."""
+    codes = {t for t in recall_tokens(question) if any(ch.isdigit() for ch in t)}
+
+    def tells(c: Citation) -> tuple[bool, bool, int]:
+        return (bool(codes.intersection(recall_tokens(c.quote))), "| ---" not in c.quote, -c.n)
+
+    return max(citations, key=tells)
 
 
 def _evidence_lines(outcome: Outcome) -> list[str]:
