@@ -37,6 +37,7 @@ The rules, which this file states and checks (it is their one home):
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -114,9 +115,16 @@ def _sources() -> list[Path]:
     return sorted(path for folder in folders for path in (ROOT / folder).rglob("*.py"))
 
 
-def _imports(path: Path, *, runtime_only: bool = False) -> set[str]:
+@cache
+def _tree(path: Path) -> ast.Module:
+    """A source file parsed once for the whole session (every rule reads the same tree)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+@cache
+def _imports(path: Path, *, runtime_only: bool = False) -> frozenset[str]:
     """Absolute module names a file imports (``runtime_only``: leaving out `if TYPE_CHECKING:` blocks)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = _tree(path)
     skipped: set[int] = set()
     if runtime_only:
         for node in ast.walk(tree):
@@ -133,7 +141,7 @@ def _imports(path: Path, *, runtime_only: bool = False) -> set[str]:
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module)
-    return names
+    return frozenset(names)
 
 
 def _module_of(path: Path) -> str:
@@ -142,6 +150,7 @@ def _module_of(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+@cache
 def _graph() -> dict[str, set[str]]:
     """Every module of the four packages with the project modules it imports, by any import at all
     (``from evidence_loop.tools.store import vectors`` reaches ``tools.store.vectors``)."""
@@ -149,7 +158,7 @@ def _graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         found: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(_tree(path)):
             if isinstance(node, ast.Import):
                 found.update(layer for alias in node.names if (layer := _layer(alias.name)) in modules)
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
