@@ -28,7 +28,7 @@ import numpy.typing as npt
 
 from evidence_loop.agent.loop.controller import Controller
 from evidence_loop.policies.decision.judge import RAW_SIGNALS
-from evidence_loop.policies.decision.pseudo import pseudo_questions
+from evidence_loop.policies.decision.pseudo import distinct_drawable, pseudo_questions
 from evidence_loop.policies.judge_model import JudgeModel
 from evidence_loop.tools.search.snapshot import Snapshot
 from evidence_loop.tools.store.calibration import CorpusScale
@@ -36,7 +36,7 @@ from evidence_loop.tools.store.folder import Store
 from evidence_loop.traces.records.steps import CheckedStep, TraceStep
 
 SAMPLES = 200
-MIN_SAMPLES = 20  # fewer readable sentences than this: no scale, the lexical rule decides
+MIN_SAMPLES = 20  # fewer distinct readable sentences than this: no scale, the lexical rule decides
 DRIFT = 0.25  # measure again once the corpus has grown or shrunk by this share of its units
 FEATURES = ("semantic_top", "semantic_window", "coverage", "score", "slot_coverage")
 # signals a policy may add, fitted on when every question of the fit has them (policies.decision.judge)
@@ -83,9 +83,10 @@ def self_calibrate(
     identity = controller.embedder_for(snapshot)
     if controller.embedder is None or identity is None:
         return None
-    drawn = pseudo_questions(snapshot.public_units(), samples, seed)
-    if len(drawn) < MIN_SAMPLES:
-        return None
+    units = snapshot.public_units()
+    if distinct_drawable(units, MIN_SAMPLES) < MIN_SAMPLES:
+        return None  # a few short articles: their repeats would make any spread look narrow
+    drawn = pseudo_questions(units, samples, seed)
     vectors = controller.embedder.queries([q for _, q in drawn])
     rows = []
     for done, ((doc_id, question), vector) in enumerate(zip(drawn, vectors, strict=True), start=1):
@@ -148,7 +149,7 @@ class JudgeGap:
     """Why the calibrated judge cannot decide on a corpus, and what repairs it."""
 
     reason: str
-    repair: Literal["embedder", "reindex", "calibrate"]
+    repair: Literal["embedder", "reindex", "calibrate", "grow"]
 
 
 def judge_gap(snapshot: Snapshot, scale: CorpusScale | None, controller: Controller) -> JudgeGap | None:
@@ -161,12 +162,14 @@ def judge_gap(snapshot: Snapshot, scale: CorpusScale | None, controller: Control
         return JudgeGap("no embedder is configured (EVLOOP_EMBEDDER=none)", "embedder")
     if controller.embedder_for(snapshot) is None:
         return JudgeGap("the index has no vectors of the configured embedder", "reindex")
-    if scale is None:
+    if scale is None and distinct_drawable(snapshot.public_units(), MIN_SAMPLES) < MIN_SAMPLES:
         return JudgeGap(
-            "the knowledge base has no measured scale (written by an older evloop, or fewer than "
-            f"{MIN_SAMPLES} sentences everyone may read)",
-            "calibrate",
+            f"the knowledge base holds fewer than {MIN_SAMPLES} sentences everyone may read, too few "
+            "to measure its scale on",
+            "grow",
         )
+    if scale is None:
+        return JudgeGap("the knowledge base has no measured scale (written by an older evloop)", "calibrate")
     return None
 
 

@@ -54,6 +54,19 @@ def pseudo_questions(units: Sequence[Unit], count: int, seed: int = 0) -> list[t
     return out
 
 
+def distinct_drawable(units: Sequence[Unit], enough: int) -> int:
+    """How many distinct sentences could open a pseudo-question, counted up to ``enough``: a corpus
+    of a few short articles draws its ``count`` questions from the same handful of sentences, and a
+    spread measured over repeats of them says nothing of the corpus."""
+    seen: set[str] = set()
+    for unit in units:
+        if unit.kind == "sentence" and unit.text not in seen and _drawable(unit):
+            seen.add(unit.text)
+            if len(seen) >= enough:
+                break
+    return len(seen)
+
+
 def _drawable(unit: Unit) -> bool:
     """A sentence that can open a question: three content terms or more."""
     return len(content_terms(unit.text)) >= MIN_TERMS

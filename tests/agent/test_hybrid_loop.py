@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from evidence_loop.agent.doors.cli.sample import load_sample_kb
-from evidence_loop.agent.loop.calibrate import self_calibrate
+from evidence_loop.agent.loop.calibrate import MIN_SAMPLES, self_calibrate
 from evidence_loop.agent.loop.controller import Controller
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.store.folder import Store
+from evidence_loop.tools.types import DocumentInput
 from evidence_loop.traces.records.steps import CheckedStep, EmbeddedStep, RecalledStep
 from tests.fake_embedder import FakeEmbedder
 
@@ -104,3 +105,33 @@ def test_self_calibration_is_deterministic_and_needs_vectors(hybrid: Service) ->
     again = self_calibrate(snapshot, Controller(embedder=hybrid.embedder), samples=40)
     assert first is not None and first == again
     assert self_calibrate(snapshot, Controller(), samples=40) is None
+
+
+TWO_ARTICLES = [
+    DocumentInput(
+        doc_id="refunds",
+        title="Refunds",
+        format="markdown",
+        text="# Refunds\n\nYou can ask for a full refund within 14 days of purchase. "
+        "Orders older than 14 days cannot be refunded.\n",
+    ),
+    DocumentInput(
+        doc_id="shipping",
+        title="Shipping",
+        format="markdown",
+        text="# Shipping\n\nStandard delivery takes 3-5 business days within mainland China. "
+        "Express delivery takes 1-2 business days and costs 15 yuan.\n",
+    ),
+]
+
+
+def test_a_few_short_articles_measure_no_scale_and_the_lexical_rule_decides(tmp_path: Path) -> None:
+    """Two articles of four sentences: 200 pseudo-questions would repeat them, and a spread measured
+    over repeats made the judge answer questions the articles never speak of."""
+    with Service.open(tmp_path / "ix", create=True, embedder=FakeEmbedder(), tracing_on=False) as service:
+        service.ingest(TWO_ARTICLES)
+        assert service.store.scale() is None
+        gap = service.judge_gap()
+        assert gap is not None and gap.repair == "grow" and f"fewer than {MIN_SAMPLES}" in gap.reason
+        assert service.ask("Can I pay with paypal?").status == "insufficient_evidence"
+        assert service.ask("How long does express delivery take?").status == "answered"

@@ -12,7 +12,7 @@ import pytest
 from evidence_loop.policies.config import Policy, load_policy_file
 from evidence_loop.policies.decision import pseudo
 from evidence_loop.policies.decision.judge import judge
-from evidence_loop.policies.decision.pseudo import opening, pseudo_questions
+from evidence_loop.policies.decision.pseudo import distinct_drawable, opening, pseudo_questions
 from evidence_loop.policies.judge_model import DEFAULT_JUDGE, JudgeModel
 from evidence_loop.policies.question.analysis import content_terms
 from evidence_loop.tools.store.calibration import CorpusScale
@@ -120,6 +120,13 @@ def test_pseudo_questions_open_a_sentence_of_each_document_in_turn() -> None:
 
 def test_a_small_corpus_gives_several_pseudo_questions_per_document() -> None:
     assert len(pseudo_questions(UNITS, 7)) == 7
+
+
+def test_the_sentences_a_scale_could_be_drawn_from_are_counted_once_each_up_to_enough() -> None:
+    # three sentences can open a question; the heading cannot, and a repeat counts once
+    repeated = [*UNITS, _unit("d", 0, UNITS[3].text)]
+    assert distinct_drawable(repeated, 20) == 3
+    assert distinct_drawable(repeated, 2) == 2
 
 
 @pytest.mark.parametrize(

@@ -103,6 +103,7 @@ def warn_judge_gap(service: Service, index: Location) -> None:
         "embedder": "configure an embedder (unset EVLOOP_EMBEDDER for the built-in one)",
         "reindex": f"embed it with `evloop reindex --embeddings {flag}`",
         "calibrate": f"measure it with `evloop calibrate --self {flag}`",
+        "grow": "the judge starts deciding at the ingest that brings it past that",
     }[gap.repair]
     warn(
         f"{gap.reason}: the lexical rule decides answer-or-refuse on {shown(index)}, not the "
