@@ -186,6 +186,26 @@ def test_a_sync_under_another_source_name_leaves_the_folders_documents(
     assert len(documents(capsys, index)) == ARTICLES + 1
 
 
+def test_two_folders_naming_one_doc_id_are_told_they_replace_each_other(
+    capsys: Capture, tmp_path: Path
+) -> None:
+    index = tmp_path / "index"
+    en, zh = tmp_path / "en", tmp_path / "zh"
+    for folder, years in ((en, 2), (zh, 3)):
+        folder.mkdir()
+        (folder / "warranty.md").write_text(article(1, years), encoding="utf-8")
+    evloop(capsys, index, "ingest", str(en))
+
+    code, out, err = evloop(capsys, index, "ingest", str(zh))
+
+    assert (code, out.split(":")[0]) == (0, "0 added, 1 changed, 0 unchanged, 0 retired, 0 skipped")
+    assert f"warranty: synced from {en} before, its text now from {zh}" in err
+    # the same folder again changes nothing and says nothing; an unchanged text moved says nothing
+    assert "synced from" not in evloop(capsys, index, "ingest", str(zh))[2]
+    (en / "warranty.md").write_text(article(1, 3), encoding="utf-8")
+    assert "synced from" not in evloop(capsys, index, "ingest", str(en))[2]
+
+
 def test_a_folder_moved_and_named_by_source_is_still_the_same_source(
     capsys: Capture, kb: Path, tmp_path: Path
 ) -> None:

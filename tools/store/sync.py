@@ -10,7 +10,9 @@ before it or after it. What it adds to a batch of documents:
   last one current (``superseded`` in tools/store/ingest.py); the document is counted once, by its
   last line, against what was live before the batch;
 - ``sources`` maps doc_ids to the source they came from (tools/store/origins.py), recorded for every
-  document the batch holds, written or unchanged;
+  document the batch holds, written or unchanged; a document whose text a batch changes while it was
+  synced from another source is reported (``Tally.taken``): two folders that name one doc_id
+  replace each other at every sync;
 - each source in ``prune`` retires its documents that have a live version and are not in the batch:
   they stop being answered, their versions stay stored for replay and audit. A document the
   writer's guard finds hidden from it (NotFoundError) is not the writer's to retire: it is left.
@@ -61,6 +63,9 @@ def write_batch(
         )  # fmt: skip
         source = batch.sources.get(doc.doc_id)
         if source is not None and outcome != "skipped":
+            before = origins.source_of(conn, doc.doc_id)
+            if outcome == "changed" and before is not None and before != source:
+                tally.taken.append((doc.doc_id, before, source))
             recorded = origins.record(conn, doc.doc_id, source) or recorded
         on_document(at + 1)
     for source in batch.prune:

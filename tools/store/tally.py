@@ -27,6 +27,9 @@ class Tally:
     embedded: int = 0
     skipped: list[tuple[str, str]] = field(default_factory=list)
     outcomes: list[tuple[str, str, Outcome]] = field(default_factory=list)
+    # (doc_id, the source it was synced from, the source that changed it): two folders naming one
+    # doc_id replace each other's text at every sync
+    taken: list[tuple[str, str, str]] = field(default_factory=list)
 
     @property
     def wrote(self) -> bool:
@@ -67,6 +70,7 @@ class IngestReport:
     embedded: int = 0
     outcomes: tuple[tuple[str, str, Outcome], ...] = ()
     dry_run: bool = False
+    taken: tuple[tuple[str, str, str], ...] = ()
 
     @classmethod
     def of(cls, tally: Tally, seconds: float, generation: int, *, dry_run: bool = False) -> IngestReport:
@@ -85,4 +89,5 @@ class IngestReport:
             embedded=tally.embedded,
             outcomes=tuple(tally.outcomes),
             dry_run=dry_run,
+            taken=tuple(tally.taken),
         )

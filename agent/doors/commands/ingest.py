@@ -182,6 +182,11 @@ def run(args: argparse.Namespace) -> int:
             )
     for doc_id, reason in report.skipped:
         warn(f"{doc_id}: {reason}; skipped")
+    for doc_id, before, now in report.taken:
+        warn(
+            f"{doc_id}: synced from {before} before, its text now from {now}: two sources that name one "
+            "doc_id replace each other at every sync (sync their common folder, or rename one)"
+        )
     if args.dry_run:
         for planned in dry_run_lines(report):
             print(planned)
