@@ -386,6 +386,8 @@ def test_every_command_answers_help_with_options_and_examples(capsys: Capture, c
     assert out.startswith(f"usage: evloop {command}")
     assert "options:" in out
     assert "example" in out
+    # it points at what a user has (a command, a flag), not at the project's sources or eval notes
+    assert not any(name in out for name in ("FORMAT.md", "policies/", "../shared"))
 
 
 def test_the_top_level_help_lists_every_command(capsys: Capture) -> None:

@@ -30,7 +30,7 @@ appears only when complete."""
 EPILOG = """\
 examples:
   evloop batch questions.jsonl --out results.jsonl
-  evloop batch ../shared/eval/tara_zh/questions.jsonl --out /tmp/tara.jsonl --index /tmp/tara-index"""
+  evloop batch evals/my-help-centre/questions.jsonl --out /tmp/results.jsonl --index /srv/kb-index"""
 
 
 def register(subparsers: Subparsers) -> None:

@@ -58,8 +58,8 @@ or has grown or shrunk by a quarter; --self forces it. Needs an embedder (EVLOOP
 
 EPILOG = """\
 examples:
-  evloop calibrate ../shared/eval/tara_zh ../shared/eval/rgb_zh_reject --out policy.json
-  evloop eval ../shared/eval/emanual_en_reject --policy-file policy.json
+  evloop calibrate evals/help-centre-zh evals/help-centre-en --out policy.json
+  evloop eval evals/held-out --policy-file policy.json
   evloop calibrate --self --index .evloop
   evloop calibrate --feedback --since 2026-11-01 --index .evloop --out policy.json"""
 

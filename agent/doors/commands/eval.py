@@ -61,10 +61,10 @@ sliding, wider retrieval). Several modes are run on the same index and printed s
 
 EPILOG = """\
 examples:
-  evloop eval ../shared/eval/tara_zh
-  evloop eval ../shared/eval/tara_zh --mode seed --mode window --mode parent --mode adaptive
-  evloop eval ../shared/eval/emanual_en --out-dir /tmp/results
-  evloop eval benchmarks/helpcentre --scorer ../shared/eval/score.py"""
+  evloop eval evals/my-help-centre
+  evloop eval evals/my-help-centre --mode seed --mode window --mode parent --mode adaptive
+  evloop eval evals/reviewed --out-dir /tmp/results      # a set from `evloop feedback export --as-eval`
+  evloop eval benchmarks/helpcentre --scorer evals/score.py      # the sample set of a checkout"""
 
 ROWS = (
     ("correct outcome", "correct_outcome"),

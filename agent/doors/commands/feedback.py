@@ -34,7 +34,7 @@ one, fails it: exit 2); export writes every verdict as JSON Lines, in the order 
 and checks the chain first (a log that fails is not exported).
 
 export --as-eval DIR writes the reviewed runs as an evaluation set instead (questions.jsonl,
-corpus.jsonl, README.md; the FORMAT.md of `evloop eval`): each run's question, history and
+corpus.jsonl, README.md; the set folder `evloop eval --help` describes): each run's question, history and
 groups, the outcome its standing verdict expects, the reviewer's doc_id as gold_doc_ids, and the
 answer as it was; the corpus is the stored text of every document the export may read (--corpus
 cited: only those the runs read and the reviewers named; none: no corpus). --groups exports as a
