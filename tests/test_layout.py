@@ -37,6 +37,7 @@ The rules, which this file states and checks (it is their one home):
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -114,9 +115,16 @@ def _sources() -> list[Path]:
     return sorted(path for folder in folders for path in (ROOT / folder).rglob("*.py"))
 
 
-def _imports(path: Path, *, runtime_only: bool = False) -> set[str]:
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """A file's syntax tree, parsed once a session: the rules below read the same files many times."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+@functools.cache
+def _imports(path: Path, *, runtime_only: bool = False) -> frozenset[str]:
     """Absolute module names a file imports (``runtime_only``: leaving out `if TYPE_CHECKING:` blocks)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = _tree(path)
     skipped: set[int] = set()
     if runtime_only:
         for node in ast.walk(tree):
@@ -133,7 +141,7 @@ def _imports(path: Path, *, runtime_only: bool = False) -> set[str]:
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module)
-    return names
+    return frozenset(names)
 
 
 def _module_of(path: Path) -> str:
@@ -144,12 +152,18 @@ def _module_of(path: Path) -> str:
 
 def _graph() -> dict[str, set[str]]:
     """Every module of the four packages with the project modules it imports, by any import at all
-    (``from evidence_loop.tools.store import vectors`` reaches ``tools.store.vectors``)."""
+    (``from evidence_loop.tools.store import vectors`` reaches ``tools.store.vectors``); a copy of
+    the graph built once a session, so that a test may change its own."""
+    return {module: set(deps) for module, deps in _built_graph().items()}
+
+
+@functools.cache
+def _built_graph() -> dict[str, frozenset[str]]:
     modules = {_module_of(path): path for package in PACKAGES for path in (ROOT / package).rglob("*.py")}
-    graph: dict[str, set[str]] = {}
+    graph: dict[str, frozenset[str]] = {}
     for name, path in modules.items():
         found: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(_tree(path)):
             if isinstance(node, ast.Import):
                 found.update(layer for alias in node.names if (layer := _layer(alias.name)) in modules)
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -159,7 +173,7 @@ def _graph() -> dict[str, set[str]]:
                         found.add(f"{base}.{alias.name}")
                     elif base in modules:
                         found.add(base)
-        graph[name] = found - {name}
+        graph[name] = frozenset(found - {name})
     return graph
 
 
