@@ -14,6 +14,7 @@ from evidence_loop.agent.service import Service
 from evidence_loop.tools.search.snapshot import Snapshot
 from evidence_loop.tools.store.folder import Store
 from tests.agent.api_support import api_client, open_sample
+from tests.fake_embedder import FakeEmbedder
 
 
 @pytest.fixture(scope="module")
@@ -23,6 +24,19 @@ def sample_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Snapsh
     store.ingest(load_sample_kb(include_optional=True))
     yield store.snapshot()
     store.close()
+
+
+@pytest.fixture(scope="session")
+def measured_sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An index folder of the sample help centre's default documents, ingested once a session by a
+    service with the fake embedder: unit vectors and the scale the ingest measured (200
+    pseudo-questions through the loop, the costly part). Never opened by a test: a module that would
+    ingest the same corpus the same way takes a copy (``shutil.copytree``), which is what that ingest
+    leaves."""
+    folder = tmp_path_factory.mktemp("measured-sample") / "index"
+    with Service.open(folder, create=True, embedder=FakeEmbedder(), reranker=None) as service:
+        service.ingest(load_sample_kb())
+    return folder
 
 
 @pytest.fixture
