@@ -19,6 +19,7 @@ import pytest
 
 from evidence_loop.agent import logs, settings
 from evidence_loop.tools.store.location import Location
+from tests import fuzz_budget
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.pg_server import PgServer, missing_reason
 
@@ -43,6 +44,11 @@ os.environ["EVLOOP_EMBEDDER"] = "none"
 # Each of them is also `slow`, which the quick loop leaves out (`pytest -m "not slow" -n auto`);
 # cheap loopback servers in this process are not.
 HEAVY_MARKS = ("postgres", "processes", "browser")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The hypothesis profile of the run (``tests/fuzz_budget.py``): fewer examples in the quick loop."""
+    fuzz_budget.load(config.option.markexpr or "")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

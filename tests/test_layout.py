@@ -37,7 +37,7 @@ The rules, which this file states and checks (it is their one home):
 from __future__ import annotations
 
 import ast
-from functools import cache
+import functools
 from pathlib import Path
 
 import pytest
@@ -115,13 +115,13 @@ def _sources() -> list[Path]:
     return sorted(path for folder in folders for path in (ROOT / folder).rglob("*.py"))
 
 
-@cache
+@functools.cache
 def _tree(path: Path) -> ast.Module:
-    """A source file parsed once for the whole session (every rule reads the same tree)."""
+    """A file's syntax tree, parsed once a session: the rules below read the same files many times."""
     return ast.parse(path.read_text(encoding="utf-8"))
 
 
-@cache
+@functools.cache
 def _imports(path: Path, *, runtime_only: bool = False) -> frozenset[str]:
     """Absolute module names a file imports (``runtime_only``: leaving out `if TYPE_CHECKING:` blocks)."""
     tree = _tree(path)
@@ -150,12 +150,17 @@ def _module_of(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-@cache
 def _graph() -> dict[str, set[str]]:
     """Every module of the four packages with the project modules it imports, by any import at all
-    (``from evidence_loop.tools.store import vectors`` reaches ``tools.store.vectors``)."""
+    (``from evidence_loop.tools.store import vectors`` reaches ``tools.store.vectors``); a copy of
+    the graph built once a session, so that a test may change its own."""
+    return {module: set(deps) for module, deps in _built_graph().items()}
+
+
+@functools.cache
+def _built_graph() -> dict[str, frozenset[str]]:
     modules = {_module_of(path): path for package in PACKAGES for path in (ROOT / package).rglob("*.py")}
-    graph: dict[str, set[str]] = {}
+    graph: dict[str, frozenset[str]] = {}
     for name, path in modules.items():
         found: set[str] = set()
         for node in ast.walk(_tree(path)):
@@ -168,7 +173,7 @@ def _graph() -> dict[str, set[str]]:
                         found.add(f"{base}.{alias.name}")
                     elif base in modules:
                         found.add(base)
-        graph[name] = found - {name}
+        graph[name] = frozenset(found - {name})
     return graph
 
 

@@ -1,8 +1,9 @@
 """Schema-driven fuzzing of the OpenAPI document (schemathesis): no 5xx, every error is problem+json.
 
-Each operation gets a bounded, derandomized set of generated requests, valid and invalid, sent
-in-process twice: with a key for questions (scope ask) and with one for the corpus and the audit
-(scopes ingest, audit and review), so that every operation is reached past its scope check by one of them.
+Each operation gets a bounded, derandomized set of generated requests, valid and invalid (fewer in
+the quick loop: tests/fuzz_budget.py), sent in-process twice: with a key for questions (scope ask)
+and with one for the corpus and the audit (scopes ingest, audit and review), so that every
+operation is reached past its scope check by one of them.
 Responses must also match the documented schemas. docs/http-api.md gives the larger pass,
 the schemathesis CLI against a real ``evloop serve``.
 """
@@ -27,9 +28,10 @@ from schemathesis.specs.openapi.checks import (
 from evidence_loop.agent.doors.api import Limits, create_app
 from evidence_loop.agent.service import Service
 from tests.agent.api_support import ALL_KEYS, STAFF, Key, keyring, open_sample
+from tests.fuzz_budget import examples
 
 PROBLEM = "application/problem+json"
-EXAMPLES_PER_OPERATION = 30
+EXAMPLES_PER_OPERATION = examples(30)  # 7 in the quick loop (tests/fuzz_budget.py)
 KEEPER = Key("staff-keeper", "pk-keeper-staff", ("staff",), ("ingest", "audit", "review"))
 FUZZ_KEYS = {"ask": STAFF, "ingest-audit": KEEPER}
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,7 +12,6 @@ import pytest
 
 import evidence_loop
 from evidence_loop.agent.doors.api import problems
-from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.agent.service import Service
 from evidence_loop.tools.errors import EmbedderUnavailableError, EvidenceLoopError
 from evidence_loop.tools.models.embedder import build_embedder
@@ -55,11 +55,10 @@ def test_only_input_errors_are_the_callers_fault() -> None:
 
 
 @pytest.fixture(scope="module")
-def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("problems") / "index"
-    with Service.open(root, create=True, embedder=FakeEmbedder(), reranker=None) as service:
-        service.ingest(load_sample_kb())
-    return root
+def index(tmp_path_factory: pytest.TempPathFactory, measured_sample: Path) -> Path:
+    """The sample help centre ingested with FakeEmbedder() and without a reranker."""
+    copied: Path = shutil.copytree(measured_sample, tmp_path_factory.mktemp("problems") / "index")
+    return copied
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from evidence_loop.agent.doors.cli.app import main
-from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.agent.loop.calibrate import ANSWER_RATES
 from evidence_loop.agent.service import Service
 from evidence_loop.agent.tuning.feedback_fit import MIN_PER_KIND, label_of
@@ -64,11 +63,12 @@ UNANSWERABLE = [
 
 
 @pytest.fixture(scope="module")
-def reviewed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, list[str]]]:
+def reviewed(
+    tmp_path_factory: pytest.TempPathFactory, measured_sample: Path
+) -> Iterator[tuple[Path, list[str]]]:
     """An index whose runs were all reviewed: each verdict from what the run did and what it should have."""
-    index = tmp_path_factory.mktemp("feedback") / "index"
-    service = Service.open(index, create=True, embedder=FakeEmbedder())
-    service.ingest(load_sample_kb())
+    index = shutil.copytree(measured_sample, tmp_path_factory.mktemp("feedback") / "index")
+    service = Service.open(index, embedder=FakeEmbedder())  # the sample, ingested with FakeEmbedder()
     assert service.traces is not None
     run_ids = []
     for question, answerable in [(q, True) for q in ANSWERABLE] + [(q, False) for q in UNANSWERABLE]:

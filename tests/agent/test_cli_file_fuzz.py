@@ -10,8 +10,8 @@ a terminal would obey (a control or bidi character of stored text is printed as 
 commands that print stored text (``docs``, ``trace list``, ``trace show``, ``feedback list``) run
 after every example, over whatever the examples stored.
 
-The suite runs a bounded, derandomized pass; ``EVLOOP_FILE_FUZZ_EXAMPLES=2000`` runs a larger one
-(``EVLOOP_FILE_FUZZ_SEED`` picks another sequence).
+The suite runs a bounded, derandomized pass (a quarter of it in the quick loop, tests/fuzz_budget.py);
+``EVLOOP_FILE_FUZZ_EXAMPLES=2000`` runs a larger one (``EVLOOP_FILE_FUZZ_SEED`` picks another sequence).
 """
 
 from __future__ import annotations
@@ -37,8 +37,9 @@ from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.tools.inputs import MAX_JSON_DEPTH
 from evidence_loop.tools.printable import CONTROL_AND_BIDI
 from evidence_loop.tools.store.folder import Store
+from tests.fuzz_budget import examples
 
-EXAMPLES = int(os.environ.get("EVLOOP_FILE_FUZZ_EXAMPLES", "80"))
+EXAMPLES = int(os.environ.get("EVLOOP_FILE_FUZZ_EXAMPLES") or examples(80))
 SEED = int(os.environ.get("EVLOOP_FILE_FUZZ_SEED", "32"))
 # what a terminal would obey on stdout: every character printable escapes, save newline and tab
 OBEYED = re.compile(f"[{CONTROL_AND_BIDI}]".replace("\x00-\x1f", "\x00-\x08\x0b-\x1f"))

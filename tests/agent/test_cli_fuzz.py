@@ -7,8 +7,8 @@ them from argv, controls, huge and odd numbers). Each runs in-process through ``
 with stdout as strict UTF-8 (as under a UTF-8 locale) and must exit 0, 1 or 2 with no traceback.
 ``serve`` and ``mcp`` are parsed only: running them would listen until interrupted.
 
-The suite runs a bounded, derandomized pass; ``EVLOOP_CLI_FUZZ_EXAMPLES=5000`` runs a larger one
-(``EVLOOP_CLI_FUZZ_SEED`` picks another sequence).
+The suite runs a bounded, derandomized pass (a quarter of it in the quick loop, tests/fuzz_budget.py);
+``EVLOOP_CLI_FUZZ_EXAMPLES=5000`` runs a larger one (``EVLOOP_CLI_FUZZ_SEED`` picks another sequence).
 """
 
 from __future__ import annotations
@@ -32,8 +32,9 @@ from hypothesis import strategies as st
 from evidence_loop.agent.doors.cli.app import build_parser, main
 from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.tools.store.folder import Store
+from tests.fuzz_budget import examples
 
-EXAMPLES = int(os.environ.get("EVLOOP_CLI_FUZZ_EXAMPLES", "120"))
+EXAMPLES = int(os.environ.get("EVLOOP_CLI_FUZZ_EXAMPLES") or examples(120))
 SEED = int(os.environ.get("EVLOOP_CLI_FUZZ_SEED", "11"))
 PARSE_ONLY = frozenset({("serve",), ("mcp",)})
 # Asks eight questions over a fresh sample index: run with --help added, so its argv is still parsed.

@@ -4,7 +4,9 @@ the side the first recall missed is searched for; the trace records the sides an
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -44,11 +46,11 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
 
 
 @pytest.fixture(scope="module")
-def hybrid(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+def hybrid(tmp_path_factory: pytest.TempPathFactory, measured_sample: Path) -> Iterator[Service]:
     """The sample help centre with unit vectors and the judge sitting (the shipped loop's shape)."""
     root = tmp_path_factory.mktemp("plans-hybrid")
-    service = Service.open(root / "index", create=True, embedder=FakeEmbedder(), traces=root / "traces")
-    service.ingest(load_sample_kb())
+    index = shutil.copytree(measured_sample, root / "index")  # ingested with FakeEmbedder()
+    service = Service.open(index, embedder=FakeEmbedder(), traces=root / "traces")
     yield service
     service.close()
 

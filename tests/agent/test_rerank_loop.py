@@ -5,13 +5,13 @@ from that record with the server stopped."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from evidence_loop.agent.doors.cli.sample import load_sample_kb
 from evidence_loop.agent.loop.controller import Controller
 from evidence_loop.agent.loop.runtime import Deps
 from evidence_loop.agent.loop.tracing import ListRecorder
@@ -37,13 +37,10 @@ def _cross_encoder(query: str, text: str) -> float:
 
 
 @pytest.fixture(scope="module")
-def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def index(tmp_path_factory: pytest.TempPathFactory, measured_sample: Path) -> Path:
     """The sample help centre with unit vectors and its scale, ingested once (without a reranker)."""
-    root = tmp_path_factory.mktemp("rerank") / "index"
-    service = Service.open(root, create=True, embedder=FakeEmbedder(), reranker=None)
-    service.ingest(load_sample_kb())
-    service.close()
-    return root
+    copied: Path = shutil.copytree(measured_sample, tmp_path_factory.mktemp("rerank") / "index")
+    return copied
 
 
 @pytest.fixture

@@ -4,11 +4,13 @@ refusal, and replies."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
 import subprocess
 import sys
+from contextlib import redirect_stdout
 from pathlib import Path
 from typing import Any
 
@@ -97,22 +99,19 @@ def run_loop(workdir: Path, server: FakeOpenAIServer, question: str, reply: str)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == reply
     first, second = server.requests
-    assert first.body["tools"] == [json.loads(subprocess_schema("--strict"))]
+    assert first.body["tools"] == [json.loads(printed_schema("--strict"))]
     (tool_message,) = [m for m in second.body["messages"] if m["role"] == "tool"]
     assert tool_message["tool_call_id"] == "call_0"
     content: str = tool_message["content"]
     return content
 
 
-def subprocess_schema(*flags: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "evidence_loop.agent.doors.cli.app", "tool-schema", *flags],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-    )
-    return done.stdout
+def printed_schema(*flags: str) -> str:
+    """What `evloop tool-schema` prints (the command run in this process)."""
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["tool-schema", *flags]) == 0
+    return out.getvalue()
 
 
 def test_the_docs_loop_hands_the_model_a_cited_answer(workdir: Path, fake_openai: FakeOpenAIServer) -> None:
