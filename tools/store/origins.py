@@ -3,7 +3,7 @@
     doc_sources   doc_id -> source: the folder, file or name of the last sync that wrote or saw the
                   document (a document written without a source keeps the one it had, or none)
 
-    record(conn, doc_id, source)   in a sync's transaction, for every document it holds
+    record(conn, doc_id, source)   in a sync's transaction, for every document it holds (the source before)
     live_of(conn, source)          the doc_ids with a live version whose source is ``source``
 
 In an index folder the table is created by the first write that records a source (``ensure``), as
@@ -28,16 +28,17 @@ def ensure(conn: Db) -> None:
     conn.execute(INDEX_DDL)
 
 
-def record(conn: Db, doc_id: str, source: str) -> bool:
-    """``doc_id`` comes from ``source`` from now on; False when it was recorded so already."""
-    if source_of(conn, doc_id) == source:
-        return False
-    conn.execute(
-        "INSERT INTO doc_sources(doc_id, source) VALUES (?, ?) "
-        "ON CONFLICT(doc_id) DO UPDATE SET source = excluded.source",
-        (doc_id, source),
-    )
-    return True
+def record(conn: Db, doc_id: str, source: str) -> str | None:
+    """``doc_id`` comes from ``source`` from now on; returns the source it was recorded from before
+    (None: none), so the caller reads it once and knows whether anything changed."""
+    before = source_of(conn, doc_id)
+    if before != source:
+        conn.execute(
+            "INSERT INTO doc_sources(doc_id, source) VALUES (?, ?) "
+            "ON CONFLICT(doc_id) DO UPDATE SET source = excluded.source",
+            (doc_id, source),
+        )
+    return before
 
 
 def live_of(conn: Db, source: str) -> list[str]:

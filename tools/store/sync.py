@@ -63,10 +63,10 @@ def write_batch(
         )  # fmt: skip
         source = batch.sources.get(doc.doc_id)
         if source is not None and outcome != "skipped":
-            before = origins.source_of(conn, doc.doc_id)
-            if outcome == "changed" and before is not None and before != source:
+            before = origins.record(conn, doc.doc_id, source)
+            recorded = recorded or before != source
+            if outcome == "changed" and before not in (None, source):
                 tally.taken.append((doc.doc_id, before, source))
-            recorded = origins.record(conn, doc.doc_id, source) or recorded
         on_document(at + 1)
     for source in batch.prune:
         for doc_id in origins.live_of(conn, source):
