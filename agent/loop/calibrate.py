@@ -162,15 +162,15 @@ def judge_gap(snapshot: Snapshot, scale: CorpusScale | None, controller: Control
         return JudgeGap("no embedder is configured (EVLOOP_EMBEDDER=none)", "embedder")
     if controller.embedder_for(snapshot) is None:
         return JudgeGap("the index has no vectors of the configured embedder", "reindex")
-    if scale is None and distinct_drawable(snapshot.public_units(), MIN_SAMPLES) < MIN_SAMPLES:
+    if scale is not None:
+        return None
+    if distinct_drawable(snapshot.public_units(), MIN_SAMPLES) < MIN_SAMPLES:
         return JudgeGap(
             f"the knowledge base holds fewer than {MIN_SAMPLES} sentences everyone may read, too few "
             "to measure its scale on",
             "grow",
         )
-    if scale is None:
-        return JudgeGap("the knowledge base has no measured scale (written by an older evloop)", "calibrate")
-    return None
+    return JudgeGap("the knowledge base has no measured scale (written by an older evloop)", "calibrate")
 
 
 def labelled_rows(
